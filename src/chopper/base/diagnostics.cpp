@@ -1,0 +1,40 @@
+#include "chopper/base/diagnostics.hpp"
+
+namespace chopper {
+
+Diagnostics::Entry& Diagnostics::entry(std::string_view kind) {
+  auto it = index_.find(std::string(kind));
+  if (it != index_.end()) return entries_[it->second];
+  index_.emplace(std::string(kind), entries_.size());
+  entries_.push_back(Entry{std::string(kind), 0, {}});
+  return entries_.back();
+}
+
+void Diagnostics::add_count(std::string_view kind, uint64_t n) {
+  if (n == 0) return;
+  entry(kind).count += n;
+}
+
+void Diagnostics::merge(const Diagnostics& other) {
+  for (const Entry& o : other.entries_) {
+    Entry& e = entry(o.kind);
+    e.count += o.count;
+    for (const auto& ex : o.examples) {
+      if (e.examples.size() >= kMaxExamples) break;
+      e.examples.push_back(ex);
+    }
+  }
+}
+
+uint64_t Diagnostics::count(std::string_view kind) const {
+  auto it = index_.find(std::string(kind));
+  return it == index_.end() ? 0 : entries_[it->second].count;
+}
+
+uint64_t Diagnostics::total() const {
+  uint64_t t = 0;
+  for (const auto& e : entries_) t += e.count;
+  return t;
+}
+
+}  // namespace chopper

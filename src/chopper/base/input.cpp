@@ -1,0 +1,273 @@
+#include "chopper/base/input.hpp"
+
+#include <fcntl.h>
+#include <isa-l/igzip_lib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <vector>
+
+#include "chopper/base/error.hpp"
+
+namespace chopper {
+
+std::string_view compression_name(Compression c) {
+  switch (c) {
+    case Compression::kNone:
+      return "none";
+    case Compression::kGzip:
+      return "gzip";
+    case Compression::kZstd:
+      return "zstd";
+  }
+  return "?";
+}
+
+namespace {
+
+// The compressed bytes: a file read with read(2) in blocks, or a block of memory.
+class RawInput {
+ public:
+  virtual ~RawInput() = default;
+  // Returns a view of the next bytes (at most `max`), empty at EOF. Valid until the next call.
+  virtual std::string_view next(size_t max) = 0;
+  // Pushes back the last `n` bytes returned by next() (n <= size of the last view).
+  virtual void unread(size_t n) = 0;
+  virtual uint64_t offset() const = 0;
+  virtual uint64_t size() const = 0;
+};
+
+class FileInput final : public RawInput {
+ public:
+  FileInput(int fd, std::string name, uint64_t size)
+      : fd_(fd), name_(std::move(name)), size_(size), buf_(1 << 20) {}
+  ~FileInput() override { ::close(fd_); }
+  std::string_view next(size_t max) override {
+    if (pos_ == len_) {
+      pos_ = len_ = 0;
+      for (;;) {
+        ssize_t n = ::read(fd_, buf_.data(), buf_.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n < 0) throw InputError(name_, offset_, std::string("read failed: ") + std::strerror(errno));
+        len_ = static_cast<size_t>(n);
+        break;
+      }
+    }
+    size_t take = std::min(max, len_ - pos_);
+    std::string_view v(buf_.data() + pos_, take);
+    pos_ += take;
+    offset_ += take;
+    return v;
+  }
+  void unread(size_t n) override {
+    pos_ -= n;
+    offset_ -= n;
+  }
+  uint64_t offset() const override { return offset_; }
+  uint64_t size() const override { return size_; }
+
+ private:
+  int fd_;
+  std::string name_;
+  uint64_t size_;
+  std::vector<char> buf_;
+  size_t pos_ = 0, len_ = 0;
+  uint64_t offset_ = 0;
+};
+
+class MemoryInput final : public RawInput {
+ public:
+  explicit MemoryInput(std::string_view data) : data_(data) {}
+  std::string_view next(size_t max) override {
+    size_t take = std::min(max, data_.size() - pos_);
+    std::string_view v = data_.substr(pos_, take);
+    pos_ += take;
+    return v;
+  }
+  void unread(size_t n) override { pos_ -= n; }
+  uint64_t offset() const override { return pos_; }
+  uint64_t size() const override { return data_.size(); }
+
+ private:
+  std::string_view data_;
+  size_t pos_ = 0;
+};
+
+class PlainSource final : public ByteSource {
+ public:
+  PlainSource(std::unique_ptr<RawInput> in, std::string name) : in_(std::move(in)) {
+    name_ = std::move(name);
+  }
+  size_t read(char* dst, size_t cap) override {
+    size_t total = 0;
+    while (total < cap) {
+      std::string_view v = in_->next(cap - total);
+      if (v.empty()) break;
+      std::memcpy(dst + total, v.data(), v.size());
+      total += v.size();
+    }
+    return total;
+  }
+  uint64_t raw_offset() const override { return in_->offset(); }
+  uint64_t raw_size() const override { return in_->size(); }
+
+ private:
+  std::unique_ptr<RawInput> in_;
+};
+
+class GzipSource final : public ByteSource {
+ public:
+  GzipSource(std::unique_ptr<RawInput> in, std::string name)
+      : in_(std::move(in)), inbuf_(1 << 20) {
+    name_ = std::move(name);
+    compression_ = Compression::kGzip;
+    isal_inflate_init(&state_);
+    state_.crc_flag = ISAL_GZIP;
+    state_.next_in = inbuf_.data();
+    state_.avail_in = 0;
+  }
+  size_t read(char* dst, size_t cap) override {
+    size_t total = 0;
+    while (total < cap && !done_) {
+      if (!member_started_) {
+        if (state_.avail_in < 2) refill();
+        if (state_.avail_in == 0) {
+          done_ = true;  // clean end after the last member
+          break;
+        }
+        if (state_.avail_in < 2 || state_.next_in[0] != 0x1f || state_.next_in[1] != 0x8b) {
+          // gzip(1) ignores trailing garbage after a complete member with a warning; so do we.
+          warnings_.push_back("trailing bytes after the last gzip member at compressed byte " +
+                              std::to_string(consumed_offset()) + " ignored");
+          done_ = true;
+          break;
+        }
+        member_started_ = true;
+      }
+      if (state_.avail_in == 0 && !refill())
+        throw InputError(name_, consumed_offset(), "truncated gzip stream (unexpected end of file)");
+      state_.next_out = reinterpret_cast<uint8_t*>(dst + total);
+      const size_t want = std::min<size_t>(cap - total, UINT32_MAX);
+      state_.avail_out = static_cast<uint32_t>(want);
+      const int rc = isal_inflate(&state_);
+      total += want - state_.avail_out;
+      if (rc != ISAL_DECOMP_OK) {
+        const char* what = rc == ISAL_INCORRECT_CHECKSUM    ? "gzip checksum mismatch"
+                           : rc == ISAL_INVALID_BLOCK       ? "corrupt deflate block"
+                           : rc == ISAL_INVALID_SYMBOL      ? "corrupt deflate data (invalid symbol)"
+                           : rc == ISAL_INVALID_LOOKBACK    ? "corrupt deflate data (invalid distance)"
+                           : rc == ISAL_UNSUPPORTED_METHOD  ? "unsupported gzip compression method"
+                                                            : "corrupt gzip data";
+        throw InputError(name_, consumed_offset(), what);
+      }
+      if (state_.block_state == ISAL_BLOCK_FINISH) {
+        // End of one member; another may follow (concatenated gzip files).
+        const uint32_t left = state_.avail_in;
+        uint8_t* next_in = state_.next_in;
+        isal_inflate_reset(&state_);
+        state_.crc_flag = ISAL_GZIP;
+        state_.next_in = next_in;
+        state_.avail_in = left;
+        member_started_ = false;
+      }
+    }
+    return total;
+  }
+  uint64_t raw_offset() const override { return consumed_offset(); }
+  uint64_t raw_size() const override { return in_->size(); }
+
+ private:
+  uint64_t consumed_offset() const { return in_->offset() - state_.avail_in; }
+  // Moves the unread input to the front of the buffer and appends the next raw bytes.
+  bool refill() {
+    const size_t left = state_.avail_in;
+    if (left > 0 && state_.next_in != inbuf_.data())
+      std::memmove(inbuf_.data(), state_.next_in, left);
+    std::string_view v = in_->next(inbuf_.size() - left);
+    std::memcpy(inbuf_.data() + left, v.data(), v.size());
+    state_.next_in = inbuf_.data();
+    state_.avail_in = static_cast<uint32_t>(left + v.size());
+    return !v.empty();
+  }
+
+  std::unique_ptr<RawInput> in_;
+  std::vector<uint8_t> inbuf_;
+  inflate_state state_{};
+  bool member_started_ = false;
+  bool done_ = false;
+};
+
+class ZstdSource final : public ByteSource {
+ public:
+  ZstdSource(std::unique_ptr<RawInput> in, std::string name) : in_(std::move(in)) {
+    name_ = std::move(name);
+    compression_ = Compression::kZstd;
+    ds_ = ZSTD_createDStream();
+    ZSTD_initDStream(ds_);
+  }
+  ~ZstdSource() override { ZSTD_freeDStream(ds_); }
+  size_t read(char* dst, size_t cap) override {
+    ZSTD_outBuffer out{dst, cap, 0};
+    while (out.pos < out.size) {
+      if (in_buf_.pos == in_buf_.size) {
+        std::string_view v = in_->next(1 << 20);
+        if (v.empty()) {
+          if (last_ret_ != 0)
+            throw InputError(name_, in_->offset(), "truncated zstd stream (unexpected end of file)");
+          break;
+        }
+        in_buf_ = ZSTD_inBuffer{v.data(), v.size(), 0};
+      }
+      size_t ret = ZSTD_decompressStream(ds_, &out, &in_buf_);
+      if (ZSTD_isError(ret))
+        throw InputError(name_, in_->offset() - (in_buf_.size - in_buf_.pos),
+                         std::string("corrupt zstd data: ") + ZSTD_getErrorName(ret));
+      last_ret_ = ret;
+    }
+    return out.pos;
+  }
+  uint64_t raw_offset() const override { return in_->offset() - (in_buf_.size - in_buf_.pos); }
+  uint64_t raw_size() const override { return in_->size(); }
+
+ private:
+  std::unique_ptr<RawInput> in_;
+  ZSTD_DStream* ds_;
+  ZSTD_inBuffer in_buf_{nullptr, 0, 0};
+  size_t last_ret_ = 0;
+};
+
+std::unique_ptr<ByteSource> make_source(std::unique_ptr<RawInput> in, std::string name) {
+  std::string_view head = in->next(4);
+  unsigned char m[4] = {0, 0, 0, 0};
+  std::memcpy(m, head.data(), head.size());
+  const size_t n = head.size();
+  in->unread(n);
+  if (n >= 2 && m[0] == 0x1f && m[1] == 0x8b)
+    return std::make_unique<GzipSource>(std::move(in), std::move(name));
+  if (n >= 4 && m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd)
+    return std::make_unique<ZstdSource>(std::move(in), std::move(name));
+  return std::make_unique<PlainSource>(std::move(in), std::move(name));
+}
+
+}  // namespace
+
+std::unique_ptr<ByteSource> ByteSource::open_file(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw InputError(path, 0, std::string("cannot open: ") + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw InputError(path, 0, "not a regular file");
+  }
+  return make_source(std::make_unique<FileInput>(fd, path, static_cast<uint64_t>(st.st_size)),
+                     path);
+}
+
+std::unique_ptr<ByteSource> ByteSource::from_memory(std::string_view data, std::string name) {
+  return make_source(std::make_unique<MemoryInput>(data), std::move(name));
+}
+
+}  // namespace chopper

@@ -1,0 +1,44 @@
+#pragma once
+// Streaming file input. A ByteSource yields the uncompressed bytes of a file in pieces, so a reader
+// never holds a whole decompressed trace in memory. The compression is detected from the content
+// (gzip and zstd magic numbers), never from the file name. Multi-member gzip and multi-frame zstd
+// are read to the end. Corrupt or truncated compressed data throws InputError naming the file and
+// the compressed byte offset.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace chopper {
+
+enum class Compression : uint8_t { kNone, kGzip, kZstd };
+std::string_view compression_name(Compression c);
+
+class ByteSource {
+ public:
+  virtual ~ByteSource() = default;
+  // Opens a file; throws InputError if it cannot be opened.
+  static std::unique_ptr<ByteSource> open_file(const std::string& path);
+  // Reads from memory that outlives the source (tests, fuzzing). `name` is used in messages.
+  static std::unique_ptr<ByteSource> from_memory(std::string_view data, std::string name);
+
+  // Fills up to `cap` bytes of uncompressed data; returns 0 only at the end of the data.
+  virtual size_t read(char* dst, size_t cap) = 0;
+
+  Compression compression() const { return compression_; }
+  const std::string& name() const { return name_; }
+  // Compressed bytes consumed so far (== uncompressed bytes for plain files).
+  virtual uint64_t raw_offset() const = 0;
+  // Size of the underlying file or memory block in bytes.
+  virtual uint64_t raw_size() const = 0;
+  // Non-fatal oddities of the container (e.g. trailing bytes after the last gzip member).
+  const std::vector<std::string>& warnings() const { return warnings_; }
+
+ protected:
+  Compression compression_ = Compression::kNone;
+  std::string name_;
+  std::vector<std::string> warnings_;
+};
+
+}  // namespace chopper

@@ -1,0 +1,15 @@
+#pragma once
+#include <CLI/CLI.hpp>
+
+namespace chopper::cli {
+
+// Each subcommand registers itself and returns a callback run when it was chosen; the callback's
+// return value is the process exit status.
+struct Command {
+  CLI::App* app;
+  std::function<int()> run;
+};
+
+Command add_info(CLI::App& root);
+
+}  // namespace chopper::cli

@@ -1,0 +1,23 @@
+#pragma once
+// Reader for PyTorch-profiler (Kineto) / Chrome-trace JSON: object form {"traceEvents": [...], ...}
+// and array form [...]; plain, gzip or zstd, detected from the content. The file is streamed: the
+// decompressed text passes through a window of a few MiB, events are located by a structural
+// scanner and parsed in batches by simdjson On-Demand, and only the columns chopper uses are kept.
+#include <string>
+
+#include "chopper/base/input.hpp"
+#include "chopper/model/rank_trace.hpp"
+
+namespace chopper {
+
+struct KinetoReadOptions {
+  bool keep_python = false;     // keep python_function events as host ops
+  size_t window_bytes = 8 << 20;  // initial decompression window (grows for huge events)
+};
+
+// Throws InputError (file + byte offset) when the file cannot be read as a trace at all: empty,
+// not JSON, truncated, corrupt compression. Anything smaller goes to RankTrace::diagnostics.
+RankTrace read_kineto(ByteSource& src, const KinetoReadOptions& opt = {});
+RankTrace read_kineto_file(const std::string& path, const KinetoReadOptions& opt = {});
+
+}  // namespace chopper

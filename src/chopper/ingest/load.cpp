@@ -1,0 +1,102 @@
+#include "chopper/ingest/load.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
+
+#include "chopper/base/error.hpp"
+#include "chopper/base/thread_pool.hpp"
+#include "chopper/link/link.hpp"
+
+namespace chopper {
+
+namespace fs = std::filesystem;
+
+static bool looks_like_trace_name(const std::string& name) {
+  for (std::string_view ext : {".json", ".json.gz", ".json.zst"}) {
+    if (name.size() >= ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0)
+      return true;
+  }
+  return false;
+}
+
+std::vector<std::string> expand_trace_paths(const std::vector<std::string>& paths) {
+  std::vector<std::string> out;
+  for (const auto& p : paths) {
+    std::error_code ec;
+    if (fs::is_directory(p, ec)) {
+      std::vector<std::string> found;
+      for (const auto& e : fs::directory_iterator(p, ec)) {
+        if (!e.is_regular_file(ec)) continue;
+        const std::string name = e.path().filename().string();
+        if (looks_like_trace_name(name)) found.push_back(e.path().string());
+      }
+      if (ec) throw Error(p + ": cannot list directory: " + ec.message());
+      std::sort(found.begin(), found.end());
+      out.insert(out.end(), found.begin(), found.end());
+    } else if (fs::exists(p, ec)) {
+      out.push_back(p);
+    } else {
+      throw Error(p + ": no such file or directory");
+    }
+  }
+  return out;
+}
+
+int64_t rank_from_file_name(std::string_view path) {
+  const size_t slash = path.find_last_of('/');
+  std::string name(slash == std::string_view::npos ? path : path.substr(slash + 1));
+  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (size_t at = name.find("rank"); at != std::string::npos; at = name.find("rank", at + 1)) {
+    size_t p = at + 4;
+    if (p < name.size() && (name[p] == '-' || name[p] == '_')) ++p;
+    size_t q = p;
+    while (q < name.size() && std::isdigit(static_cast<unsigned char>(name[q])) && q - p < 9) ++q;
+    if (q > p) return std::stoll(name.substr(p, q - p));
+  }
+  return -1;
+}
+
+RankTrace load_rank_file(const std::string& path, const KinetoReadOptions& opt) {
+  RankTrace t = read_kineto_file(path, opt);
+  link_trace(t);
+  classify_trace(t);
+  if (t.meta.rank < 0) {
+    const int64_t r = rank_from_file_name(path);
+    if (r >= 0) {
+      t.meta.rank = r;
+      t.meta.rank_source = "file name";
+    }
+  }
+  return t;
+}
+
+Run load_run(const std::vector<std::string>& paths, const LoadOptions& opt) {
+  std::vector<std::string> files = expand_trace_paths(paths);
+  std::sort(files.begin(), files.end());
+  files.erase(std::unique(files.begin(), files.end()), files.end());
+  Run run;
+  run.ranks.resize(files.size());
+  const unsigned threads = opt.threads == 0 ? default_threads() : opt.threads;
+  parallel_for(files.size(), threads, [&](size_t i) {
+    RankSlot& s = run.ranks[i];
+    s.file = files[i];
+    try {
+      s.trace = load_rank_file(files[i], opt.kineto);
+      s.rank = s.trace.meta.rank;
+      s.ok = true;
+    } catch (const std::exception& e) {
+      s.error = e.what();
+      s.rank = rank_from_file_name(files[i]);
+    }
+  });
+  // Numeric rank order; unknown ranks last; ties by file name (already sorted).
+  std::stable_sort(run.ranks.begin(), run.ranks.end(), [](const RankSlot& a, const RankSlot& b) {
+    const int64_t ra = a.rank < 0 ? INT64_MAX : a.rank;
+    const int64_t rb = b.rank < 0 ? INT64_MAX : b.rank;
+    return ra < rb;
+  });
+  return run;
+}
+
+}  // namespace chopper

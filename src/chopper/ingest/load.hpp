@@ -1,0 +1,29 @@
+#pragma once
+// Loading a run: directories are searched (not recursively) for trace files (*.json, *.json.gz,
+// *.json.zst and the same with .pt.trace); files are parsed in parallel, linked and classified.
+// The result does not depend on the thread count or on the order the paths were given in.
+#include <string>
+#include <vector>
+
+#include "chopper/ingest/kineto/kineto_reader.hpp"
+#include "chopper/model/run.hpp"
+
+namespace chopper {
+
+struct LoadOptions {
+  KinetoReadOptions kineto;
+  unsigned threads = 0;  // 0 = all cores
+};
+
+// Expands directories into their trace files. Throws Error for a path that does not exist.
+std::vector<std::string> expand_trace_paths(const std::vector<std::string>& paths);
+
+// Rank from a file name: "rank-3", "rank3_", "rank_3", "RANK3." -> 3; -1 if none.
+int64_t rank_from_file_name(std::string_view path);
+
+Run load_run(const std::vector<std::string>& paths, const LoadOptions& opt = {});
+
+// Reads, links and classifies one file (throws InputError).
+RankTrace load_rank_file(const std::string& path, const KinetoReadOptions& opt = {});
+
+}  // namespace chopper

@@ -1,0 +1,285 @@
+#include "chopper/link/link.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <numeric>
+#include <unordered_map>
+
+namespace chopper {
+
+bool parse_profiler_step(std::string_view name, int64_t& n) {
+  constexpr std::string_view kPrefix = "ProfilerStep#";
+  if (name.substr(0, kPrefix.size()) != kPrefix) return false;
+  std::string_view num = name.substr(kPrefix.size());
+  if (num.empty() || num.size() > 18) return false;
+  int64_t v = 0;
+  for (char c : num) {
+    if (c < '0' || c > '9') return false;
+    v = v * 10 + (c - '0');
+  }
+  n = v;
+  return true;
+}
+
+namespace {
+
+// Host ops grouped by thread, each group sorted by (start asc, dur desc, index): the order in
+// which a stack sweep sees parents before children.
+std::vector<int32_t> host_order(const HostOps& h) {
+  std::vector<int32_t> order(h.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+    if (h.pid[a] != h.pid[b]) return h.pid[a] < h.pid[b];
+    if (h.tid[a] != h.tid[b]) return h.tid[a] < h.tid[b];
+    if (h.start_ns[a] != h.start_ns[b]) return h.start_ns[a] < h.start_ns[b];
+    if (h.dur_ns[a] != h.dur_ns[b]) return h.dur_ns[a] > h.dur_ns[b];
+    return a < b;
+  });
+  return order;
+}
+
+void build_host_tree(RankTrace& t, const std::vector<int32_t>& order) {
+  HostOps& h = t.host;
+  h.parent.assign(h.size(), kNoRow);
+  std::vector<int32_t> stack;
+  uint64_t partial_overlaps = 0;
+  for (size_t k = 0; k < order.size(); ++k) {
+    const int32_t i = order[k];
+    if (k > 0) {
+      const int32_t p = order[k - 1];
+      if (h.pid[p] != h.pid[i] || h.tid[p] != h.tid[i]) stack.clear();
+    }
+    const Ns s = h.start_ns[i], e = s + h.dur_ns[i];
+    while (!stack.empty()) {
+      const int32_t top = stack.back();
+      const Ns te = h.start_ns[top] + h.dur_ns[top];
+      if (s < te) {
+        if (e > te) ++partial_overlaps;  // overlaps its parent's end: still nested by start
+        break;
+      }
+      stack.pop_back();
+    }
+    if (!stack.empty()) h.parent[i] = stack.back();
+    stack.push_back(i);
+  }
+  if (partial_overlaps > 0)
+    t.diagnostics.add_count("host_op_partial_overlap", partial_overlaps);
+}
+
+// For each runtime call, the innermost host op on its (pid, tid) with start <= call start and
+// call end <= op end; kNoRow if none.
+std::vector<int32_t> containing_ops(const RankTrace& t, const std::vector<int32_t>& host_sorted) {
+  const HostOps& h = t.host;
+  const RuntimeCalls& r = t.runtime;
+  std::vector<int32_t> result(r.size(), kNoRow);
+  std::vector<int32_t> rorder(r.size());
+  std::iota(rorder.begin(), rorder.end(), 0);
+  std::sort(rorder.begin(), rorder.end(), [&](int32_t a, int32_t b) {
+    if (r.pid[a] != r.pid[b]) return r.pid[a] < r.pid[b];
+    if (r.tid[a] != r.tid[b]) return r.tid[a] < r.tid[b];
+    if (r.start_ns[a] != r.start_ns[b]) return r.start_ns[a] < r.start_ns[b];
+    return a < b;
+  });
+  auto thread_less = [&](int64_t p1, int64_t t1, int64_t p2, int64_t t2) {
+    return p1 != p2 ? p1 < p2 : t1 < t2;
+  };
+  size_t hk = 0;
+  std::vector<int32_t> stack;
+  int64_t cur_pid = INT64_MIN, cur_tid = INT64_MIN;
+  for (int32_t ri : rorder) {
+    if (r.pid[ri] != cur_pid || r.tid[ri] != cur_tid) {
+      cur_pid = r.pid[ri];
+      cur_tid = r.tid[ri];
+      stack.clear();
+      while (hk < host_sorted.size() &&
+             thread_less(h.pid[host_sorted[hk]], h.tid[host_sorted[hk]], cur_pid, cur_tid))
+        ++hk;
+    }
+    const Ns rs = r.start_ns[ri], re = rs + r.dur_ns[ri];
+    // Open every op of this thread that starts at or before the call.
+    while (hk < host_sorted.size()) {
+      const int32_t hi = host_sorted[hk];
+      if (h.pid[hi] != cur_pid || h.tid[hi] != cur_tid || h.start_ns[hi] > rs) break;
+      while (!stack.empty() && h.start_ns[stack.back()] + h.dur_ns[stack.back()] <= h.start_ns[hi])
+        stack.pop_back();
+      stack.push_back(hi);
+      ++hk;
+    }
+    while (!stack.empty() && h.start_ns[stack.back()] + h.dur_ns[stack.back()] < rs)
+      stack.pop_back();
+    for (size_t k = stack.size(); k-- > 0;) {
+      const int32_t op = stack[k];
+      if (h.start_ns[op] <= rs && re <= h.start_ns[op] + h.dur_ns[op]) {
+        result[ri] = op;
+        break;
+      }
+    }
+  }
+  return result;
+}
+
+}  // namespace
+
+void link_trace(RankTrace& t) {
+  HostOps& h = t.host;
+  RuntimeCalls& r = t.runtime;
+  GpuActivities& g = t.gpu;
+
+  const std::vector<int32_t> host_sorted = host_order(h);
+  build_host_tree(t, host_sorted);
+
+  // ProfilerStep#N ranges (user_annotation now, cpu_op in 2021 files).
+  t.steps.clear();
+  for (size_t i = 0; i < h.size(); ++i) {
+    int64_t n;
+    if (parse_profiler_step(t.strings.str(h.name[i]), n))
+      t.steps.push_back({n, h.start_ns[i], h.start_ns[i] + h.dur_ns[i]});
+  }
+  std::sort(t.steps.begin(), t.steps.end(), [](const auto& a, const auto& b) {
+    return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.number < b.number;
+  });
+
+  // External id -> host op. Ids are unique per op in Kineto; if several ops share one, keep the
+  // innermost (shortest) so a launch maps to the op closest to it, and count the clash.
+  std::unordered_map<int64_t, int32_t> by_ext;
+  by_ext.reserve(h.size());
+  uint64_t ext_clashes = 0;
+  for (size_t i = 0; i < h.size(); ++i) {
+    const int64_t x = h.external_id[i];
+    if (x == kNoId) continue;
+    auto [it, fresh] = by_ext.try_emplace(x, static_cast<int32_t>(i));
+    if (!fresh) {
+      ++ext_clashes;
+      if (h.dur_ns[i] < h.dur_ns[it->second]) it->second = static_cast<int32_t>(i);
+    }
+  }
+  if (ext_clashes > 0) t.diagnostics.add_count("host_external_id_shared", ext_clashes);
+
+  // Runtime call -> host op: External id, else containment on the launching thread.
+  const std::vector<int32_t> containing = containing_ops(t, host_sorted);
+  r.host_op_idx.assign(r.size(), kNoRow);
+  std::vector<LinkPath> rpath(r.size(), LinkPath::kNone);
+  // An External id match counts only if that op is on the call's thread and encloses it: 2023
+  // builds wrote each runtime call's own correlation into its "External id", which can coincide
+  // with an unrelated op's id (17 of 98 launches in HTA's alexnet trace).
+  auto encloses = [&](int32_t op, size_t call) {
+    return h.pid[op] == r.pid[call] && h.tid[op] == r.tid[call] &&
+           h.start_ns[op] <= r.start_ns[call] &&
+           r.start_ns[call] + r.dur_ns[call] <= h.start_ns[op] + h.dur_ns[op];
+  };
+  uint64_t ext_not_enclosing = 0;
+  for (size_t i = 0; i < r.size(); ++i) {
+    if (r.external_id[i] != kNoId) {
+      auto it = by_ext.find(r.external_id[i]);
+      if (it != by_ext.end()) {
+        if (encloses(it->second, i)) {
+          r.host_op_idx[i] = it->second;
+          rpath[i] = LinkPath::kRuntimeExternalId;
+          continue;
+        }
+        ++ext_not_enclosing;
+      }
+    }
+    if (containing[i] != kNoRow) {
+      r.host_op_idx[i] = containing[i];
+      rpath[i] = LinkPath::kContainment;
+    }
+  }
+
+  if (ext_not_enclosing > 0)
+    t.diagnostics.add_count("runtime_external_id_not_enclosing", ext_not_enclosing);
+
+  // Correlation -> runtime call (a graph launch's correlation is shared by all its kernels).
+  std::unordered_map<int64_t, int32_t> by_corr;
+  by_corr.reserve(r.size());
+  for (size_t i = 0; i < r.size(); ++i)
+    if (r.correlation[i] != kNoId) by_corr.try_emplace(r.correlation[i], static_cast<int32_t>(i));
+
+  // ac2g flows: finish (at the GPU op) -> start (at the runtime call).
+  std::unordered_map<uint64_t, int32_t> flow_start;
+  struct Key {
+    int64_t pid, tid;
+    Ns ts;
+    bool operator==(const Key& o) const { return pid == o.pid && tid == o.tid && ts == o.ts; }
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      return std::hash<int64_t>()(k.pid * 1000003 ^ k.tid * 998244353 ^ k.ts);
+    }
+  };
+  std::unordered_map<Key, uint64_t, KeyHash> flow_finish;  // GPU (pid, tid, ts) -> flow id
+  for (size_t i = 0; i < t.flows.size(); ++i) {
+    if (t.flows.kind[i] != FlowKind::kLaunch) continue;
+    if (t.flows.phase[i] == FlowPhase::kStart)
+      flow_start.try_emplace(t.flows.id[i], static_cast<int32_t>(i));
+    else if (t.flows.phase[i] == FlowPhase::kFinish)
+      flow_finish.try_emplace(Key{t.flows.pid[i], t.flows.tid[i], t.flows.ts_ns[i]}, t.flows.id[i]);
+  }
+  // Runtime calls by (pid, tid) sorted by start, to find the call a flow start sits in.
+  std::vector<int32_t> rsorted(r.size());
+  std::iota(rsorted.begin(), rsorted.end(), 0);
+  std::sort(rsorted.begin(), rsorted.end(), [&](int32_t a, int32_t b) {
+    if (r.pid[a] != r.pid[b]) return r.pid[a] < r.pid[b];
+    if (r.tid[a] != r.tid[b]) return r.tid[a] < r.tid[b];
+    return r.start_ns[a] < r.start_ns[b];
+  });
+  auto runtime_at = [&](int64_t pid, int64_t tid, Ns ts) -> int32_t {
+    auto it = std::upper_bound(rsorted.begin(), rsorted.end(), std::make_tuple(pid, tid, ts),
+                               [&](const std::tuple<int64_t, int64_t, Ns>& k, int32_t b) {
+                                 return k < std::make_tuple(r.pid[b], r.tid[b], r.start_ns[b]);
+                               });
+    if (it == rsorted.begin()) return kNoRow;
+    const int32_t c = *(it - 1);
+    if (r.pid[c] != pid || r.tid[c] != tid || ts > r.start_ns[c] + r.dur_ns[c]) return kNoRow;
+    return c;
+  };
+
+  g.runtime_idx.assign(g.size(), kNoRow);
+  g.host_op_idx.assign(g.size(), kNoRow);
+  g.link_path.assign(g.size(), LinkPath::kNone);
+  t.linked_gpu_activities = 0;
+  t.linkable_gpu_activities = 0;
+  uint64_t no_runtime = 0, no_host = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    int32_t rt = kNoRow;
+    if (g.correlation[i] != kNoId) {
+      auto it = by_corr.find(g.correlation[i]);
+      if (it != by_corr.end()) rt = it->second;
+    }
+    if (rt == kNoRow && !flow_finish.empty()) {
+      auto f = flow_finish.find(Key{g.device[i], g.stream[i], g.start_ns[i]});
+      if (f != flow_finish.end()) {
+        auto s = flow_start.find(f->second);
+        if (s != flow_start.end())
+          rt = runtime_at(t.flows.pid[s->second], t.flows.tid[s->second], t.flows.ts_ns[s->second]);
+      }
+    }
+    g.runtime_idx[i] = rt;
+    if (rt != kNoRow && rpath[rt] == LinkPath::kRuntimeExternalId) {
+      g.host_op_idx[i] = r.host_op_idx[rt];
+      g.link_path[i] = LinkPath::kRuntimeExternalId;
+    } else if (auto it = g.external_id[i] != kNoId ? by_ext.find(g.external_id[i]) : by_ext.end();
+               it != by_ext.end() && (rt == kNoRow || encloses(it->second, static_cast<size_t>(rt)))) {
+      g.host_op_idx[i] = it->second;
+      g.link_path[i] = LinkPath::kKernelExternalId;
+    } else if (rt != kNoRow && r.host_op_idx[rt] != kNoRow) {
+      g.host_op_idx[i] = r.host_op_idx[rt];
+      g.link_path[i] = LinkPath::kContainment;
+    }
+    if (g.kind[i] == GpuKind::kSync) continue;
+    ++t.linkable_gpu_activities;
+    if (g.host_op_idx[i] != kNoRow) {
+      ++t.linked_gpu_activities;
+    } else if (rt == kNoRow) {
+      ++no_runtime;
+    } else {
+      ++no_host;
+    }
+  }
+  if (no_runtime > 0 && !r.start_ns.empty())
+    t.diagnostics.add_count("gpu_activity_without_runtime_call", no_runtime);
+  if (no_host > 0) t.diagnostics.add_count("gpu_activity_without_host_op", no_host);
+}
+
+}  // namespace chopper

@@ -1,0 +1,284 @@
+#pragma once
+// The in-memory model of one rank's trace: struct-of-arrays tables, interned strings, int64 ns.
+// Readers fill the raw columns; link/ fills the join columns (runtime_idx, host_op_idx, ...) and
+// the classification columns. Row indices are int32 (-1 = none): one rank never holds 2^31 rows.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "chopper/base/diagnostics.hpp"
+#include "chopper/base/intern.hpp"
+#include "chopper/base/time.hpp"
+
+namespace chopper {
+
+inline constexpr int32_t kNoRow = -1;
+inline constexpr int64_t kNoId = INT64_MIN;  // absent id (External id, correlation, ...)
+
+enum class GpuKind : uint8_t { kKernel, kMemcpy, kMemset, kSync };
+std::string_view gpu_kind_name(GpuKind k);
+
+// What a GPU activity does (link/classify.cpp).
+enum class GpuClass : uint8_t { kCompute, kCommunication, kMemcpy, kMemset, kSync };
+std::string_view gpu_class_name(GpuClass c);
+
+enum class MemcpyDir : uint8_t { kNone, kHtoD, kDtoH, kDtoD, kHtoH, kPtoP, kOther };
+std::string_view memcpy_dir_name(MemcpyDir d);
+
+// How a GPU activity reached its host op (link/link.cpp).
+enum class LinkPath : uint8_t {
+  kNone,              // no host op found
+  kRuntimeExternalId, // correlation -> runtime call -> its External id -> host op
+  kKernelExternalId,  // the activity's own External id -> host op
+  kContainment,       // runtime call -> innermost host op on its thread containing it
+};
+std::string_view link_path_name(LinkPath p);
+
+struct GpuActivities {
+  std::vector<GpuKind> kind;
+  std::vector<int32_t> device;
+  std::vector<int64_t> stream;
+  std::vector<Ns> start_ns;
+  std::vector<Ns> dur_ns;
+  std::vector<int64_t> correlation;
+  std::vector<int64_t> external_id;
+  std::vector<StrId> name;
+  std::vector<StrId> category;  // as named in the file ("kernel", "Kernel", "gpu_memcpy", ...)
+  std::vector<std::array<int32_t, 3>> grid;   // 0 = unknown
+  std::vector<std::array<int32_t, 3>> block;  // 0 = unknown
+  std::vector<int32_t> registers;             // per thread, -1 unknown
+  std::vector<int32_t> shared_mem_bytes;      // -1 unknown
+  std::vector<int64_t> bytes;                 // memcpy/memset size, -1 unknown
+  std::vector<int64_t> graph_id;              // CUDA graph id, kNoId if none
+  std::vector<int32_t> comm_args;             // row in RankTrace::comm_args, -1 none
+  // link/
+  std::vector<int32_t> runtime_idx;
+  std::vector<int32_t> host_op_idx;
+  std::vector<LinkPath> link_path;
+  // link/classify
+  std::vector<GpuClass> cls;
+  std::vector<MemcpyDir> memcpy_dir;
+  std::vector<int32_t> collective;  // row in RankTrace::collectives, -1 none
+
+  size_t size() const { return start_ns.size(); }
+};
+
+enum class HostKind : uint8_t { kCpuOp, kUserAnnotation, kPythonFunction };
+
+struct HostOps {
+  std::vector<HostKind> kind;
+  std::vector<StrId> category;
+  std::vector<int64_t> pid;
+  std::vector<int64_t> tid;
+  std::vector<Ns> start_ns;
+  std::vector<Ns> dur_ns;
+  std::vector<StrId> name;
+  std::vector<int64_t> external_id;
+  std::vector<int64_t> sequence_number;
+  std::vector<int64_t> fwd_thread_id;
+  std::vector<int64_t> record_function_id;
+  std::vector<StrId> input_dims;   // raw JSON text of "Input Dims", interned; 0 = none
+  std::vector<StrId> input_types;  // raw JSON text of "Input type", interned; 0 = none
+  std::vector<int32_t> comm_args;  // row in RankTrace::comm_args, -1 none
+  // link/: parent in the per-thread host-op tree
+  std::vector<int32_t> parent;
+
+  size_t size() const { return start_ns.size(); }
+};
+
+struct RuntimeCalls {
+  std::vector<bool> driver;  // cuda_driver (cuLaunchKernel, ...) rather than runtime
+  std::vector<int64_t> pid;
+  std::vector<int64_t> tid;
+  std::vector<Ns> start_ns;
+  std::vector<Ns> dur_ns;
+  std::vector<StrId> name;
+  std::vector<int64_t> correlation;
+  std::vector<int64_t> external_id;
+  // link/
+  std::vector<int32_t> host_op_idx;
+
+  size_t size() const { return start_ns.size(); }
+};
+
+enum class FlowKind : uint8_t { kLaunch /* ac2g, async, async_cpu_to_gpu */, kFwdBwd, kOther };
+enum class FlowPhase : uint8_t { kStart, kStep, kFinish };
+
+struct Flows {
+  std::vector<FlowKind> kind;
+  std::vector<FlowPhase> phase;
+  std::vector<StrId> category;
+  std::vector<uint64_t> id;
+  std::vector<int64_t> pid;
+  std::vector<int64_t> tid;
+  std::vector<Ns> ts_ns;
+  std::vector<bool> binds_enclosing;  // bp:"e"
+
+  size_t size() const { return ts_ns.size(); }
+};
+
+// Instant events worth keeping: cpu_instant_event markers and [memory] events.
+struct Instants {
+  std::vector<StrId> name;
+  std::vector<StrId> category;
+  std::vector<int64_t> pid;
+  std::vector<int64_t> tid;
+  std::vector<Ns> ts_ns;
+  std::vector<char> scope;             // 'g', 'p', 't'
+  std::vector<int64_t> mem_bytes;      // [memory]: Bytes (negative = free); 0 otherwise
+  std::vector<int64_t> mem_total_allocated;
+  std::vector<int32_t> mem_device;     // [memory]: Device Id, -1 none
+
+  size_t size() const { return ts_ns.size(); }
+};
+
+// Counter samples (ph "C"): one row per (event, series key).
+struct CounterSamples {
+  std::vector<StrId> name;    // "<event name>.<key>"
+  std::vector<int64_t> pid;
+  std::vector<Ns> ts_ns;
+  std::vector<double> value;
+
+  size_t size() const { return ts_ns.size(); }
+};
+
+// Collective arguments as recorded by PyTorch (record_param_comms, nccl:* annotations, and newer
+// CUDA builds on the NCCL kernel itself).
+struct CommArgs {
+  StrId collective_name = 0;  // "allreduce", "_allgather_base", ...
+  StrId dtype = 0;            // "Float", "BFloat16"
+  int64_t in_nelems = -1;     // elements
+  int64_t out_nelems = -1;    // elements
+  int64_t group_size = -1;
+  StrId pg_name = 0;
+  StrId pg_desc = 0;
+  StrId pg_ranks = 0;         // raw text "[0, 1]"
+  StrId in_split = 0;
+  StrId out_split = 0;
+  int64_t seq = -1;
+};
+
+enum class CollType : uint8_t {
+  kUnknown,
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kBroadcast,
+  kReduce,
+  kAllToAll,
+  kSendRecv,
+  kSend,
+  kRecv,
+  kBarrier,
+  kGather,
+  kScatter,
+};
+std::string_view coll_type_name(CollType t);
+
+// One communication GPU activity, classified (link/classify.cpp).
+struct Collective {
+  int32_t gpu_idx = kNoRow;
+  CollType type = CollType::kUnknown;
+  StrId algorithm = 0;  // RING, TREE, NVLS, ... (from the NCCL kernel name)
+  StrId protocol = 0;   // LL, LL128, SIMPLE
+  StrId dtype = 0;
+  int64_t in_nelems = -1;
+  int64_t out_nelems = -1;
+  int64_t group_size = -1;
+  StrId pg_name = 0;
+  StrId pg_desc = 0;
+  StrId pg_ranks = 0;
+  // Where the type came from: "kernel_name", "kernel_args", "host_args".
+  StrId source = 0;
+};
+
+struct ProcessGroup {
+  std::string name;
+  std::string desc;
+  std::string backend_config;
+  int64_t size = -1;
+  std::vector<int64_t> ranks;
+};
+
+struct DeviceProps {
+  int64_t id = -1;
+  std::string name;
+  int64_t total_global_mem_bytes = -1;
+  int64_t compute_major = -1;
+  int64_t compute_minor = -1;
+  int64_t num_sms = -1;
+  int64_t warp_size = -1;
+  int64_t max_threads_per_block = -1;
+  int64_t shared_mem_per_block_bytes = -1;
+  int64_t regs_per_block = -1;
+};
+
+struct TraceMetadata {
+  int64_t rank = -1;        // -1 unknown
+  int64_t world_size = -1;  // -1 unknown
+  std::string rank_source;  // "distributedInfo", "file name", or "" (unknown)
+  std::string backend;
+  std::string nccl_version;
+  std::vector<ProcessGroup> process_groups;
+  std::vector<DeviceProps> devices;
+  int64_t schema_version = -1;
+  Ns base_time_ns = 0;  // baseTimeNanoseconds (already added to every timestamp)
+  bool has_base_time = false;
+  std::string trace_name;
+  std::string display_time_unit;
+  // Library versions and other scalar top-level keys, as text (cupti_version, hip_runtime_version…)
+  std::vector<std::pair<std::string, std::string>> versions;
+  std::vector<std::pair<std::string, std::string>> other;
+  // ts generation: "int_epoch_us", "float_epoch_us", "relative_to_base"
+  std::string ts_format;
+  bool legacy_2021 = false;  // Operator/Runtime/Kernel categories
+  bool rocm = false;
+  std::vector<std::pair<int64_t, std::string>> process_names;  // M process_name
+  std::vector<std::pair<std::pair<int64_t, int64_t>, std::string>> thread_names;
+};
+
+struct RankTrace {
+  std::string file;
+  uint64_t file_bytes = 0;          // on disk
+  uint64_t uncompressed_bytes = 0;  // JSON text read
+  StringTable strings;
+  TraceMetadata meta;
+  GpuActivities gpu;
+  HostOps host;
+  RuntimeCalls runtime;
+  Flows flows;
+  Instants instants;
+  CounterSamples counters;
+  std::vector<CommArgs> comm_args;
+  std::vector<Collective> collectives;
+  // Complete events (ph "X") per category as named in the file, skipped categories included,
+  // in order of first appearance; and every event per ph.
+  std::vector<std::pair<StrId, uint64_t>> x_events_by_category;
+  std::vector<std::pair<char, uint64_t>> events_by_ph;
+  uint64_t total_events = 0;
+  Diagnostics diagnostics;
+
+  // ProfilerStep#N found on the host side: N, start, end.
+  struct Step {
+    int64_t number;
+    Ns start_ns;
+    Ns end_ns;
+  };
+  std::vector<Step> steps;
+
+  // Link statistics (link/link.cpp).
+  uint64_t linked_gpu_activities = 0;
+  uint64_t linkable_gpu_activities = 0;  // kernels, memcpys, memsets
+  double link_rate() const {
+    return linkable_gpu_activities == 0
+               ? -1.0
+               : static_cast<double>(linked_gpu_activities) /
+                     static_cast<double>(linkable_gpu_activities);
+  }
+  uint64_t x_events(std::string_view category) const;
+  Ns first_ns() const;
+  Ns last_ns() const;
+};
+
+}  // namespace chopper

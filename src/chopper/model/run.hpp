@@ -1,0 +1,28 @@
+#pragma once
+// A training run: one RankTrace per file, ordered by rank (then file name). A file that could not
+// be read keeps its place with the error; the other ranks go on.
+#include <string>
+#include <vector>
+
+#include "chopper/model/rank_trace.hpp"
+
+namespace chopper {
+
+struct RankSlot {
+  std::string file;
+  int64_t rank = -1;  // -1 when neither distributedInfo nor the file name says
+  bool ok = false;
+  std::string error;  // one line, naming the file and byte offset, when !ok
+  RankTrace trace;
+};
+
+struct Run {
+  std::vector<RankSlot> ranks;
+  size_t failed() const {
+    size_t n = 0;
+    for (const auto& r : ranks) n += r.ok ? 0 : 1;
+    return n;
+  }
+};
+
+}  // namespace chopper

@@ -1,0 +1,17 @@
+#pragma once
+// Minimal JSON text output helpers for reports (escaping; the structure is written by callers).
+#include <string>
+#include <string_view>
+
+namespace chopper {
+
+// Appends `s` as a JSON string literal (with quotes), escaping control characters, quotes and
+// backslashes. Bytes >= 0x80 are copied (the reader has already replaced invalid UTF-8).
+void append_json_string(std::string& out, std::string_view s);
+inline std::string json_string(std::string_view s) {
+  std::string o;
+  append_json_string(o, s);
+  return o;
+}
+
+}  // namespace chopper

@@ -1,0 +1,111 @@
+#include <gtest/gtest.h>
+#include <isa-l/igzip_lib.h>
+#include <zstd.h>
+
+#include <random>
+#include <string>
+
+#include "chopper/base/error.hpp"
+#include "chopper/base/input.hpp"
+
+using namespace chopper;
+
+namespace {
+
+std::string gzip(const std::string& in) {
+  std::string out(in.size() + 1024, '\0');
+  isal_zstream s;
+  isal_deflate_init(&s);
+  s.gzip_flag = IGZIP_GZIP;
+  s.end_of_stream = 1;
+  s.flush = NO_FLUSH;
+  s.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(in.data()));
+  s.avail_in = static_cast<uint32_t>(in.size());
+  s.next_out = reinterpret_cast<uint8_t*>(out.data());
+  s.avail_out = static_cast<uint32_t>(out.size());
+  EXPECT_EQ(isal_deflate_stateless(&s), COMP_OK);
+  out.resize(s.total_out);
+  return out;
+}
+
+std::string zstd(const std::string& in) {
+  std::string out(ZSTD_compressBound(in.size()), '\0');
+  size_t n = ZSTD_compress(out.data(), out.size(), in.data(), in.size(), 3);
+  EXPECT_FALSE(ZSTD_isError(n));
+  out.resize(n);
+  return out;
+}
+
+std::string read_all(ByteSource& s, size_t piece = 4096) {
+  std::string out;
+  std::string buf(piece, '\0');
+  for (size_t n; (n = s.read(buf.data(), buf.size())) > 0;) out.append(buf.data(), n);
+  return out;
+}
+
+std::string sample_text() {
+  std::mt19937 rng(1);
+  std::string s;
+  for (int i = 0; i < 200000; ++i) s += "{\"ts\": " + std::to_string(rng() % 100000) + "},\n";
+  return s;
+}
+
+}  // namespace
+
+TEST(ByteSource, DetectsCompressionFromContent) {
+  const std::string text = sample_text();
+  const std::string gz = gzip(text), zs = zstd(text);
+  auto p = ByteSource::from_memory(text, "a.json.gz");  // the name lies; the content decides
+  EXPECT_EQ(p->compression(), Compression::kNone);
+  EXPECT_EQ(read_all(*p), text);
+  auto g = ByteSource::from_memory(gz, "a.json");
+  EXPECT_EQ(g->compression(), Compression::kGzip);
+  EXPECT_EQ(read_all(*g, 1000), text);
+  EXPECT_EQ(g->raw_offset(), gz.size());
+  auto z = ByteSource::from_memory(zs, "a");
+  EXPECT_EQ(z->compression(), Compression::kZstd);
+  EXPECT_EQ(read_all(*z, 777), text);
+}
+
+TEST(ByteSource, ReadsConcatenatedGzipMembers) {
+  const std::string a = "first member\n", b = "second member\n";
+  const std::string gz = gzip(a) + gzip(b);
+  auto g = ByteSource::from_memory(gz, "cat.gz");
+  EXPECT_EQ(read_all(*g), a + b);
+  EXPECT_TRUE(g->warnings().empty());
+}
+
+TEST(ByteSource, TruncatedGzipNamesFileAndOffset) {
+  const std::string gz = gzip(sample_text());
+  const std::string cut = gz.substr(0, gz.size() / 2);
+  auto g = ByteSource::from_memory(cut, "rank3.json.gz");
+  try {
+    read_all(*g);
+    FAIL() << "no error for a truncated gzip stream";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "rank3.json.gz");
+    EXPECT_EQ(e.offset(), cut.size());  // it ran out at the end of what was there
+    EXPECT_NE(std::string(e.what()).find("truncated gzip"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ByteSource, CorruptGzipAndZstdThrow) {
+  std::string gz = gzip(sample_text());
+  for (size_t i = 20; i < 60; ++i) gz[i] = static_cast<char>(gz[i] ^ 0x5a);
+  auto g = ByteSource::from_memory(gz, "bad.gz");
+  EXPECT_THROW(read_all(*g), InputError);
+  std::string zs = zstd(sample_text());
+  auto z = ByteSource::from_memory(zs.substr(0, zs.size() - 10), "bad.zst");
+  EXPECT_THROW(read_all(*z), InputError);
+}
+
+TEST(ByteSource, TrailingGarbageAfterGzipIsAWarning) {
+  const std::string gz = gzip("hello") + "XYZ";
+  auto g = ByteSource::from_memory(gz, "t.gz");
+  EXPECT_EQ(read_all(*g), "hello");
+  ASSERT_EQ(g->warnings().size(), 1u);
+}
+
+TEST(ByteSource, MissingFileIsAnInputError) {
+  EXPECT_THROW(ByteSource::open_file("/nonexistent/x.json"), InputError);
+}

@@ -1,0 +1,335 @@
+// The Kineto reader on hand-written input. Every expected number below is counted by hand from the
+// input text in the test or from tests/data/mini_train.json (34 events; see the comments).
+#include <gtest/gtest.h>
+#include <isa-l/igzip_lib.h>
+#include <zstd.h>
+
+#include <random>
+
+#include "chopper/base/error.hpp"
+#include "test_util.hpp"
+
+using namespace chopper;
+using chopper::test::parse;
+using chopper::test::trace_of;
+
+namespace {
+
+std::string gzip_of(const std::string& in) {
+  std::string out(in.size() + 1024, '\0');
+  isal_zstream s;
+  isal_deflate_init(&s);
+  s.gzip_flag = IGZIP_GZIP;
+  s.end_of_stream = 1;
+  s.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(in.data()));
+  s.avail_in = static_cast<uint32_t>(in.size());
+  s.next_out = reinterpret_cast<uint8_t*>(out.data());
+  s.avail_out = static_cast<uint32_t>(out.size());
+  EXPECT_EQ(isal_deflate_stateless(&s), COMP_OK);
+  out.resize(s.total_out);
+  return out;
+}
+
+std::string zstd_of(const std::string& in) {
+  std::string out(ZSTD_compressBound(in.size()), '\0');
+  out.resize(ZSTD_compress(out.data(), out.size(), in.data(), in.size(), 1));
+  return out;
+}
+
+std::string mini() { return chopper::test::read_file(chopper::test::data_path("mini_train.json")); }
+
+// Reading must fail with an InputError whose message names the file and a byte offset.
+void expect_input_error(const std::string& bytes, const std::string& what_part) {
+  auto src = ByteSource::from_memory(bytes, "bad.json");
+  try {
+    RankTrace t = read_kineto(*src);
+    FAIL() << "no error; read " << t.total_events << " events";
+  } catch (const InputError& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.rfind("bad.json: byte ", 0), 0u) << msg;
+    EXPECT_NE(msg.find(what_part), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << "one line: " << msg;
+  }
+}
+
+}  // namespace
+
+TEST(KinetoReader, MiniTrainCountsAndMetadata) {
+  RankTrace t = parse(mini());
+  // 26 complete events + 2 flow starts + 2 flow ends + 2 metadata + 1 instant + 1 counter.
+  EXPECT_EQ(t.total_events, 34u);
+  EXPECT_EQ(t.x_events("cpu_op"), 6u);
+  EXPECT_EQ(t.x_events("cuda_runtime"), 6u);
+  EXPECT_EQ(t.x_events("kernel"), 6u);
+  EXPECT_EQ(t.x_events("user_annotation"), 2u);
+  EXPECT_EQ(t.x_events("python_function"), 1u);  // counted although skipped
+  EXPECT_EQ(t.x_events("gpu_user_annotation"), 1u);
+  EXPECT_EQ(t.x_events("gpu_memcpy"), 1u);
+  EXPECT_EQ(t.x_events("gpu_memset"), 1u);
+  EXPECT_EQ(t.x_events("cuda_sync"), 1u);
+  EXPECT_EQ(t.x_events("Trace"), 1u);
+  // Stored rows: python_function is not a host op unless asked for.
+  EXPECT_EQ(t.host.size(), 8u);     // 6 cpu_op + 2 user_annotation
+  EXPECT_EQ(t.runtime.size(), 6u);
+  EXPECT_EQ(t.gpu.size(), 9u);      // 6 kernels, 1 memcpy, 1 memset, 1 sync
+  EXPECT_EQ(t.flows.size(), 4u);
+  EXPECT_EQ(t.instants.size(), 1u);
+  EXPECT_EQ(t.counters.size(), 1u);
+  EXPECT_TRUE(t.diagnostics.count("integer_above_int64") == 0) << "Comms Id is not read";
+
+  const TraceMetadata& m = t.meta;
+  EXPECT_EQ(m.rank, 1);
+  EXPECT_EQ(m.world_size, 2);
+  EXPECT_EQ(m.rank_source, "distributedInfo");
+  EXPECT_EQ(m.backend, "nccl");
+  EXPECT_EQ(m.nccl_version, "2.21.5");
+  ASSERT_EQ(m.process_groups.size(), 1u);
+  EXPECT_EQ(m.process_groups[0].desc, "default_pg");
+  EXPECT_EQ(m.process_groups[0].ranks, (std::vector<int64_t>{0, 1}));
+  ASSERT_EQ(m.devices.size(), 1u);
+  EXPECT_EQ(m.devices[0].name, "NVIDIA H100 80GB HBM3");
+  EXPECT_EQ(m.devices[0].num_sms, 132);
+  EXPECT_TRUE(m.has_base_time);
+  EXPECT_EQ(m.base_time_ns, 1700000000000000000);
+  EXPECT_EQ(m.ts_format, "relative_to_base");
+  EXPECT_EQ(m.trace_name, "mini_train.json");
+
+  // The GEMM kernel: ts 30.500 µs after the base, dur 100.250 µs.
+  const GpuActivities& g = t.gpu;
+  size_t gemm = 0;
+  while (gemm < g.size() && t.strings.str(g.name[gemm]).rfind("sm90_xmma", 0) != 0) ++gemm;
+  ASSERT_LT(gemm, g.size());
+  EXPECT_EQ(g.start_ns[gemm], 1700000000000030500);
+  EXPECT_EQ(g.dur_ns[gemm], 100250);
+  EXPECT_EQ(g.device[gemm], 0);
+  EXPECT_EQ(g.stream[gemm], 7);
+  EXPECT_EQ(g.correlation[gemm], 1001);
+  EXPECT_EQ(g.external_id[gemm], 2);
+  EXPECT_EQ(g.grid[gemm], (std::array<int32_t, 3>{8, 2, 1}));
+  EXPECT_EQ(g.block[gemm], (std::array<int32_t, 3>{128, 1, 1}));
+  EXPECT_EQ(g.registers[gemm], 168);
+  EXPECT_EQ(g.shared_mem_bytes[gemm], 1024);
+
+  // aten::mm keeps its shapes and autograd ids.
+  size_t mm = 0;
+  while (mm < t.host.size() && t.strings.str(t.host.name[mm]) != "aten::mm") ++mm;
+  ASSERT_LT(mm, t.host.size());
+  EXPECT_EQ(t.strings.str(t.host.input_dims[mm]), "[[64, 128], [128, 256]]");
+  EXPECT_EQ(t.strings.str(t.host.input_types[mm]), "[\"float\", \"float\"]");
+  EXPECT_EQ(t.host.sequence_number[mm], 7);
+  EXPECT_EQ(t.host.fwd_thread_id[mm], 0);
+
+  // [memory] instant and the counter sample.
+  EXPECT_EQ(t.instants.mem_bytes[0], 1024);
+  EXPECT_EQ(t.instants.mem_total_allocated[0], 2048);
+  EXPECT_EQ(t.strings.str(t.counters.name[0]), "power.watts");
+  EXPECT_DOUBLE_EQ(t.counters.value[0], 300.5);
+
+  // Steps: ProfilerStep#5 [0, 1000 µs) and #6 [1000, 1500 µs).
+  ASSERT_EQ(t.steps.size(), 2u);
+  EXPECT_EQ(t.steps[0].number, 5);
+  EXPECT_EQ(t.steps[1].number, 6);
+  EXPECT_EQ(t.steps[1].end_ns - t.steps[1].start_ns, 500000);
+}
+
+TEST(KinetoReader, KeepPythonAddsPythonFunctionsAsHostOps) {
+  KinetoReadOptions opt;
+  opt.keep_python = true;
+  RankTrace t = parse(mini(), opt);
+  EXPECT_EQ(t.host.size(), 9u);
+  EXPECT_EQ(t.x_events("python_function"), 1u);
+}
+
+// Same content, plain, gzip and zstd, with windows smaller than one event: identical tables.
+TEST(KinetoReader, CompressionAndWindowSizeDoNotChangeTheResult) {
+  const std::string text = mini();
+  RankTrace ref = parse(text);
+  for (const std::string& bytes : {gzip_of(text), zstd_of(text), text}) {
+    for (size_t window : {64ul, 1000ul, 8ul << 20}) {
+      KinetoReadOptions opt;
+      opt.window_bytes = window;
+      RankTrace t = parse(bytes, opt);
+      EXPECT_EQ(t.total_events, ref.total_events) << window;
+      EXPECT_EQ(t.gpu.start_ns, ref.gpu.start_ns);
+      EXPECT_EQ(t.gpu.dur_ns, ref.gpu.dur_ns);
+      EXPECT_EQ(t.host.start_ns, ref.host.start_ns);
+      EXPECT_EQ(t.runtime.correlation, ref.runtime.correlation);
+      EXPECT_EQ(t.gpu.host_op_idx, ref.gpu.host_op_idx);
+      EXPECT_EQ(t.uncompressed_bytes, text.size());
+    }
+  }
+}
+
+TEST(KinetoReader, ArrayFormWithLegacyCategoriesAndStringTids) {
+  // 2021 Kineto: Operator/Runtime/Kernel, lower-case "external id", "stream 7" tids, flows "async".
+  const std::string text = R"J([
+    {"ph": "X", "cat": "Operator", "name": "ProfilerStep#3", "pid": 5, "tid": "5", "ts": 100, "dur": 900},
+    {"ph": "X", "cat": "Operator", "name": "aten::conv2d", "pid": 5, "tid": "5", "ts": 110, "dur": 50, "args": {"external id": 11}},
+    {"ph": "X", "cat": "Runtime", "name": "cudaLaunchKernel", "pid": 5, "tid": "5", "ts": 120, "dur": 5, "args": {"correlation": 77, "external id": 11}},
+    {"ph": "s", "id": 77, "pid": 5, "tid": 5, "ts": 120, "cat": "async", "name": "launch"},
+    {"ph": "X", "cat": "Kernel", "name": "implicit_convolve_sgemm", "pid": 0, "tid": "stream 7", "ts": 130, "dur": 20, "args": {"correlation": 77, "external id": 11, "device": 0, "stream": 7}},
+    {"ph": "f", "id": 77, "pid": 0, "tid": "stream 7", "ts": 130, "cat": "async", "name": "launch", "bp": "e"}
+  ])J";
+  RankTrace t = parse(text);
+  EXPECT_EQ(t.total_events, 6u);
+  EXPECT_TRUE(t.meta.legacy_2021);
+  EXPECT_EQ(t.meta.ts_format, "int_epoch_us");
+  EXPECT_EQ(t.x_events("Operator"), 2u);
+  ASSERT_EQ(t.gpu.size(), 1u);
+  EXPECT_EQ(t.gpu.stream[0], 7);
+  EXPECT_EQ(t.gpu.start_ns[0], 130000);
+  EXPECT_EQ(t.host.tid[0], 5);  // "5" as a number
+  ASSERT_EQ(t.steps.size(), 1u);
+  EXPECT_EQ(t.steps[0].number, 3);
+  EXPECT_EQ(t.gpu.host_op_idx[0], 1);  // aten::conv2d
+  EXPECT_DOUBLE_EQ(t.link_rate(), 1.0);
+  EXPECT_EQ(t.flows.kind[0], FlowKind::kLaunch);
+}
+
+TEST(KinetoReader, StringPidsFloatEpochAndRocmKernelsWithoutExternalId) {
+  const std::string text = trace_of(R"J(
+    {"ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "pid": "Spans", "tid": "PyTorch Profiler", "ts": 1712195495519689.047, "dur": 10},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 9, "tid": 9, "ts": 1712195495519690.001, "dur": 5.5, "args": {"External id": 3}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "hipLaunchKernel", "pid": 9, "tid": 9, "ts": 1712195495519691.000, "dur": 1.25, "args": {"External id": 3, "correlation": 40, "stream": "0x1a2b", "kernel": "add_kernel"}},
+    {"ph": "X", "cat": "kernel", "name": "add_kernel", "pid": 2, "tid": 1, "ts": 1712195495519693.999, "dur": 2, "args": {"device": 2, "stream": 1, "correlation": 40, "kind": "Dispatch Kernel"}},
+    {"ph": "i", "s": "g", "name": "Record Window End", "pid": "", "tid": "", "ts": 1712195495519700})J");
+  RankTrace t = parse(text);
+  EXPECT_EQ(t.total_events, 5u);
+  EXPECT_EQ(t.meta.ts_format, "float_epoch_us");
+  EXPECT_TRUE(t.meta.rocm);
+  ASSERT_EQ(t.gpu.size(), 1u);
+  EXPECT_EQ(t.gpu.start_ns[0], 1712195495519693999);  // exact: a double would give ...694000
+  EXPECT_EQ(t.gpu.device[0], 2);
+  EXPECT_EQ(t.gpu.external_id[0], kNoId);
+  EXPECT_EQ(t.gpu.host_op_idx[0], 0);  // via correlation -> hipLaunchKernel -> External id 3
+  EXPECT_EQ(t.gpu.link_path[0], LinkPath::kRuntimeExternalId);
+  EXPECT_EQ(t.runtime.dur_ns[0], 1250);
+  EXPECT_LT(t.instants.pid[0], 0) << "string pid \"\" gets a negative id";
+  EXPECT_TRUE(t.diagnostics.empty());
+}
+
+TEST(KinetoReader, BadEventsAreCountedNotFatal) {
+  const std::string text = trace_of(R"J(
+    {"ph": "X", "cat": "cpu_op", "name": "ok", "pid": 1, "tid": 1, "ts": 1, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "no ts", "pid": 1, "tid": 1, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "bad ts", "pid": 1, "tid": 1, "ts": "abc", "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "no dur", "pid": 1, "tid": 1, "ts": 5},
+    {"ph": "X", "cat": "cpu_op", "name": "neg dur", "pid": 1, "tid": 1, "ts": 5, "dur": -3},
+    {"ph": "X", "cat": "kernel", "name": "big id", "pid": 0, "tid": 7, "ts": 6, "dur": 1, "args": {"External id": 99999999999999999999, "correlation": 5}},
+    {"ph": "X", "cat": "cpu_op", "name": "sub-ns", "pid": 1, "tid": 1, "ts": 7.0001, "dur": 1},
+    {"ph": "f", "id": 12345, "pid": 0, "tid": 7, "ts": 6, "cat": "ac2g", "name": "ac2g", "bp": "e"},
+    {"ph": "B", "name": "begin", "pid": 1, "tid": 1, "ts": 9},
+    {"ph": "X", "cat": "cpu_op", "name": "broken", "pid": 1, "tid": 1, "ts": 1 "dur": 2},
+    42,
+    {"ph": "X", "cat": "cpu_op", "name": "after", "pid": 1, "tid": 1, "ts": 10, "dur": 1})J");
+  RankTrace t = parse(text);
+  // 12 entries in traceEvents, all counted; 6 usable host ops: ok, no dur (0), neg dur (0),
+  // sub-ns, after... and "no ts"/"bad ts"/"broken" are skipped.
+  EXPECT_EQ(t.total_events, 12u);
+  EXPECT_EQ(t.host.size(), 5u);
+  EXPECT_EQ(t.gpu.size(), 1u);
+  EXPECT_EQ(t.gpu.external_id[0], kNoId);
+  EXPECT_EQ(t.diagnostics.count("missing_ts"), 1u);
+  EXPECT_EQ(t.diagnostics.count("invalid_time"), 1u);
+  EXPECT_EQ(t.diagnostics.count("missing_dur"), 1u);
+  EXPECT_EQ(t.diagnostics.count("negative_dur"), 1u);
+  EXPECT_EQ(t.diagnostics.count("integer_above_int64"), 1u);
+  EXPECT_EQ(t.diagnostics.count("sub_ns_time_rounded"), 1u);
+  EXPECT_EQ(t.diagnostics.count("unsupported_phase"), 1u);
+  EXPECT_EQ(t.diagnostics.count("malformed_event"), 1u);
+  EXPECT_EQ(t.diagnostics.count("non_object_event"), 1u);
+  // The flow end without a start is kept (4878 such in HTA's DDP trace) and harms nothing.
+  EXPECT_EQ(t.flows.size(), 1u);
+  // Every example names a byte offset.
+  for (const auto& e : t.diagnostics.entries())
+    for (const auto& ex : e.examples) EXPECT_EQ(ex.rfind("byte ", 0), 0u) << e.kind << ": " << ex;
+}
+
+TEST(KinetoReader, InvalidUtf8IsReplacedAndCounted) {
+  std::string text = trace_of(
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"bad\xff\xfe name\", \"pid\": 1, \"tid\": 1, "
+      "\"ts\": 1, \"dur\": 1},"
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"caf\xc3\xa9\", \"pid\": 1, \"tid\": 1, "
+      "\"ts\": 2, \"dur\": 1}");
+  RankTrace t = parse(text);
+  ASSERT_EQ(t.host.size(), 2u);
+  EXPECT_EQ(t.strings.str(t.host.name[0]), "bad?? name");
+  EXPECT_EQ(t.strings.str(t.host.name[1]), "caf\xc3\xa9");  // valid UTF-8 is untouched
+  EXPECT_EQ(t.diagnostics.count("invalid_utf8"), 1u);
+}
+
+TEST(KinetoReader, EscapedQuotesAndBracketsInsideStrings) {
+  const std::string text = trace_of(R"J(
+    {"ph": "X", "cat": "cpu_op", "name": "a\"{[b]}\\", "pid": 1, "tid": 1, "ts": 1, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "}]", "pid": 1, "tid": 1, "ts": 2, "dur": 1, "args": {"Input Dims": [[], [3, [4]]]}})J");
+  RankTrace t = parse(text);
+  ASSERT_EQ(t.host.size(), 2u);
+  EXPECT_EQ(t.strings.str(t.host.name[0]), "a\"{[b]}\\");
+  EXPECT_EQ(t.strings.str(t.host.name[1]), "}]");
+  EXPECT_EQ(t.strings.str(t.host.input_dims[1]), "[[], [3, [4]]]");
+  EXPECT_TRUE(t.diagnostics.empty());
+}
+
+TEST(KinetoReader, TopLevelKeysAfterTraceEventsAndUnknownKeys) {
+  // baseTimeNanoseconds after traceEvents still applies to every timestamp.
+  const std::string text = R"J({"metadata": {"x": [1, {"y": "]"}]}, "traceEvents": [
+      {"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 1, "ts": 2.5, "dur": 1}],
+      "systemTraceEvents": "ignored ] } text", "baseTimeNanoseconds": 1000000000000})J";
+  RankTrace t = parse(text);
+  ASSERT_EQ(t.host.size(), 1u);
+  EXPECT_EQ(t.host.start_ns[0], 1000000002500);
+  EXPECT_TRUE(t.diagnostics.empty());
+}
+
+TEST(KinetoReader, EmptyTraceEventsIsValid) {
+  RankTrace t = parse(R"J({"traceEvents": []})J");
+  EXPECT_EQ(t.total_events, 0u);
+  EXPECT_LT(t.link_rate(), 0.0) << "no GPU activities: link rate undefined";
+}
+
+TEST(KinetoReader, MalformedFilesGiveOneLineErrorsWithOffsets) {
+  const std::string text = mini();
+  expect_input_error("", "empty file");
+  expect_input_error("   \n ", "empty file");
+  expect_input_error(text.substr(0, text.size() / 2), "truncated JSON");
+  expect_input_error(text.substr(0, 40), "truncated JSON");
+  expect_input_error("Kind,Agent_Id,Queue_Id\nKERNEL_DISPATCH,1,2\n", "not a JSON trace");
+  expect_input_error(R"J({"rocprofiler-sdk-tool": [{"metadata": {}}]})J", "rocprofv3");
+  expect_input_error(R"J({"schemaVersion": 1})J", "no \"traceEvents\"");
+  expect_input_error(R"J({"traceEvents": [{"ph": "X"})J", "truncated JSON");
+  // Truncated gzip: the compressed offset is named.
+  const std::string gz = gzip_of(text);
+  const std::string cut = gz.substr(0, gz.size() - 100);  // from_memory does not copy
+  auto src = ByteSource::from_memory(cut, "cut.json.gz");
+  try {
+    read_kineto(*src);
+    FAIL();
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), "cut.json.gz");
+    EXPECT_NE(std::string(e.what()).find("truncated gzip"), std::string::npos) << e.what();
+  }
+}
+
+// Random bytes and random cuts of a real-looking trace never crash: either an InputError or a
+// trace with diagnostics. (The fuzz target explores this further under sanitizers.)
+TEST(KinetoReader, RandomInputNeverCrashes) {
+  std::mt19937 rng(12345);
+  const std::string text = mini();
+  for (int i = 0; i < 300; ++i) {
+    std::string s;
+    if (i % 3 == 0) {
+      s.resize(rng() % 2000);
+      for (char& c : s) c = static_cast<char>(rng());
+    } else {
+      s = text;
+      const int flips = 1 + static_cast<int>(rng() % 8);
+      for (int k = 0; k < flips; ++k) s[rng() % s.size()] = "{}[]\",:\\ x0\xff"[rng() % 12];
+      if (i % 3 == 2) s.resize(rng() % s.size());
+    }
+    try {
+      RankTrace t = parse(s);
+      (void)t;
+    } catch (const InputError&) {
+    }
+  }
+}
