@@ -299,7 +299,7 @@ TEST(KinetoReader, MalformedFilesGiveOneLineErrorsWithOffsets) {
   expect_input_error(R"J({"traceEvents": [{"ph": "X"})J", "truncated JSON");
   // Truncated gzip: the compressed offset is named.
   const std::string gz = gzip_of(text);
-  const std::string cut = gz.substr(0, gz.size() - 100);  // from_memory does not copy
+  const std::string cut = gz.substr(0, gz.size() - 100);
   auto src = ByteSource::from_memory(cut, "cut.json.gz");
   try {
     read_kineto(*src);

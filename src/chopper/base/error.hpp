@@ -26,4 +26,11 @@ class InputError : public Error {
   std::string reason_;
 };
 
+// The file is readable but is not a trace of the expected kind (another JSON document, CSV, ...).
+// A directory scan skips such files and lists them; a file named explicitly is an error.
+class NotATraceError : public InputError {
+ public:
+  using InputError::InputError;
+};
+
 }  // namespace chopper

@@ -83,7 +83,7 @@ class MemoryInput final : public RawInput {
   explicit MemoryInput(std::string_view data) : data_(data) {}
   std::string_view next(size_t max) override {
     size_t take = std::min(max, data_.size() - pos_);
-    std::string_view v = data_.substr(pos_, take);
+    std::string_view v(data_.data() + pos_, take);
     pos_ += take;
     return v;
   }
@@ -92,7 +92,7 @@ class MemoryInput final : public RawInput {
   uint64_t size() const override { return data_.size(); }
 
  private:
-  std::string_view data_;
+  std::string data_;  // owned: callers may pass temporaries
   size_t pos_ = 0;
 };
 

@@ -20,7 +20,7 @@ class ByteSource {
   virtual ~ByteSource() = default;
   // Opens a file; throws InputError if it cannot be opened.
   static std::unique_ptr<ByteSource> open_file(const std::string& path);
-  // Reads from memory that outlives the source (tests, fuzzing). `name` is used in messages.
+  // Reads from a copy of `data` (tests, fuzzing). `name` is used in messages.
   static std::unique_ptr<ByteSource> from_memory(std::string_view data, std::string name);
 
   // Fills up to `cap` bytes of uncompressed data; returns 0 only at the end of the data.

@@ -11,5 +11,7 @@ struct Command {
 };
 
 Command add_info(CLI::App& root);
+Command add_synth(CLI::App& root);
+Command add_demo(CLI::App& root);
 
 }  // namespace chopper::cli

@@ -36,6 +36,8 @@ Command add_info(CLI::App& root) {
               fmt::print(stderr, "chopper info: {}\n", e.what());
               return 2;
             }
+            for (const auto& [file, why] : run.skipped)
+              fmt::print(stderr, "chopper: skipped {} (not a trace: {})\n", file, why);
             if (run.ranks.empty()) {
               fmt::print(stderr, "chopper info: no trace files found\n");
               return 2;

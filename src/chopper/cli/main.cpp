@@ -10,7 +10,9 @@ int main(int argc, char** argv) {
   root.require_subcommand(1);
   root.set_version_flag("--version", "chopper 0.1.0");
   std::vector<chopper::cli::Command> cmds;
+  cmds.push_back(chopper::cli::add_demo(root));
   cmds.push_back(chopper::cli::add_info(root));
+  cmds.push_back(chopper::cli::add_synth(root));
   try {
     root.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -20,8 +20,8 @@ static bool looks_like_trace_name(const std::string& name) {
   return false;
 }
 
-std::vector<std::string> expand_trace_paths(const std::vector<std::string>& paths) {
-  std::vector<std::string> out;
+std::vector<TracePath> expand_trace_paths(const std::vector<std::string>& paths) {
+  std::vector<TracePath> out;
   for (const auto& p : paths) {
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
@@ -33,9 +33,9 @@ std::vector<std::string> expand_trace_paths(const std::vector<std::string>& path
       }
       if (ec) throw Error(p + ": cannot list directory: " + ec.message());
       std::sort(found.begin(), found.end());
-      out.insert(out.end(), found.begin(), found.end());
+      for (auto& f : found) out.push_back({std::move(f), true});
     } else if (fs::exists(p, ec)) {
-      out.push_back(p);
+      out.push_back({p, false});
     } else {
       throw Error(p + ": no such file or directory");
     }
@@ -72,24 +72,44 @@ RankTrace load_rank_file(const std::string& path, const KinetoReadOptions& opt) 
 }
 
 Run load_run(const std::vector<std::string>& paths, const LoadOptions& opt) {
-  std::vector<std::string> files = expand_trace_paths(paths);
-  std::sort(files.begin(), files.end());
-  files.erase(std::unique(files.begin(), files.end()), files.end());
+  std::vector<TracePath> files = expand_trace_paths(paths);
+  std::sort(files.begin(), files.end(), [](const TracePath& a, const TracePath& b) {
+    return a.path != b.path ? a.path < b.path : a.from_directory < b.from_directory;
+  });
+  // A file named both explicitly and through its directory counts once, as named.
+  files.erase(std::unique(files.begin(), files.end(),
+                          [](const TracePath& a, const TracePath& b) { return a.path == b.path; }),
+              files.end());
   Run run;
-  run.ranks.resize(files.size());
+  std::vector<RankSlot> slots(files.size());
+  std::vector<std::string> not_trace(files.size());
   const unsigned threads = opt.threads == 0 ? default_threads() : opt.threads;
   parallel_for(files.size(), threads, [&](size_t i) {
-    RankSlot& s = run.ranks[i];
-    s.file = files[i];
+    RankSlot& s = slots[i];
+    s.file = files[i].path;
     try {
-      s.trace = load_rank_file(files[i], opt.kineto);
+      s.trace = load_rank_file(files[i].path, opt.kineto);
       s.rank = s.trace.meta.rank;
       s.ok = true;
+    } catch (const NotATraceError& e) {
+      if (files[i].from_directory) {
+        not_trace[i] = e.reason();
+      } else {
+        s.error = e.what();
+        s.rank = rank_from_file_name(files[i].path);
+      }
     } catch (const std::exception& e) {
       s.error = e.what();
-      s.rank = rank_from_file_name(files[i]);
+      s.rank = rank_from_file_name(files[i].path);
     }
   });
+  for (size_t i = 0; i < slots.size(); ++i) {
+    if (!not_trace[i].empty()) {
+      run.skipped.emplace_back(files[i].path, not_trace[i]);
+    } else {
+      run.ranks.push_back(std::move(slots[i]));
+    }
+  }
   // Numeric rank order; unknown ranks last; ties by file name (already sorted).
   std::stable_sort(run.ranks.begin(), run.ranks.end(), [](const RankSlot& a, const RankSlot& b) {
     const int64_t ra = a.rank < 0 ? INT64_MAX : a.rank;

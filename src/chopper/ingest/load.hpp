@@ -15,8 +15,12 @@ struct LoadOptions {
   unsigned threads = 0;  // 0 = all cores
 };
 
+struct TracePath {
+  std::string path;
+  bool from_directory;  // found by listing a directory (skipped if it is not a trace)
+};
 // Expands directories into their trace files. Throws Error for a path that does not exist.
-std::vector<std::string> expand_trace_paths(const std::vector<std::string>& paths);
+std::vector<TracePath> expand_trace_paths(const std::vector<std::string>& paths);
 
 // Rank from a file name: "rank-3", "rank3_", "rank_3", "RANK3." -> 3; -1 if none.
 int64_t rank_from_file_name(std::string_view path);

@@ -18,6 +18,8 @@ struct RankSlot {
 
 struct Run {
   std::vector<RankSlot> ranks;
+  // Files found in a directory that are not traces (truth.json, other JSON): file, reason.
+  std::vector<std::pair<std::string, std::string>> skipped;
   size_t failed() const {
     size_t n = 0;
     for (const auto& r : ranks) n += r.ok ? 0 : 1;

@@ -131,6 +131,8 @@ std::string info_text(const Run& run) {
     }
     o += "\n";
   }
+  for (const auto& [file, why] : run.skipped)
+    o += fmt::format("skipped {} (found in a directory, not a trace: {})\n", file, why);
   if (run.failed() > 0)
     o += fmt::format("{} of {} file(s) could not be read; results above are partial.\n",
                      run.failed(), run.ranks.size());

@@ -281,6 +281,9 @@ class KinetoReader {
   [[noreturn]] void fail(uint64_t off, const std::string& what) {
     throw InputError(src_.name(), off, what);
   }
+  [[noreturn]] void not_a_trace(uint64_t off, const std::string& what) {
+    throw NotATraceError(src_.name(), off, what);
+  }
   void expect(char c, const char* context) {
     skip_ws();
     const int got = peek();
@@ -446,8 +449,8 @@ void KinetoReader::run() {
     ++pos_;
     parse_object_form();
   } else {
-    fail(offset_of(pos_),
-         fmt::format("not a JSON trace: expected '{{' or '[' but found '{}'", printable(c)));
+    not_a_trace(offset_of(pos_),
+                fmt::format("not a JSON trace: expected '{{' or '[' but found '{}'", printable(c)));
   }
   skip_ws();
   if (peek() >= 0) {
@@ -503,8 +506,8 @@ void KinetoReader::parse_object_form() {
   if (!saw_events_) {
     bool rocprof = false;
     for (const auto& kv : top_values_) rocprof |= kv.first == "rocprofiler-sdk-tool";
-    fail(0, rocprof ? "not a Kineto trace: this is rocprofv3 JSON (no \"traceEvents\")"
-                    : "not a Kineto/Chrome trace: the JSON object has no \"traceEvents\" array");
+    not_a_trace(0, rocprof ? "not a Kineto trace: this is rocprofv3 JSON (no \"traceEvents\")"
+                           : "not a Kineto/Chrome trace: the JSON object has no \"traceEvents\" array");
   }
 }
 

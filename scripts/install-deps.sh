@@ -1,0 +1,23 @@
+#!/usr/bin/env bash
+# Installs the Debian packages chopper builds and tests with. Safe to run again.
+set -euo pipefail
+SUDO=""
+if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
+PKGS=(
+  build-essential cmake ninja-build pkg-config
+  libsimdjson-dev libisal-dev libzstd-dev libfmt-dev libcli11-dev
+  libsqlite3-dev libtomlplusplus-dev
+  libgtest-dev libgmock-dev libbenchmark-dev
+)
+if [ "${1:-}" = "--ci" ]; then
+  PKGS+=(clang libclang-rt-14-dev clang-format python3)
+fi
+missing=()
+for p in "${PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "installing: ${missing[*]}"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi

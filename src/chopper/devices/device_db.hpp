@@ -1,0 +1,46 @@
+#pragma once
+// Device database: the peak rates roofline models and MFU need. Dense (non-sparse) peaks from the
+// vendors' data sheets; the "matrix" rates are tensor-core / MFMA rates, "vector" the CUDA-core /
+// SIMD rates. Used by synth/ (durations from physics) and, later, analysis/ (MFU, rooflines).
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace chopper {
+
+enum class Vendor { kNvidia, kAmd };
+enum class DType { kFp32, kTf32, kBf16, kFp16, kFp8 };
+std::string_view dtype_name(DType d);
+std::optional<DType> parse_dtype(std::string_view s);
+int dtype_bytes(DType d);
+
+struct DeviceSpec {
+  std::string name;            // database key, lower case: "h100", "mi300x"
+  std::string marketing_name;  // as the driver reports it: "NVIDIA H100 80GB HBM3"
+  Vendor vendor;
+  int sm_count;                // SMs (NVIDIA) or CUs (AMD)
+  int warp_size;
+  double matrix_tflops_bf16;   // dense, at max_clock_mhz
+  double matrix_tflops_fp8;
+  double matrix_tflops_tf32;
+  double vector_tflops_fp32;
+  double mem_bw_gbs;           // HBM, GB/s
+  double mem_gib;
+  int max_clock_mhz;           // boost / peak engine clock
+  int base_clock_mhz;
+  int mem_clock_mhz;
+  double tdp_w;
+  double idle_w;
+  double intra_node_bw_gbs;    // per GPU, one direction: NVLink / Infinity Fabric
+  double inter_node_bw_gbs;    // per GPU NIC, one direction
+  int compute_major, compute_minor;  // CUDA capability (NVIDIA) or gfx major/minor (AMD)
+
+  double matrix_tflops(DType d) const;
+};
+
+const std::vector<DeviceSpec>& device_db();
+// Looks a device up by key ("h100", "MI300X"; case-insensitive). nullptr if unknown.
+const DeviceSpec* find_device(std::string_view name);
+
+}  // namespace chopper

@@ -1,0 +1,27 @@
+// libFuzzer target for the Kineto reader, linker and classifier. The first byte picks the
+// decompression window (tiny windows exercise events that straddle refills); the rest is the file.
+// Any input must end in a RankTrace or an InputError: never a crash, hang or sanitizer report.
+#include <cstddef>
+#include <cstdint>
+#include <string_view>
+
+#include "chopper/base/error.hpp"
+#include "chopper/base/input.hpp"
+#include "chopper/ingest/kineto/kineto_reader.hpp"
+#include "chopper/link/link.hpp"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (size == 0) return 0;
+  chopper::KinetoReadOptions opt;
+  opt.window_bytes = 16u + (static_cast<size_t>(data[0]) << 6);
+  opt.keep_python = (data[0] & 1) != 0;
+  std::string_view bytes(reinterpret_cast<const char*>(data + 1), size - 1);
+  try {
+    auto src = chopper::ByteSource::from_memory(bytes, "fuzz.json");
+    chopper::RankTrace t = chopper::read_kineto(*src, opt);
+    chopper::link_trace(t);
+    chopper::classify_trace(t);
+  } catch (const chopper::InputError&) {
+  }
+  return 0;
+}

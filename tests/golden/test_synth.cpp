@@ -1,0 +1,293 @@
+// Golden tests: synthetic runs from chopper synth, read back by chopper's own reader, must agree
+// with the truth.json the generator wrote, kernel by kernel, to the nanosecond.
+#include <gtest/gtest.h>
+#include <simdjson.h>
+
+#include <unistd.h>
+
+#include <cmath>
+#include <filesystem>
+#include <map>
+
+#include "chopper/base/error.hpp"
+#include "chopper/devices/device_db.hpp"
+#include "chopper/ingest/load.hpp"
+#include "chopper/synth/synth.hpp"
+#include "test_util.hpp"
+
+using namespace chopper;
+namespace fs = std::filesystem;
+
+namespace {
+
+fs::path temp_dir(const std::string& name) {
+  fs::path d = fs::temp_directory_path() / ("chopper_golden_" + std::to_string(::getpid()) + "_" + name);
+  fs::remove_all(d);
+  return d;
+}
+
+SynthConfig small(const std::string& device, Parallelism par) {
+  SynthConfig c;
+  c.device = device;
+  c.parallel = par;
+  c.layers = 2;
+  c.ranks = 4;
+  c.gpus_per_node = 2;  // two nodes: inter-node bandwidth, node clock offsets
+  c.iterations = 2;
+  c.seq = 2048;
+  c.threads = 2;
+  return c;
+}
+
+struct TruthKernel {
+  int64_t correlation, iteration, layer, clock_mhz, start_ns, dur_ns, nominal_ns, mfu_ns, straggler_ns,
+      dvfs_ns, interference_ns, noise_ns;
+  std::string phase, operation, op_class;
+  double flops, bytes;
+};
+
+struct TruthRank {
+  int64_t rank, offset_ns;
+  bool straggler;
+  std::vector<std::tuple<int64_t, int64_t, int64_t>> iterations;  // N, start, end
+  std::vector<TruthKernel> kernels;
+  std::map<std::string, int64_t> effect_totals;
+};
+
+std::vector<TruthRank> read_truth(const fs::path& dir) {
+  simdjson::dom::parser p;
+  simdjson::dom::element doc = p.load((dir / "truth.json").string());
+  std::vector<TruthRank> out;
+  for (simdjson::dom::element r : doc["ranks"].get_array()) {
+    TruthRank t;
+    t.rank = r["rank"].get_int64();
+    t.offset_ns = r["clock_offset_ns"].get_int64();
+    t.straggler = r["straggler"].get_bool();
+    for (simdjson::dom::element it : r["iterations"].get_array())
+      t.iterations.emplace_back(it["iteration"].get_int64(), it["start_ns"].get_int64(), it["end_ns"].get_int64());
+    for (simdjson::dom::element e : r["effects"].get_array())
+      for (auto [k, v] : e.get_object())
+        if (k.size() > 3 && k.substr(k.size() - 3) == "_ns") t.effect_totals[std::string(k)] += v.get_int64();
+    for (simdjson::dom::element row : r["kernels"]["rows"].get_array()) {
+      simdjson::dom::array a = row.get_array();
+      TruthKernel k;
+      k.correlation = a.at(0).get_int64();
+      k.iteration = a.at(1).get_int64();
+      k.phase = std::string(std::string_view(a.at(2)));
+      k.layer = a.at(3).get_int64();
+      k.operation = std::string(std::string_view(a.at(4)));
+      k.op_class = std::string(std::string_view(a.at(5)));
+      k.clock_mhz = a.at(6).get_int64();
+      k.start_ns = a.at(7).get_int64();
+      k.dur_ns = a.at(8).get_int64();
+      k.nominal_ns = a.at(9).get_int64();
+      k.mfu_ns = a.at(10).get_int64();
+      k.straggler_ns = a.at(11).get_int64();
+      k.dvfs_ns = a.at(12).get_int64();
+      k.interference_ns = a.at(13).get_int64();
+      k.noise_ns = a.at(14).get_int64();
+      k.flops = a.at(18).get_double();
+      k.bytes = a.at(19).get_double();
+      t.kernels.push_back(k);
+    }
+    out.push_back(std::move(t));
+  }
+  return out;
+}
+
+bool is_comm_class(const std::string& c) {
+  return c == "all_gather" || c == "reduce_scatter" || c == "all_reduce";
+}
+
+// Loads the run into `run` and checks it against truth.json.
+void check_run(const fs::path& dir, const SynthConfig& c, chopper::Run& run) {
+  run = load_run({dir.string()});
+  EXPECT_EQ(run.ranks.size(), static_cast<size_t>(c.ranks));
+  EXPECT_EQ(run.skipped.size(), 1u) << "truth.json is listed as not a trace";
+  const std::vector<TruthRank> truth = read_truth(dir);
+  EXPECT_EQ(truth.size(), static_cast<size_t>(c.ranks));
+  for (size_t r = 0; r < run.ranks.size() && r < truth.size(); ++r) {
+    const RankTrace& t = run.ranks[r].trace;
+    const TruthRank& tr = truth[r];
+    SCOPED_TRACE("rank " + std::to_string(r));
+    EXPECT_TRUE(run.ranks[r].ok) << run.ranks[r].error;
+    EXPECT_EQ(t.meta.rank, static_cast<int64_t>(r));
+    EXPECT_EQ(t.meta.world_size, c.ranks);
+    // Every generated trace links completely and has nothing to complain about.
+    EXPECT_DOUBLE_EQ(t.link_rate(), 1.0);
+    EXPECT_TRUE(t.diagnostics.empty()) << t.diagnostics.entries().front().kind;
+    // Every GPU activity is in truth, with the same start and duration.
+    std::map<int64_t, size_t> by_corr;
+    for (size_t i = 0; i < t.gpu.size(); ++i) by_corr[t.gpu.correlation[i]] = i;
+    EXPECT_EQ(t.gpu.size(), tr.kernels.size());
+    int64_t dvfs_recomputed = 0, dvfs_recorded = 0;
+    const DeviceSpec* dev = find_device(c.device);
+    for (const TruthKernel& k : tr.kernels) {
+      auto it = by_corr.find(k.correlation);
+      ASSERT_NE(it, by_corr.end()) << "correlation " << k.correlation;
+      const size_t i = it->second;
+      EXPECT_EQ(t.gpu.start_ns[i], k.start_ns);
+      EXPECT_EQ(t.gpu.dur_ns[i], k.dur_ns);
+      // Communication kernels are classified as such, with the true collective type.
+      EXPECT_EQ(t.gpu.cls[i] == GpuClass::kCommunication, is_comm_class(k.op_class)) << k.op_class;
+      if (is_comm_class(k.op_class)) {
+        EXPECT_EQ(coll_type_name(t.collectives[t.gpu.collective[i]].type), k.op_class);
+        continue;
+      }
+      // The effects add up to the duration.
+      EXPECT_EQ(k.nominal_ns + k.mfu_ns + k.straggler_ns + k.dvfs_ns + k.interference_ns + k.noise_ns, k.dur_ns);
+      // DVFS stretch recomputed from the kernel's work and the recorded clock: duration at the
+      // actual clock minus duration at the rank's clock cap (the device's max clock unless it is
+      // the straggler), both by the roofline the generator documents.
+      const bool matrix = k.op_class == "gemm" || k.op_class == "attention";
+      const double peak = (matrix ? dev->matrix_tflops(c.dtype) : dev->vector_tflops_fp32) * 1e12;
+      const double eff = matrix ? c.matrix_efficiency * (1 - c.mfu_loss) : 0.5;
+      const double t_mem = k.bytes / (dev->mem_bw_gbs * 1e9 * c.memory_efficiency) * 1e9;
+      const int cap = tr.straggler ? static_cast<int>(dev->max_clock_mhz * c.straggler_clock) / 15 * 15 : dev->max_clock_mhz;
+      const int64_t floor_ns = (k.op_class == "memcpy" || k.op_class == "memset") ? 1500 : 2500;
+      auto dur_at = [&](int mhz) {
+        const double tc = k.flops / (peak * eff) * 1e9 * dev->max_clock_mhz / mhz;
+        return std::max<int64_t>(floor_ns, std::llround(std::max(tc, t_mem)));
+      };
+      if (k.op_class != "memcpy" && k.op_class != "memset") {
+        dvfs_recomputed += dur_at(static_cast<int>(k.clock_mhz)) - dur_at(cap);
+        dvfs_recorded += k.dvfs_ns;
+      }
+    }
+    EXPECT_EQ(dvfs_recomputed, dvfs_recorded);
+    EXPECT_EQ(dvfs_recorded, tr.effect_totals.at("dvfs_ns"));
+    if (c.dvfs > 0 && !tr.straggler) {
+      EXPECT_GT(dvfs_recorded, 0);
+    }
+    // Iterations: ProfilerStep ranges in the trace are truth's.
+    ASSERT_EQ(t.steps.size(), tr.iterations.size());
+    for (size_t s = 0; s < t.steps.size(); ++s) {
+      EXPECT_EQ(t.steps[s].number, std::get<0>(tr.iterations[s]));
+      EXPECT_EQ(t.steps[s].start_ns, std::get<1>(tr.iterations[s]));
+      EXPECT_EQ(t.steps[s].end_ns, std::get<2>(tr.iterations[s]));
+    }
+  }
+}
+
+}  // namespace
+
+TEST(Synth, FsdpNvidiaAgreesWithTruth) {
+  SynthConfig c = small("h100", Parallelism::kFsdp);
+  ASSERT_TRUE(apply_scenario("demo", c));
+  c.node_clock_offset_ns = 40000;
+  const fs::path dir = temp_dir("fsdp_h100");
+  synthesize(c, dir.string());
+  chopper::Run run;
+  check_run(dir, c, run);
+  // Collectives end together on every rank of the group: the same true time, so in the traces the
+  // ends differ exactly by the node clock offsets (node 1 = +40 µs).
+  const std::vector<TruthRank> truth = read_truth(dir);
+  std::map<int64_t, std::vector<int64_t>> ends;  // correlation -> end per rank (comm only)
+  for (const TruthRank& tr : truth)
+    for (const TruthKernel& k : tr.kernels)
+      if (is_comm_class(k.op_class)) ends[k.correlation].push_back(k.start_ns + k.dur_ns - tr.offset_ns);
+  ASSERT_FALSE(ends.empty());
+  for (const auto& [corr, v] : ends) {
+    ASSERT_EQ(v.size(), 4u);
+    for (int64_t e : v) EXPECT_EQ(e, v[0]) << "collective " << corr;
+  }
+  EXPECT_EQ(truth[2].offset_ns, 40000);
+  EXPECT_EQ(truth[0].offset_ns, 0);
+  // The straggler's clock cap costs time only on the straggler.
+  for (const TruthRank& tr : truth)
+    EXPECT_EQ(tr.effect_totals.at("straggler_clock_ns") > 0, tr.straggler) << tr.rank;
+  fs::remove_all(dir);
+}
+
+TEST(Synth, DdpAndAmdAgreeWithTruth) {
+  for (const auto& [device, par] : {std::pair{"mi300x", Parallelism::kFsdp}, std::pair{"a100", Parallelism::kDdp},
+                                    std::pair{"mi250", Parallelism::kDdp}}) {
+    SCOPED_TRACE(device);
+    SynthConfig c = small(device, par);
+    c.dvfs = 0.2;
+    c.noise = 0.03;
+    const fs::path dir = temp_dir(device);
+    synthesize(c, dir.string());
+    chopper::Run run;
+  check_run(dir, c, run);
+    if (find_device(device)->vendor == Vendor::kAmd) {
+      // ROCm: kernels carry no External id; RCCL's generic kernel gets its type from the host.
+      const RankTrace& t = run.ranks[0].trace;
+      EXPECT_TRUE(t.meta.rocm);
+      for (size_t i = 0; i < t.gpu.size(); ++i)
+        if (t.gpu.kind[i] == GpuKind::kKernel) {
+          EXPECT_EQ(t.gpu.external_id[i], kNoId);
+        }
+      for (const Collective& col : t.collectives) EXPECT_EQ(t.strings.str(col.source), "host_args");
+      EXPECT_TRUE(fs::exists(dir / "rocprofv3_counter_collection.csv"));
+      EXPECT_TRUE(fs::exists(dir / "telemetry" / "node0.amd-smi.csv"));
+    } else {
+      EXPECT_TRUE(fs::exists(dir / "telemetry" / "node1.nvidia-smi.csv"));
+    }
+    fs::remove_all(dir);
+  }
+}
+
+TEST(Synth, SameSeedSameBytes) {
+  SynthConfig c = small("h100", Parallelism::kFsdp);
+  c.noise = 0.05;
+  const fs::path a = temp_dir("seed_a"), b = temp_dir("seed_b"), d = temp_dir("seed_d");
+  synthesize(c, a.string());
+  c.threads = 1;  // thread count must not matter
+  synthesize(c, b.string());
+  c.seed = 2;
+  synthesize(c, d.string());
+  for (const char* f : {"rank-0.json", "rank-3.json", "truth.json", "telemetry/node1.nvidia-smi.csv"}) {
+    EXPECT_EQ(chopper::test::read_file((a / f).string()), chopper::test::read_file((b / f).string())) << f;
+  }
+  EXPECT_NE(chopper::test::read_file((a / "rank-0.json").string()),
+            chopper::test::read_file((d / "rank-0.json").string()))
+      << "another seed draws other noise";
+  fs::remove_all(a);
+  fs::remove_all(b);
+  fs::remove_all(d);
+}
+
+// Turning an effect on costs time, and truth says where: exposed communication grows without
+// prefetch; the data-loader stall appears once per iteration per rank.
+TEST(Synth, EffectsAreRecordedWhereInjected) {
+  auto totals = [](SynthConfig c, const std::string& name) {
+    const fs::path dir = temp_dir(name);
+    synthesize(c, dir.string());
+    std::vector<TruthRank> t = read_truth(dir);
+    fs::remove_all(dir);
+    return t[0].effect_totals;
+  };
+  SynthConfig c = small("h100", Parallelism::kFsdp);
+  c.gpus_per_node = 4;
+  const auto base = totals(c, "base");
+  EXPECT_EQ(base.at("dvfs_ns"), 0);
+  EXPECT_EQ(base.at("mfu_loss_ns"), 0);
+  EXPECT_EQ(base.at("host_stall_ns"), 0);
+  SynthConfig np = c;
+  np.prefetch = false;
+  EXPECT_GT(totals(np, "noprefetch").at("exposed_comm_ns"), base.at("exposed_comm_ns"));
+  SynthConfig st = c;
+  st.data_loader_stall_ns = 2000000;
+  EXPECT_EQ(totals(st, "stall").at("host_stall_ns"), 2 * 2000000) << "2 iterations x 2 ms";
+  // Launch overhead shows where nothing long hides the host: one GPU, DDP (no FSDP copy-outs).
+  SynthConfig one = c;
+  one.ranks = 1;
+  one.gpus_per_node = 1;
+  one.parallel = Parallelism::kDdp;
+  SynthConfig lb = one;
+  ASSERT_TRUE(apply_scenario("launch-bound", lb));
+  EXPECT_GT(totals(lb, "launch").at("launch_overhead_ns"), 10 * totals(one, "one").at("launch_overhead_ns"));
+}
+
+TEST(Synth, RejectsBadConfigurations) {
+  SynthConfig c;
+  c.device = "tpu";
+  EXPECT_THROW(synthesize(c, temp_dir("bad").string()), chopper::Error);
+  c = SynthConfig{};
+  c.preset = "llama9";
+  EXPECT_THROW(synthesize(c, temp_dir("bad").string()), chopper::Error);
+  c = SynthConfig{};
+  c.dvfs = 1.5;
+  EXPECT_THROW(synthesize(c, temp_dir("bad").string()), chopper::Error);
+}
