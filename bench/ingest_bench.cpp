@@ -12,6 +12,8 @@
 // Exit status: 0 all targets met, 1 a target missed (or --expect-x-events mismatch, or the reader
 // threw), 2 usage error. Run by hand on a large trace (see run_ingest_bench.sh), not in CI.
 #include <fmt/format.h>
+
+#include "chopper/base/memory.hpp"
 #include <sys/resource.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
@@ -123,6 +125,7 @@ int usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  chopper::tune_allocator();  // as the chopper CLI does
   std::string path;
   int64_t expect_x = -1;
   int repeat = 3;

@@ -38,6 +38,12 @@ class RawInput {
   virtual void unread(size_t n) = 0;
   virtual uint64_t offset() const = 0;
   virtual uint64_t size() const = 0;
+  // Copies up to `cap` bytes into dst; 0 at EOF. Files override it to read(2) straight into dst.
+  virtual size_t read_into(char* dst, size_t cap) {
+    std::string_view v = next(cap);
+    std::memcpy(dst, v.data(), v.size());
+    return v.size();
+  }
 };
 
 class FileInput final : public RawInput {
@@ -65,6 +71,16 @@ class FileInput final : public RawInput {
   void unread(size_t n) override {
     pos_ -= n;
     offset_ -= n;
+  }
+  size_t read_into(char* dst, size_t cap) override {
+    if (pos_ < len_) return RawInput::read_into(dst, cap);  // bytes buffered by next()
+    for (;;) {
+      ssize_t n = ::read(fd_, dst, cap);
+      if (n < 0 && errno == EINTR) continue;
+      if (n < 0) throw InputError(name_, offset_, std::string("read failed: ") + std::strerror(errno));
+      offset_ += static_cast<uint64_t>(n);
+      return static_cast<size_t>(n);
+    }
   }
   uint64_t offset() const override { return offset_; }
   uint64_t size() const override { return size_; }
@@ -104,10 +120,9 @@ class PlainSource final : public ByteSource {
   size_t read(char* dst, size_t cap) override {
     size_t total = 0;
     while (total < cap) {
-      std::string_view v = in_->next(cap - total);
-      if (v.empty()) break;
-      std::memcpy(dst + total, v.data(), v.size());
-      total += v.size();
+      const size_t n = in_->read_into(dst + total, cap - total);
+      if (n == 0) break;
+      total += n;
     }
     return total;
   }

@@ -1,9 +1,11 @@
 #include <CLI/CLI.hpp>
 #include <fmt/format.h>
 
+#include "chopper/base/memory.hpp"
 #include "chopper/cli/commands.hpp"
 
 int main(int argc, char** argv) {
+  chopper::tune_allocator();
   CLI::App root{
       "chopper: where the time and energy of distributed LLM training on GPUs go.\n"
       "Reads PyTorch-profiler (Kineto) traces of every rank and explains them."};

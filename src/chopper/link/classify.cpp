@@ -150,6 +150,8 @@ void classify_trace(RankTrace& t) {
   const StrId src_kargs = t.strings.intern("kernel_args");
   const StrId src_host = t.strings.intern("host_args");
   uint64_t unknown_type = 0;
+  // Kernel names repeat: decide "communication?" once per distinct name.
+  std::vector<int8_t> comm_name(t.strings.size(), -1);
   for (size_t i = 0; i < g.size(); ++i) {
     const std::string_view name = t.strings.str(g.name[i]);
     switch (g.kind[i]) {
@@ -166,7 +168,9 @@ void classify_trace(RankTrace& t) {
       case GpuKind::kKernel:
         break;
     }
-    if (!is_comm_kernel(name)) continue;
+    int8_t& known = comm_name[g.name[i]];
+    if (known < 0) known = is_comm_kernel(name) ? 1 : 0;
+    if (known == 0) continue;
     g.cls[i] = GpuClass::kCommunication;
     Collective c;
     c.gpu_idx = static_cast<int32_t>(i);

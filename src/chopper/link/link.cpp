@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <numeric>
-#include <unordered_map>
+#include <tuple>
 
 namespace chopper {
 
@@ -23,6 +23,35 @@ bool parse_profiler_step(std::string_view name, int64_t& n) {
 }
 
 namespace {
+
+// A sorted (key, row) index: 12-16 bytes per entry, a third of an unordered_map's, and built in
+// one sort. find() returns the row of the first entry with `key`, or kNoRow.
+template <class K>
+class SortedIndex {
+ public:
+  void add(K key, int32_t row) { v_.emplace_back(key, row); }
+  void build() { std::stable_sort(v_.begin(), v_.end(), [](const auto& a, const auto& b) { return a.first < b.first; }); }
+  int32_t find(const K& key) const {
+    auto it = std::lower_bound(v_.begin(), v_.end(), key, [](const auto& e, const K& k) { return e.first < k; });
+    return it != v_.end() && it->first == key ? it->second : kNoRow;
+  }
+  // All rows with `key`, in insertion order.
+  template <class F>
+  void for_each(const K& key, F&& f) const {
+    auto it = std::lower_bound(v_.begin(), v_.end(), key, [](const auto& e, const K& k) { return e.first < k; });
+    for (; it != v_.end() && it->first == key; ++it) f(it->second);
+  }
+  bool empty() const { return v_.empty(); }
+  // Entries whose key equals the previous entry's (after build()).
+  uint64_t duplicates() const {
+    uint64_t n = 0;
+    for (size_t i = 1; i < v_.size(); ++i) n += v_[i].first == v_[i - 1].first ? 1 : 0;
+    return n;
+  }
+
+ private:
+  std::vector<std::pair<K, int32_t>> v_;
+};
 
 // Host ops grouped by thread, each group sorted by (start asc, dur desc, index): the order in
 // which a stack sweep sees parents before children.
@@ -142,18 +171,23 @@ void link_trace(RankTrace& t) {
 
   // External id -> host op. Ids are unique per op in Kineto; if several ops share one, keep the
   // innermost (shortest) so a launch maps to the op closest to it, and count the clash.
-  std::unordered_map<int64_t, int32_t> by_ext;
-  by_ext.reserve(h.size());
-  uint64_t ext_clashes = 0;
-  for (size_t i = 0; i < h.size(); ++i) {
-    const int64_t x = h.external_id[i];
-    if (x == kNoId) continue;
-    auto [it, fresh] = by_ext.try_emplace(x, static_cast<int32_t>(i));
-    if (!fresh) {
-      ++ext_clashes;
-      if (h.dur_ns[i] < h.dur_ns[it->second]) it->second = static_cast<int32_t>(i);
-    }
-  }
+  SortedIndex<int64_t> ext_all;
+  for (size_t i = 0; i < h.size(); ++i)
+    if (h.external_id[i] != kNoId) ext_all.add(h.external_id[i], static_cast<int32_t>(i));
+  ext_all.build();
+  uint64_t ext_clashes = 0;  // ops beyond the first with the same External id
+  auto op_by_ext = [&](int64_t x) {
+    int32_t best = kNoRow;
+    ext_all.for_each(x, [&](int32_t row) {
+      if (best == kNoRow) {
+        best = row;
+      } else if (h.dur_ns[row] < h.dur_ns[best]) {
+        best = row;
+      }
+    });
+    return best;
+  };
+  ext_clashes = ext_all.duplicates();
   if (ext_clashes > 0) t.diagnostics.add_count("host_external_id_shared", ext_clashes);
 
   // Runtime call -> host op: External id, else containment on the launching thread.
@@ -171,10 +205,10 @@ void link_trace(RankTrace& t) {
   uint64_t ext_not_enclosing = 0;
   for (size_t i = 0; i < r.size(); ++i) {
     if (r.external_id[i] != kNoId) {
-      auto it = by_ext.find(r.external_id[i]);
-      if (it != by_ext.end()) {
-        if (encloses(it->second, i)) {
-          r.host_op_idx[i] = it->second;
+      const int32_t op = op_by_ext(r.external_id[i]);
+      if (op != kNoRow) {
+        if (encloses(op, i)) {
+          r.host_op_idx[i] = op;
           rpath[i] = LinkPath::kRuntimeExternalId;
           continue;
         }
@@ -191,31 +225,24 @@ void link_trace(RankTrace& t) {
     t.diagnostics.add_count("runtime_external_id_not_enclosing", ext_not_enclosing);
 
   // Correlation -> runtime call (a graph launch's correlation is shared by all its kernels).
-  std::unordered_map<int64_t, int32_t> by_corr;
-  by_corr.reserve(r.size());
+  SortedIndex<int64_t> by_corr;
   for (size_t i = 0; i < r.size(); ++i)
-    if (r.correlation[i] != kNoId) by_corr.try_emplace(r.correlation[i], static_cast<int32_t>(i));
+    if (r.correlation[i] != kNoId) by_corr.add(r.correlation[i], static_cast<int32_t>(i));
+  by_corr.build();
 
   // ac2g flows: finish (at the GPU op) -> start (at the runtime call).
-  std::unordered_map<uint64_t, int32_t> flow_start;
-  struct Key {
-    int64_t pid, tid;
-    Ns ts;
-    bool operator==(const Key& o) const { return pid == o.pid && tid == o.tid && ts == o.ts; }
-  };
-  struct KeyHash {
-    size_t operator()(const Key& k) const {
-      return std::hash<int64_t>()(k.pid * 1000003 ^ k.tid * 998244353 ^ k.ts);
-    }
-  };
-  std::unordered_map<Key, uint64_t, KeyHash> flow_finish;  // GPU (pid, tid, ts) -> flow id
+  using Pos = std::tuple<int64_t, int64_t, Ns>;  // pid, tid, ts
+  SortedIndex<uint64_t> flow_start;
+  SortedIndex<Pos> flow_finish;  // row = flow row
   for (size_t i = 0; i < t.flows.size(); ++i) {
     if (t.flows.kind[i] != FlowKind::kLaunch) continue;
     if (t.flows.phase[i] == FlowPhase::kStart)
-      flow_start.try_emplace(t.flows.id[i], static_cast<int32_t>(i));
+      flow_start.add(t.flows.id[i], static_cast<int32_t>(i));
     else if (t.flows.phase[i] == FlowPhase::kFinish)
-      flow_finish.try_emplace(Key{t.flows.pid[i], t.flows.tid[i], t.flows.ts_ns[i]}, t.flows.id[i]);
+      flow_finish.add(Pos{t.flows.pid[i], t.flows.tid[i], t.flows.ts_ns[i]}, static_cast<int32_t>(i));
   }
+  flow_start.build();
+  flow_finish.build();
   // Runtime calls by (pid, tid) sorted by start, to find the call a flow start sits in.
   std::vector<int32_t> rsorted(r.size());
   std::iota(rsorted.begin(), rsorted.end(), 0);
@@ -243,25 +270,21 @@ void link_trace(RankTrace& t) {
   uint64_t no_runtime = 0, no_host = 0;
   for (size_t i = 0; i < g.size(); ++i) {
     int32_t rt = kNoRow;
-    if (g.correlation[i] != kNoId) {
-      auto it = by_corr.find(g.correlation[i]);
-      if (it != by_corr.end()) rt = it->second;
-    }
+    if (g.correlation[i] != kNoId) rt = by_corr.find(g.correlation[i]);
     if (rt == kNoRow && !flow_finish.empty()) {
-      auto f = flow_finish.find(Key{g.device[i], g.stream[i], g.start_ns[i]});
-      if (f != flow_finish.end()) {
-        auto s = flow_start.find(f->second);
-        if (s != flow_start.end())
-          rt = runtime_at(t.flows.pid[s->second], t.flows.tid[s->second], t.flows.ts_ns[s->second]);
+      const int32_t f = flow_finish.find(Pos{g.device[i], g.stream[i], g.start_ns[i]});
+      if (f != kNoRow) {
+        const int32_t st = flow_start.find(t.flows.id[f]);
+        if (st != kNoRow) rt = runtime_at(t.flows.pid[st], t.flows.tid[st], t.flows.ts_ns[st]);
       }
     }
     g.runtime_idx[i] = rt;
     if (rt != kNoRow && rpath[rt] == LinkPath::kRuntimeExternalId) {
       g.host_op_idx[i] = r.host_op_idx[rt];
       g.link_path[i] = LinkPath::kRuntimeExternalId;
-    } else if (auto it = g.external_id[i] != kNoId ? by_ext.find(g.external_id[i]) : by_ext.end();
-               it != by_ext.end() && (rt == kNoRow || encloses(it->second, static_cast<size_t>(rt)))) {
-      g.host_op_idx[i] = it->second;
+    } else if (const int32_t op = g.external_id[i] != kNoId ? op_by_ext(g.external_id[i]) : kNoRow;
+               op != kNoRow && (rt == kNoRow || encloses(op, static_cast<size_t>(rt)))) {
+      g.host_op_idx[i] = op;
       g.link_path[i] = LinkPath::kKernelExternalId;
     } else if (rt != kNoRow && r.host_op_idx[rt] != kNoRow) {
       g.host_op_idx[i] = r.host_op_idx[rt];

@@ -3,16 +3,26 @@
 #include <fmt/format.h>
 #include <simdjson.h>
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
 #include <algorithm>
+#include <charconv>
 #include <cstring>
+#include <deque>
 
 #include "chopper/base/error.hpp"
-#include "chopper/ingest/json_scanner.hpp"
 
 namespace chopper {
 namespace {
 
-namespace od = simdjson::ondemand;
+// k == lit with the length known at compile time, so the compare is inlined.
+template <size_t N>
+inline bool eq(std::string_view k, const char (&lit)[N]) {
+  return k.size() == N - 1 && std::memcmp(k.data(), lit, N - 1) == 0;
+}
+
 
 enum class CatKind : uint8_t {
   kOther,
@@ -50,8 +60,7 @@ bool is_legacy_category(std::string_view c) {
   return c == "Operator" || c == "Kernel" || c == "Runtime" || c == "Memcpy" || c == "Memset";
 }
 
-// An absent or mistyped optional field is not an error: the default stays.
-inline void ignore(simdjson::error_code) {}
+
 
 // Keys of "args" that chopper keeps.
 enum class ArgKey : uint8_t {
@@ -91,64 +100,64 @@ enum class ArgKey : uint8_t {
 ArgKey arg_key_of(std::string_view k) {
   switch (k.size()) {
     case 3:
-      if (k == "Seq") return ArgKey::kSeq;
+      if (eq(k, "Seq")) return ArgKey::kSeq;
       break;
     case 4:
-      if (k == "grid") return ArgKey::kGrid;
-      if (k == "name") return ArgKey::kName;
+      if (eq(k, "grid")) return ArgKey::kGrid;
+      if (eq(k, "name")) return ArgKey::kName;
       break;
     case 5:
-      if (k == "block") return ArgKey::kBlock;
-      if (k == "bytes") return ArgKey::kBytes;
-      if (k == "dtype") return ArgKey::kDtype;
-      if (k == "Bytes") return ArgKey::kMemBytes;
+      if (eq(k, "block")) return ArgKey::kBlock;
+      if (eq(k, "bytes")) return ArgKey::kBytes;
+      if (eq(k, "dtype")) return ArgKey::kDtype;
+      if (eq(k, "Bytes")) return ArgKey::kMemBytes;
       break;
     case 6:
-      if (k == "device") return ArgKey::kDevice;
-      if (k == "stream") return ArgKey::kStream;
+      if (eq(k, "device")) return ArgKey::kDevice;
+      if (eq(k, "stream")) return ArgKey::kStream;
       break;
     case 8:
-      if (k == "graph id") return ArgKey::kGraphId;
+      if (eq(k, "graph id")) return ArgKey::kGraphId;
       break;
     case 9:
-      if (k == "Device Id") return ArgKey::kDeviceId;
+      if (eq(k, "Device Id")) return ArgKey::kDeviceId;
       break;
     case 10:
-      if (k == "Input Dims") return ArgKey::kInputDims;
-      if (k == "Input type") return ArgKey::kInputType;
-      if (k == "Group size") return ArgKey::kGroupSize;
+      if (eq(k, "Input Dims")) return ArgKey::kInputDims;
+      if (eq(k, "Input type")) return ArgKey::kInputType;
+      if (eq(k, "Group size")) return ArgKey::kGroupSize;
       break;
     case 11:
-      if (k == "External id" || k == "external id") return ArgKey::kExternalId;
-      if (k == "correlation") return ArgKey::kCorrelation;
+      if (eq(k, "External id") || eq(k, "external id")) return ArgKey::kExternalId;
+      if (eq(k, "correlation")) return ArgKey::kCorrelation;
       break;
     case 13:
-      if (k == "Fwd thread id") return ArgKey::kFwdThreadId;
-      if (k == "shared memory") return ArgKey::kSharedMemory;
-      if (k == "In msg nelems") return ArgKey::kInMsgNelems;
-      if (k == "In split size") return ArgKey::kInSplitSize;
+      if (eq(k, "Fwd thread id")) return ArgKey::kFwdThreadId;
+      if (eq(k, "shared memory")) return ArgKey::kSharedMemory;
+      if (eq(k, "In msg nelems")) return ArgKey::kInMsgNelems;
+      if (eq(k, "In split size")) return ArgKey::kInSplitSize;
       break;
     case 14:
-      if (k == "Out msg nelems") return ArgKey::kOutMsgNelems;
-      if (k == "Out split size") return ArgKey::kOutSplitSize;
+      if (eq(k, "Out msg nelems")) return ArgKey::kOutMsgNelems;
+      if (eq(k, "Out split size")) return ArgKey::kOutSplitSize;
       break;
     case 15:
-      if (k == "Sequence number") return ArgKey::kSequenceNumber;
-      if (k == "Collective name") return ArgKey::kCollectiveName;
-      if (k == "Total Allocated") return ArgKey::kTotalAllocated;
+      if (eq(k, "Sequence number")) return ArgKey::kSequenceNumber;
+      if (eq(k, "Collective name")) return ArgKey::kCollectiveName;
+      if (eq(k, "Total Allocated")) return ArgKey::kTotalAllocated;
       break;
     case 18:
-      if (k == "Record function id") return ArgKey::kRecordFunctionId;
-      if (k == "Process Group Name") return ArgKey::kPgName;
+      if (eq(k, "Record function id")) return ArgKey::kRecordFunctionId;
+      if (eq(k, "Process Group Name")) return ArgKey::kPgName;
       break;
     case 19:
-      if (k == "Process Group Ranks") return ArgKey::kPgRanks;
+      if (eq(k, "Process Group Ranks")) return ArgKey::kPgRanks;
       break;
     case 20:
-      if (k == "registers per thread") return ArgKey::kRegisters;
+      if (eq(k, "registers per thread")) return ArgKey::kRegisters;
       break;
     case 25:
-      if (k == "Process Group Description") return ArgKey::kPgDesc;
+      if (eq(k, "Process Group Description")) return ArgKey::kPgDesc;
       break;
     default:
       break;
@@ -156,42 +165,173 @@ ArgKey arg_key_of(std::string_view k) {
   return ArgKey::kNone;
 }
 
-// The key of a field as written (without quotes). Keys with escapes stay escaped; none of the
-// keys chopper reads has one.
-inline std::string_view raw_key(od::field& f) {
-  const char* k = f.key().raw();
-  const char* q = static_cast<const char*>(std::memchr(k, '"', 4096));
-  while (q != nullptr && q > k && q[-1] == '\\') {
-    q = static_cast<const char*>(std::memchr(q + 1, '"', 4096));
+
+// Thrown when an event runs past the data in the window: the caller refills and parses it again.
+struct NeedMore {};
+// Thrown for input that is not valid JSON inside an event: the event is skipped and counted.
+struct Malformed {
+  const char* at;
+  const char* what;
+};
+
+// First '"' or '\\' in [p, end), or end. 32 bytes at a time where AVX2 is available.
+#if defined(__x86_64__)
+__attribute__((target("avx2"))) const char* find_quote_or_backslash_avx2(const char* p, const char* end) {
+  const __m256i q = _mm256_set1_epi8('"'), b = _mm256_set1_epi8('\\');
+  while (p + 32 <= end) {
+    const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+    const auto m = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpeq_epi8(v, q), _mm256_cmpeq_epi8(v, b))));
+    if (m != 0) return p + __builtin_ctz(m);
+    p += 32;
   }
-  return q == nullptr ? std::string_view() : std::string_view(k, static_cast<size_t>(q - k));
+  for (; p < end; ++p)
+    if (*p == '"' || *p == '\\') return p;
+  return end;
+}
+#endif
+inline const char* find_quote_or_backslash(const char* p, const char* end) {
+#if defined(__AVX2__)
+  return find_quote_or_backslash_avx2(p, end);  // this file is built for the CPU (CHOPPER_ARCH)
+#elif defined(__x86_64__)
+  static const bool avx2 = __builtin_cpu_supports("avx2");
+  if (avx2) return find_quote_or_backslash_avx2(p, end);
+#endif
+  for (; p < end; ++p)
+    if (*p == '"' || *p == '\\') return p;
+  return end;
 }
 
-inline std::string_view rtrim(std::string_view s) {
-  while (!s.empty() && (s.back() == ' ' || s.back() == '\n' || s.back() == '\r' ||
-                        s.back() == '\t'))
-    s.remove_suffix(1);
-  return s;
+// Character classes by table: 1 = whitespace, 2 = delimiter after a scalar (whitespace too).
+struct CharClass {
+  uint8_t c[256] = {};
+  constexpr CharClass() {
+    for (unsigned char x : {' ', '\n', '\r', '\t'}) c[x] = 3;
+    for (unsigned char x : {',', '}', ']'}) c[x] = 2;
+  }
+};
+inline constexpr CharClass kClass{};
+inline bool is_ws(char c) { return (kClass.c[static_cast<unsigned char>(c)] & 1) != 0; }
+inline bool is_delim(char c) { return kClass.c[static_cast<unsigned char>(c)] != 0; }
+
+// Appends the JSON-unescaped form of `raw` (the text between the quotes) to `out`. Returns false
+// for an invalid escape (the bad sequence is copied as is).
+bool unescape(std::string_view raw, std::string& out) {
+  bool ok = true;
+  auto put_utf8 = [&](uint32_t cp) {
+    if (cp < 0x80) {
+      out.push_back(static_cast<char>(cp));
+    } else if (cp < 0x800) {
+      out.push_back(static_cast<char>(0xC0 | (cp >> 6)));
+      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else if (cp < 0x10000) {
+      out.push_back(static_cast<char>(0xE0 | (cp >> 12)));
+      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    } else {
+      out.push_back(static_cast<char>(0xF0 | (cp >> 18)));
+      out.push_back(static_cast<char>(0x80 | ((cp >> 12) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | ((cp >> 6) & 0x3F)));
+      out.push_back(static_cast<char>(0x80 | (cp & 0x3F)));
+    }
+  };
+  auto hex4 = [&](size_t at, uint32_t& v) {
+    if (at + 4 > raw.size()) return false;
+    v = 0;
+    for (size_t k = at; k < at + 4; ++k) {
+      const char c = raw[k];
+      const int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+      if (d < 0) return false;
+      v = v * 16 + static_cast<uint32_t>(d);
+    }
+    return true;
+  };
+  for (size_t i = 0; i < raw.size(); ++i) {
+    const char c = raw[i];
+    if (c != '\\' || i + 1 >= raw.size()) {
+      out.push_back(c);
+      continue;
+    }
+    const char e = raw[++i];
+    switch (e) {
+      case '"': out.push_back('"'); break;
+      case '\\': out.push_back('\\'); break;
+      case '/': out.push_back('/'); break;
+      case 'b': out.push_back('\b'); break;
+      case 'f': out.push_back('\f'); break;
+      case 'n': out.push_back('\n'); break;
+      case 'r': out.push_back('\r'); break;
+      case 't': out.push_back('\t'); break;
+      case 'u': {
+        uint32_t cp;
+        if (!hex4(i + 1, cp)) {
+          ok = false;
+          out += "\\u";
+          break;
+        }
+        i += 4;
+        if (cp >= 0xD800 && cp <= 0xDBFF) {
+          uint32_t lo;
+          if (i + 2 < raw.size() && raw[i + 1] == '\\' && raw[i + 2] == 'u' && hex4(i + 3, lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
+            cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
+            i += 6;
+          } else {
+            cp = 0xFFFD;
+            ok = false;
+          }
+        } else if (cp >= 0xDC00 && cp <= 0xDFFF) {
+          cp = 0xFFFD;
+          ok = false;
+        }
+        put_utf8(cp);
+        break;
+      }
+      default:
+        ok = false;
+        out.push_back('\\');
+        out.push_back(e);
+    }
+  }
+  return ok;
 }
 
-// The text of a scalar value: numbers as written, strings without their quotes (not unescaped).
-// Returns false for objects, arrays, null, booleans.
-inline bool scalar_text(od::value& v, std::string_view& out, bool& was_string) {
-  std::string_view tok = rtrim(v.raw_json_token());
-  if (tok.empty()) return false;
-  const char c = tok.front();
-  if (c == '"') {
-    if (tok.size() < 2 || tok.back() != '"') return false;
-    out = tok.substr(1, tok.size() - 2);
-    was_string = true;
+// A plain decimal integer (the common case) without the general parser.
+inline bool fast_int(std::string_view s, int64_t& out) {
+  if (s.empty() || s.size() > 18) return false;
+  size_t i = 0;
+  const bool neg = s[0] == '-';
+  if (neg && s.size() == 1) return false;
+  i = neg ? 1 : 0;
+  int64_t v = 0;
+  for (; i < s.size(); ++i) {
+    const unsigned d = static_cast<unsigned char>(s[i]) - '0';
+    if (d > 9) return false;
+    v = v * 10 + d;
+  }
+  out = neg ? -v : v;
+  return true;
+}
+
+// µs text with at most three decimals -> ns, without the general parser.
+inline bool fast_us(std::string_view s, Ns& out) {
+  const size_t dot = s.find('.');
+  if (dot == std::string_view::npos) {
+    int64_t v;
+    if (s.size() > 15 || !fast_int(s, v)) return false;
+    out = v * 1000;
     return true;
   }
-  if (c == '-' || (c >= '0' && c <= '9')) {
-    out = tok;
-    was_string = false;
-    return true;
+  const size_t frac = s.size() - dot - 1;
+  if (frac > 3 || dot == 0 || dot > 15) return false;
+  int64_t ip, fp = 0;
+  if (!fast_int(s.substr(0, dot), ip) || s[0] == '-') return false;
+  for (size_t k = dot + 1; k < s.size(); ++k) {
+    const unsigned d = static_cast<unsigned char>(s[k]) - '0';
+    if (d > 9) return false;
+    fp = fp * 10 + d;
   }
-  return false;
+  for (size_t k = frac; k < 3; ++k) fp *= 10;
+  out = ip * 1000 + fp;
+  return true;
 }
 
 struct CommFields {
@@ -200,7 +340,13 @@ struct CommFields {
   int64_t in_nelems = -1, out_nelems = -1, group_size = -1, seq = -1;
 };
 
-// One event's fields, filled by a single pass over the object.
+struct PendingDiag {
+  const char* kind;
+  std::string example;
+};
+
+// One event's fields, filled by a single pass over the object. Views point into the window (or
+// into the unescape scratch strings) and stay valid until the event is committed.
 struct Ev {
   char ph = 0;
   std::string_view cat;
@@ -215,7 +361,6 @@ struct Ev {
   bool has_id = false;
   bool bp_e = false;
   char scope = 0;
-  // args
   int64_t external_id = kNoId, correlation = kNoId, seq_nr = kNoId, fwd_tid = kNoId,
           rf_id = kNoId, device = kNoId, stream = kNoId, graph_id = kNoId;
   int64_t registers = -1, shared_mem = -1, bytes = -1, mem_bytes = 0, total_alloc = 0,
@@ -224,7 +369,9 @@ struct Ev {
   std::string_view input_dims, input_types;
   std::string_view arg_name;
   CommFields comm;
-  bool has_args = false;
+  std::vector<std::pair<std::string_view, double>> counter_values;  // ph "C"
+  std::vector<PendingDiag> diags;
+  bool skipped_python = false;
 };
 
 class KinetoReader {
@@ -232,7 +379,7 @@ class KinetoReader {
   KinetoReader(ByteSource& src, const KinetoReadOptions& opt, RankTrace& t)
       : src_(src), opt_(opt), t_(t) {
     cap_ = std::max<size_t>(opt.window_bytes, 4096);
-    buf_.resize(cap_ + 1 + simdjson::SIMDJSON_PADDING);
+    buf_.resize(cap_ + 1 + kPad);
     len_ = 1;
     pos_ = 1;
   }
@@ -240,8 +387,10 @@ class KinetoReader {
   void run();
 
  private:
-  // ---- buffer ----
+  static constexpr size_t kPad = 64;
+  // ---- window ----
   uint64_t offset_of(size_t p) const { return base_off_ + (p - 1); }
+  uint64_t offset_of(const char* p) const { return offset_of(static_cast<size_t>(p - buf_.data())); }
   // Moves buf_[keep_from, len_) to the front; returns how far positions moved (<= 0).
   ptrdiff_t compact(size_t keep_from) {
     if (keep_from <= 1) return 0;
@@ -249,23 +398,36 @@ class KinetoReader {
     std::memmove(buf_.data() + 1, buf_.data() + keep_from, n);
     base_off_ += keep_from - 1;
     len_ = 1 + n;
-    return -static_cast<ptrdiff_t>(keep_from - 1);
+    const ptrdiff_t d = -static_cast<ptrdiff_t>(keep_from - 1);
+    validated_ = static_cast<size_t>(std::max<ptrdiff_t>(1, static_cast<ptrdiff_t>(validated_) + d));
+    return d;
   }
   // Appends more input after len_ (growing the window when full); false at end of input.
   bool read_more() {
     if (eof_) return false;
     if (len_ - 1 >= cap_) {
       cap_ *= 2;
-      buf_.resize(cap_ + 1 + simdjson::SIMDJSON_PADDING);
+      buf_.resize(cap_ + 1 + kPad);
     }
     const size_t n = src_.read(buf_.data() + len_, cap_ + 1 - len_);
     if (n == 0) {
       eof_ = true;
+      validate_utf8_upto(len_);
       return false;
     }
     len_ += n;
     t_.uncompressed_bytes += n;
+    // Validate UTF-8 up to the last ASCII byte (a multi-byte character may continue in the
+    // next read), replacing invalid bytes in place so that lengths and offsets do not change.
+    size_t upto = len_;
+    while (upto > validated_ && upto > len_ - 4 && static_cast<unsigned char>(buf_[upto - 1]) >= 0x80) --upto;
+    validate_utf8_upto(upto);
     return true;
+  }
+  void validate_utf8_upto(size_t upto) {
+    if (upto <= validated_) return;
+    if (!simdjson::validate_utf8(buf_.data() + validated_, upto - validated_)) sanitize_utf8(validated_, upto);
+    validated_ = upto;
   }
   // Byte at pos_ (refilling, keeping bytes from pos_ on), or -1 at end of input.
   int peek() {
@@ -306,18 +468,129 @@ class KinetoReader {
   void parse_events_array();
   void parse_metadata();
 
-  // ---- events ----
-  void parse_batch(size_t region_begin, const std::vector<ArrayElementScanner::Element>& elems);
-  void parse_one(const ArrayElementScanner::Element& e);
-  void count_gap_values(size_t from, size_t to);
-  bool sanitize_utf8(size_t begin, size_t end);
-  simdjson::error_code handle_event(od::object obj, uint64_t offset);
-  simdjson::error_code read_args(od::object args, Ev& ev, uint64_t offset);
-  void read_counter_args(od::object args, const Ev& ev, uint64_t offset);
+  // ---- events: a cursor over [p_, end_) ----
+  void ws() {
+    while (p_ < end_ && is_ws(*p_)) ++p_;
+    if (p_ >= end_) throw NeedMore{};
+  }
+  // p_ at '"'. Returns the raw text between the quotes; *escaped tells if it has escapes.
+  std::string_view str_raw(bool* escaped) {
+    const char* s = ++p_;
+    bool esc = false;
+    for (;;) {
+      const char* q = find_quote_or_backslash(p_, end_);
+      if (q >= end_) throw NeedMore{};
+      if (*q == '"') {
+        p_ = q + 1;
+        if (escaped != nullptr) *escaped = esc;
+        return std::string_view(s, static_cast<size_t>(q - s));
+      }
+      esc = true;
+      if (q + 1 >= end_) throw NeedMore{};
+      p_ = q + 2;
+    }
+  }
+  // A string value, unescaped when needed (into per-event scratch).
+  std::string_view str_value() {
+    bool esc = false;
+    std::string_view raw = str_raw(&esc);
+    if (!esc) return raw;
+    if (scratch_used_ == scratch_.size()) scratch_.emplace_back();
+    std::string& s = scratch_[scratch_used_++];
+    s.clear();
+    if (!unescape(raw, s)) {
+      ev_.diags.push_back({"invalid_escape", fmt::format("byte {}: invalid escape in a string; kept as written", offset_of(raw.data()))});
+    }
+    return s;
+  }
+  // A number, true/false/null: the token text.
+  std::string_view token() {
+    const char* s = p_;
+    while (p_ < end_ && !is_delim(*p_)) ++p_;
+    if (p_ >= end_) throw NeedMore{};
+    if (p_ == s) throw Malformed{s, "a value is missing"};
+    return std::string_view(s, static_cast<size_t>(p_ - s));
+  }
+  // Scalar text: strings without quotes (not unescaped), numbers as written. False for
+  // containers (skipped) and for true/false/null.
+  bool scalar(std::string_view& out, bool& was_string) {
+    const char c = *p_;
+    if (c == '"') {
+      out = str_raw(nullptr);
+      was_string = true;
+      return true;
+    }
+    if (c == '{' || c == '[') {
+      skip_value();
+      return false;
+    }
+    out = token();
+    was_string = false;
+    const char f = out.front();
+    return f == '-' || (f >= '0' && f <= '9');
+  }
+  // Skips any value; returns its raw text.
+  std::string_view skip_value() {
+    const char* s = p_;
+    const char c = *p_;
+    if (c == '"') {
+      str_raw(nullptr);
+    } else if (c == '{' || c == '[') {
+      int depth = 0;
+      for (;;) {
+        if (p_ >= end_) throw NeedMore{};
+        const char x = *p_;
+        if (x == '"') {
+          str_raw(nullptr);
+          continue;
+        }
+        if (x == '{' || x == '[') {
+          ++depth;
+        } else if (x == '}' || x == ']') {
+          if (--depth == 0) {
+            ++p_;
+            break;
+          }
+        }
+        ++p_;
+      }
+    } else {
+      token();
+    }
+    return std::string_view(s, static_cast<size_t>(p_ - s));
+  }
+  // After a member: ',' (more follow, true) or the closing bracket `close` (false).
+  bool next_member(char close) {
+    ws();
+    if (*p_ == ',') {
+      ++p_;
+      return true;
+    }
+    if (*p_ == close) {
+      ++p_;
+      return false;
+    }
+    throw Malformed{p_, "expected ',' or the end of an object"};
+  }
+  // p_ at '"' of a key: returns the key (raw) and leaves p_ after the ':'.
+  std::string_view key() {
+    if (*p_ != '"') throw Malformed{p_, "expected a key"};
+    std::string_view k = str_raw(nullptr);
+    ws();
+    if (*p_ != ':') throw Malformed{p_, "expected ':' after a key"};
+    ++p_;
+    ws();
+    return k;
+  }
+
+  void parse_event();      // p_ at '{'; fills ev_
+  void parse_args();       // p_ at '{' of "args"
+  void parse_counter_args();
+  void get_int(int64_t& out, std::string_view key);
+  void get_dim3(std::array<int32_t, 3>& out);
   void commit(Ev& ev, uint64_t offset);
-  bool get_int(od::value& v, int64_t& out, std::string_view key, uint64_t offset);
+  bool sanitize_utf8(size_t begin, size_t end);
   bool get_time(std::string_view text, Ns& out, const char* what, uint64_t offset);
-  void get_dim3(od::value& v, std::array<int32_t, 3>& out);
   int64_t id_from_pid_text(std::string_view text, bool was_string, bool gpu_stream);
   CatKind cat_kind(StrId cat) {
     if (cat >= cat_kinds_.size()) cat_kinds_.resize(cat + 1, -1);
@@ -332,7 +605,19 @@ class KinetoReader {
     if (cat >= x_counts_.size()) x_counts_.resize(cat + 1, 0);
     if (x_counts_[cat]++ == 0) x_order_.push_back(cat);
   }
+  StrId intern_cat(std::string_view c) {
+    if (c == last_cat_text_) return last_cat_;
+    last_cat_ = t_.strings.intern(c);
+    last_cat_text_ = t_.strings.str(last_cat_);
+    return last_cat_;
+  }
   int32_t add_comm(const CommFields& c);
+  void skipped_value(uint64_t off) {
+    ++t_.total_events;
+    t_.diagnostics.add("non_object_event", [&] {
+      return fmt::format("byte {}: a value that is not an event object in traceEvents", off);
+    });
+  }
 
   ByteSource& src_;
   const KinetoReadOptions& opt_;
@@ -341,17 +626,22 @@ class KinetoReader {
   size_t cap_;
   size_t len_;  // end of data in buf_ (data starts at 1)
   size_t pos_;  // top-level cursor
+  size_t validated_ = 1;  // UTF-8 checked below this position
   uint64_t base_off_ = 0;
   bool eof_ = false;
 
-  od::parser parser_;
-  ArrayElementScanner scanner_;
-  std::vector<ArrayElementScanner::Element> elems_;
+  const char* p_ = nullptr;
+  const char* end_ = nullptr;
+  Ev ev_;
+  std::deque<std::string> scratch_;
+  size_t scratch_used_ = 0;
   std::vector<std::pair<std::string, std::string>> top_values_;
   std::vector<int8_t> cat_kinds_;
   std::vector<uint64_t> x_counts_;
   std::vector<StrId> x_order_;
   uint64_t ph_counts_[256] = {};
+  StrId last_cat_ = 0;
+  std::string_view last_cat_text_{"\x01"};
   bool saw_fraction_ = false;
   bool saw_events_ = false;
 };
@@ -513,154 +803,344 @@ void KinetoReader::parse_object_form() {
 
 void KinetoReader::parse_events_array() {
   saw_events_ = true;
-  scanner_.reset();
-  size_t region = pos_;  // bytes not yet handed to a batch start here
-  size_t scan = pos_;
+  size_t at = pos_;  // the next element (or separator) starts here
   for (;;) {
-    scan = scanner_.scan(buf_.data(), scan, len_, elems_);
-    if (!elems_.empty()) {
-      parse_batch(region, elems_);
-      region = elems_.back().end;
-      elems_.clear();
-    }
-    if (scanner_.closed()) {
-      // Between the last element and ']' only whitespace and commas belong.
-      count_gap_values(region, scan - 1);
-      pos_ = scan;
-      return;
-    }
-    const ptrdiff_t d = compact(region);
-    region = static_cast<size_t>(static_cast<ptrdiff_t>(region) + d);
-    scan = static_cast<size_t>(static_cast<ptrdiff_t>(scan) + d);
-    scanner_.rebase(d);
-    if (!read_more()) {
-      fail(offset_of(len_),
-           fmt::format("truncated JSON: end of file inside traceEvents after {} events{}",
-                       t_.total_events,
-                       scanner_.inside_element() ? " (in the middle of an event)" : ""));
-    }
-  }
-}
-
-void KinetoReader::parse_batch(size_t region_begin,
-                               const std::vector<ArrayElementScanner::Element>& elems) {
-  // Wrap [region_begin, last end) as one JSON array: '[' over the separating comma (or the byte
-  // before the region, already consumed) and ']' after the last element, restored afterwards.
-  size_t p = region_begin;
-  while (p < elems.front().begin &&
-         (buf_[p] == ' ' || buf_[p] == '\n' || buf_[p] == '\r' || buf_[p] == '\t'))
-    ++p;
-  size_t open = (p < elems.front().begin && buf_[p] == ',') ? p : p - 1;
-  const size_t close = elems.back().end;
-  const char saved_open = buf_[open];
-  const char saved_close = buf_[close];
-  buf_[open] = '[';
-  buf_[close] = ']';
-  size_t done = 0;  // elements (objects or arrays) fully handled
-  bool failed = false;
-  {
-    od::document doc;
-    auto err = parser_.iterate(buf_.data() + open, close + 1 - open, buf_.size() - open).get(doc);
-    if (err == simdjson::UTF8_ERROR) {
-      buf_[open] = saved_open;
-      buf_[close] = saved_close;
-      sanitize_utf8(elems.front().begin, close);
-      buf_[open] = '[';
-      buf_[close] = ']';
-      err = parser_.iterate(buf_.data() + open, close + 1 - open, buf_.size() - open).get(doc);
-    }
-    od::array arr;
-    if (err || doc.get_array().get(arr)) {
-      failed = true;
-    } else {
-      for (auto el : arr) {
-        od::value v;
-        od::json_type type;
-        if (el.get(v) || v.type().get(type)) {
-          failed = true;
-          break;
+    p_ = buf_.data() + at;
+    end_ = buf_.data() + len_;
+    try {
+      for (;;) {
+        ws();
+        const char c = *p_;
+        if (c == ',') {
+          ++p_;
+          at = static_cast<size_t>(p_ - buf_.data());
+          continue;
         }
-        if (type == od::json_type::object) {
-          if (done >= elems.size()) {
-            failed = true;
-            break;
+        if (c == ']') {
+          pos_ = static_cast<size_t>(p_ + 1 - buf_.data());
+          return;
+        }
+        const char* start = p_;
+        const uint64_t off = offset_of(start);
+        if (c == '{') {
+          bool ok = true;
+          try {
+            parse_event();
+          } catch (const Malformed& m) {
+            // Skip to the end of this object; the next element is parsed as usual.
+            const uint64_t bad = offset_of(m.at);
+            const char* what = m.what;
+            p_ = start;
+            skip_value();
+            ++t_.total_events;
+            t_.diagnostics.add("malformed_event", [&] {
+              return fmt::format("byte {}: {} (event at byte {}); event skipped", bad, what, off);
+            });
+            ok = false;
           }
-          od::object obj;
-          if (v.get_object().get(obj) || handle_event(obj, offset_of(elems[done].begin))) {
-            failed = true;
-            break;
-          }
-          ++done;
+          if (ok) commit(ev_, off);
         } else {
-          if (type == od::json_type::array) ++done;
-          ++t_.total_events;
-          t_.diagnostics.add("non_object_event", [&] {
-            return fmt::format("byte {}: a value that is not an event object in traceEvents",
-                               done > 0 && done <= elems.size() ? offset_of(elems[done - 1].begin)
-                                                                : offset_of(region_begin));
-          });
+          try {
+            skip_value();
+          } catch (const Malformed&) {
+            ++p_;  // a stray '}' or ':' where an element belongs
+          }
+          skipped_value(off);
         }
+        at = static_cast<size_t>(p_ - buf_.data());
       }
+    } catch (const NeedMore&) {
     }
-  }
-  buf_[open] = saved_open;
-  buf_[close] = saved_close;
-  if (failed) {
-    // Fall back to one document per element so one bad event costs only itself; values between
-    // elements that the batch did not reach are counted here.
-    for (size_t i = done; i < elems.size(); ++i) {
-      if (i > done) count_gap_values(elems[i - 1].end, elems[i].begin);
-      parse_one(elems[i]);
-    }
-  }
-}
-
-// Counts the comma-separated values between two elements (scalars such as `42` or `"x"`); a
-// well-formed file has only whitespace and one comma there.
-void KinetoReader::count_gap_values(size_t from, size_t to) {
-  bool in_value = false;
-  for (size_t p = from; p < to; ++p) {
-    const char ch = buf_[p];
-    if (ch == ',') {
-      in_value = false;
-    } else if (ch != ' ' && ch != '\n' && ch != '\r' && ch != '\t' && !in_value) {
-      in_value = true;
-      ++t_.total_events;
-      t_.diagnostics.add("non_object_event", [&] {
-        return fmt::format("byte {}: a value that is not an event object in traceEvents", offset_of(p));
-      });
+    // The element at `at` runs past the window: keep it, read more, parse it again.
+    at = static_cast<size_t>(static_cast<ptrdiff_t>(at) + compact(at));
+    if (!read_more()) {
+      fail(offset_of(len_), fmt::format("truncated JSON: end of file inside traceEvents after {} events{}",
+                                        t_.total_events,
+                                        at < len_ ? " (in the middle of an event)" : ""));
     }
   }
 }
 
-void KinetoReader::parse_one(const ArrayElementScanner::Element& e) {
-  const uint64_t off = offset_of(e.begin);
-  if (!e.is_object) {
-    ++t_.total_events;
-    t_.diagnostics.add("non_object_event", [&] {
-      return fmt::format("byte {}: a value that is not an event object in traceEvents", off);
-    });
+void Ev_reset(Ev& e) {
+  auto cv = std::move(e.counter_values);
+  auto dg = std::move(e.diags);
+  e = Ev{};
+  cv.clear();
+  dg.clear();
+  e.counter_values = std::move(cv);
+  e.diags = std::move(dg);
+}
+
+void KinetoReader::parse_event() {
+  Ev_reset(ev_);
+  scratch_used_ = 0;
+  Ev& ev = ev_;
+  bool check_python = false;
+  ++p_;  // '{'
+  ws();
+  if (*p_ == '}') {
+    ++p_;
     return;
   }
-  od::document doc;
-  auto err = parser_.iterate(buf_.data() + e.begin, e.end - e.begin, buf_.size() - e.begin).get(doc);
-  if (err == simdjson::UTF8_ERROR) {
-    sanitize_utf8(e.begin, e.end);
-    err = parser_.iterate(buf_.data() + e.begin, e.end - e.begin, buf_.size() - e.begin).get(doc);
-  }
-  od::object obj;
-  if (!err) err = doc.get_object().get(obj);
-  if (!err) err = handle_event(obj, off);
-  if (err) {
-    ++t_.total_events;
-    t_.diagnostics.add("malformed_event", [&] {
-      return fmt::format("byte {}: {} in an event; event skipped", off, simdjson::error_message(err));
-    });
+  for (;;) {
+    ws();
+    const std::string_view k = key();
+    std::string_view text;
+    bool was_string = false;
+    check_python = false;
+    switch (k.size()) {
+      case 1:
+        if (k[0] == 's' && scalar(text, was_string) && !text.empty()) ev.scope = text[0];
+        else if (k[0] != 's') skip_value();
+        break;
+      case 2:
+        if (eq(k, "ph")) {
+          if (*p_ == '"') {
+            text = str_raw(nullptr);
+            ev.ph = text.size() == 1 ? text[0] : '?';
+            check_python = !opt_.keep_python;
+          } else {
+            skip_value();
+            ev.ph = '?';
+          }
+        } else if (eq(k, "ts")) {
+          ev.has_ts = scalar(ev.ts, was_string);
+        } else if (eq(k, "id")) {
+          ev.has_id = scalar(ev.id_text, was_string);
+        } else if (eq(k, "bp")) {
+          ev.bp_e = scalar(text, was_string) ? text == "e" : false;
+        } else {
+          skip_value();
+        }
+        break;
+      case 3:
+        if (eq(k, "cat")) {
+          if (*p_ == '"') {
+            ev.cat = str_value();
+            ev.has_cat = true;
+            check_python = !opt_.keep_python;
+          } else {
+            skip_value();
+          }
+        } else if (eq(k, "pid")) {
+          if (scalar(text, was_string)) {
+            ev.pid = id_from_pid_text(text, was_string, false);
+            ev.has_pid = true;
+          }
+        } else if (eq(k, "tid")) {
+          if (scalar(text, was_string)) {
+            ev.tid = id_from_pid_text(text, was_string, true);
+            ev.has_tid = true;
+          }
+        } else if (eq(k, "dur")) {
+          ev.has_dur = scalar(ev.dur, was_string);
+        } else {
+          skip_value();
+        }
+        break;
+      case 4:
+        if (eq(k, "name")) {
+          if (*p_ == '"') {
+            ev.name = str_value();
+            ev.has_name = true;
+          } else {
+            skip_value();
+          }
+        } else if (eq(k, "args") && *p_ == '{') {
+          if (ev.ph == 'C') {
+            parse_counter_args();
+          } else {
+            parse_args();
+          }
+        } else {
+          skip_value();
+        }
+        break;
+      default:
+        skip_value();
+        break;
+    }
+    // python_function events are most of many traces: once ph and cat are known, skip the rest.
+    if (check_python && ev.ph == 'X' && ev.has_cat && eq(ev.cat, "python_function")) {
+      ev.skipped_python = true;
+      while (next_member('}')) {
+        ws();
+        key();
+        skip_value();
+      }
+      return;
+    }
+    if (!next_member('}')) return;
   }
 }
 
-// Replaces every byte that is not part of a valid UTF-8 sequence with '?', in place (the length
-// does not change, so positions stay valid). Returns true if anything was replaced.
+void KinetoReader::get_int(int64_t& out, std::string_view k) {
+  std::string_view text;
+  bool was_string = false;
+  if (!scalar(text, was_string)) return;
+  if (fast_int(text, out)) return;
+  DecimalStatus st = parse_int64(text, out);
+  if (st == DecimalStatus::kExact) return;
+  if (st == DecimalStatus::kInvalid) {
+    // A fraction ("device": 0.0) or exponent: take the integer if it is one.
+    int64_t x;
+    if (parse_scaled(text, 0, x) == DecimalStatus::kExact) {
+      out = x;
+      return;
+    }
+    if (was_string) return;  // non-numeric string: not an id
+  }
+  if (ev_.diags.size() < 8)
+    ev_.diags.push_back({st == DecimalStatus::kOverflow ? "integer_above_int64" : "invalid_integer",
+                         fmt::format("byte {}: args \"{}\" = {} does not fit int64; ignored",
+                                     offset_of(text.data()), k, text)});
+}
+
+void KinetoReader::get_dim3(std::array<int32_t, 3>& out) {
+  if (*p_ != '[') {
+    skip_value();
+    return;
+  }
+  const std::string_view raw = skip_value();
+  size_t i = 0;
+  int64_t v = -1;
+  bool in_num = false;
+  for (size_t k = 1; k < raw.size() && i < 3; ++k) {
+    const char c = raw[k];
+    if (c >= '0' && c <= '9') {
+      v = (in_num ? v : 0) * 10 + (c - '0');
+      in_num = true;
+      if (v > INT32_MAX) v = INT32_MAX;
+    } else {
+      if (in_num) out[i++] = static_cast<int32_t>(v);
+      in_num = false;
+      if (c == '[' || c == '{') break;  // nested: not a dim3
+    }
+  }
+}
+
+void KinetoReader::parse_args() {
+  Ev& ev = ev_;
+  ++p_;  // '{'
+  ws();
+  if (*p_ == '}') {
+    ++p_;
+    return;
+  }
+  for (;;) {
+    ws();
+    const std::string_view k = key();
+    std::string_view text;
+    bool was_string = false;
+    switch (arg_key_of(k)) {
+      case ArgKey::kNone: skip_value(); break;
+      case ArgKey::kExternalId: get_int(ev.external_id, k); break;
+      case ArgKey::kCorrelation: get_int(ev.correlation, k); break;
+      case ArgKey::kSequenceNumber: get_int(ev.seq_nr, k); break;
+      case ArgKey::kFwdThreadId: get_int(ev.fwd_tid, k); break;
+      case ArgKey::kRecordFunctionId: get_int(ev.rf_id, k); break;
+      case ArgKey::kDevice: get_int(ev.device, k); break;
+      case ArgKey::kStream:
+        // CUDA: integer; ROCm runtime calls: hex string ("0x1a2b") — keep only integers.
+        if (scalar(text, was_string) && !fast_int(text, ev.stream) &&
+            parse_int64(text, ev.stream) != DecimalStatus::kExact)
+          ev.stream = kNoId;
+        break;
+      case ArgKey::kGraphId: get_int(ev.graph_id, k); break;
+      case ArgKey::kRegisters: get_int(ev.registers, k); break;
+      case ArgKey::kSharedMemory: get_int(ev.shared_mem, k); break;
+      case ArgKey::kBytes: get_int(ev.bytes, k); break;
+      case ArgKey::kMemBytes: get_int(ev.mem_bytes, k); break;
+      case ArgKey::kTotalAllocated: get_int(ev.total_alloc, k); break;
+      case ArgKey::kDeviceId: get_int(ev.device_id, k); break;
+      case ArgKey::kGrid: get_dim3(ev.grid); break;
+      case ArgKey::kBlock: get_dim3(ev.block); break;
+      case ArgKey::kInputDims:
+        if (*p_ == '[') ev.input_dims = skip_value();
+        else skip_value();
+        break;
+      case ArgKey::kInputType:
+        if (*p_ == '[') ev.input_types = skip_value();
+        else skip_value();
+        break;
+      case ArgKey::kName:
+        if (*p_ == '"') ev.arg_name = str_value();
+        else skip_value();
+        break;
+      case ArgKey::kCollectiveName:
+        ev.comm.any = true;
+        if (*p_ == '"') ev.comm.collective_name = str_value();
+        else skip_value();
+        break;
+      case ArgKey::kDtype:
+        if (*p_ == '"') ev.comm.dtype = str_value();
+        else skip_value();
+        break;
+      case ArgKey::kPgName:
+        if (scalar(text, was_string)) ev.comm.pg_name = text;
+        break;
+      case ArgKey::kPgDesc:
+        if (*p_ == '"') ev.comm.pg_desc = str_value();
+        else skip_value();
+        break;
+      case ArgKey::kPgRanks:
+        if (*p_ == '[') ev.comm.pg_ranks = skip_value();
+        else if (scalar(text, was_string)) ev.comm.pg_ranks = text;
+        break;
+      case ArgKey::kInSplitSize:
+        if (*p_ == '[') ev.comm.in_split = skip_value();
+        else if (scalar(text, was_string)) ev.comm.in_split = text;
+        break;
+      case ArgKey::kOutSplitSize:
+        if (*p_ == '[') ev.comm.out_split = skip_value();
+        else if (scalar(text, was_string)) ev.comm.out_split = text;
+        break;
+      case ArgKey::kInMsgNelems: get_int(ev.comm.in_nelems, k); break;
+      case ArgKey::kOutMsgNelems: get_int(ev.comm.out_nelems, k); break;
+      case ArgKey::kGroupSize: get_int(ev.comm.group_size, k); break;
+      case ArgKey::kSeq: get_int(ev.comm.seq, k); break;
+    }
+    if (!next_member('}')) return;
+  }
+}
+
+void KinetoReader::parse_counter_args() {
+  ++p_;  // '{'
+  ws();
+  if (*p_ == '}') {
+    ++p_;
+    return;
+  }
+  for (;;) {
+    ws();
+    const std::string_view k = key();
+    std::string_view text;
+    bool was_string = false;
+    if (scalar(text, was_string)) {
+      double x = 0;
+      const auto r = std::from_chars(text.data(), text.data() + text.size(), x);
+      if (r.ec == std::errc() && r.ptr == text.data() + text.size()) ev_.counter_values.emplace_back(k, x);
+    }
+    if (!next_member('}')) return;
+  }
+}
+
+// pid/tid: integers, numeric strings, "stream 7" (2021 GPU tids), or names ("Spans", "Traces"),
+// which get a stable negative id: -(interned id + 2).
+int64_t KinetoReader::id_from_pid_text(std::string_view text, bool was_string, bool gpu_stream) {
+  int64_t x;
+  if (fast_int(text, x) || parse_int64(text, x) == DecimalStatus::kExact) return x;
+  if (was_string) {
+    std::string_view s = text;
+    if (gpu_stream && s.substr(0, 7) == "stream ") {
+      s.remove_prefix(7);
+      while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
+      if (parse_int64(s, x) == DecimalStatus::kExact) return x;
+    }
+  }
+  return -static_cast<int64_t>(t_.strings.intern(text)) - 2;
+}
+
 bool KinetoReader::sanitize_utf8(size_t begin, size_t end) {
   auto* s = reinterpret_cast<unsigned char*>(buf_.data());
   uint64_t replaced = 0;
@@ -713,6 +1193,7 @@ bool KinetoReader::sanitize_utf8(size_t begin, size_t end) {
 }
 
 bool KinetoReader::get_time(std::string_view text, Ns& out, const char* what, uint64_t offset) {
+  if (fast_us(text, out)) return true;
   const DecimalStatus st = parse_us_to_ns(text, out);
   if (st == DecimalStatus::kExact) return true;
   if (st == DecimalStatus::kRounded) {
@@ -726,149 +1207,6 @@ bool KinetoReader::get_time(std::string_view text, Ns& out, const char* what, ui
     return fmt::format("byte {}: {} '{}' is not a usable time; event skipped", offset, what, text);
   });
   return false;
-}
-
-bool KinetoReader::get_int(od::value& v, int64_t& out, std::string_view key, uint64_t offset) {
-  std::string_view text;
-  bool was_string = false;
-  if (!scalar_text(v, text, was_string)) return false;
-  DecimalStatus st = parse_int64(text, out);
-  if (st == DecimalStatus::kExact) return true;
-  if (st == DecimalStatus::kInvalid) {
-    // A fraction ("device": 0.0) or exponent: take the integer if it is one.
-    int64_t x;
-    if (parse_scaled(text, 0, x) == DecimalStatus::kExact) {
-      out = x;
-      return true;
-    }
-    if (was_string) return false;  // non-numeric string: not an id
-  }
-  t_.diagnostics.add(st == DecimalStatus::kOverflow ? "integer_above_int64" : "invalid_integer",
-                     [&] {
-                       return fmt::format("byte {}: args \"{}\" = {} does not fit int64; ignored",
-                                          offset, key, text);
-                     });
-  return false;
-}
-
-void KinetoReader::get_dim3(od::value& v, std::array<int32_t, 3>& out) {
-  od::array a;
-  if (v.get_array().get(a)) return;
-  size_t i = 0;
-  for (auto el : a) {
-    int64_t x;
-    if (i < 3 && !el.get_int64().get(x) && x >= 0 && x <= INT32_MAX)
-      out[i] = static_cast<int32_t>(x);
-    ++i;
-  }
-}
-
-// pid/tid: integers, numeric strings, "stream 7" (2021 GPU tids), or names ("Spans", "Traces"),
-// which get a stable negative id: -(interned id + 2).
-int64_t KinetoReader::id_from_pid_text(std::string_view text, bool was_string, bool gpu_stream) {
-  int64_t x;
-  if (parse_int64(text, x) == DecimalStatus::kExact) return x;
-  if (was_string) {
-    std::string_view s = text;
-    if (gpu_stream && s.substr(0, 7) == "stream ") {
-      s.remove_prefix(7);
-      while (!s.empty() && s.back() == ' ') s.remove_suffix(1);
-      if (parse_int64(s, x) == DecimalStatus::kExact) return x;
-    }
-  }
-  return -static_cast<int64_t>(t_.strings.intern(text)) - 2;
-}
-
-simdjson::error_code KinetoReader::read_args(od::object args, Ev& ev, uint64_t offset) {
-  ev.has_args = true;
-  for (auto f : args) {
-    od::field field;
-    if (auto e = std::move(f).get(field)) return e;
-    const std::string_view k = raw_key(field);
-    const ArgKey key = arg_key_of(k);
-    if (key == ArgKey::kNone) continue;
-    od::value v = field.value();
-    std::string_view text;
-    bool was_string = false;
-    switch (key) {
-      case ArgKey::kExternalId: get_int(v, ev.external_id, k, offset); break;
-      case ArgKey::kCorrelation: get_int(v, ev.correlation, k, offset); break;
-      case ArgKey::kSequenceNumber: get_int(v, ev.seq_nr, k, offset); break;
-      case ArgKey::kFwdThreadId: get_int(v, ev.fwd_tid, k, offset); break;
-      case ArgKey::kRecordFunctionId: get_int(v, ev.rf_id, k, offset); break;
-      case ArgKey::kDevice: get_int(v, ev.device, k, offset); break;
-      case ArgKey::kStream:
-        // CUDA: integer; ROCm runtime calls: hex string ("0x1a2b") — keep only integers.
-        if (scalar_text(v, text, was_string) && parse_int64(text, ev.stream) != DecimalStatus::kExact)
-          ev.stream = kNoId;
-        break;
-      case ArgKey::kGraphId: get_int(v, ev.graph_id, k, offset); break;
-      case ArgKey::kRegisters: get_int(v, ev.registers, k, offset); break;
-      case ArgKey::kSharedMemory: get_int(v, ev.shared_mem, k, offset); break;
-      case ArgKey::kBytes: get_int(v, ev.bytes, k, offset); break;
-      case ArgKey::kMemBytes: get_int(v, ev.mem_bytes, k, offset); break;
-      case ArgKey::kTotalAllocated: get_int(v, ev.total_alloc, k, offset); break;
-      case ArgKey::kDeviceId: get_int(v, ev.device_id, k, offset); break;
-      case ArgKey::kGrid: get_dim3(v, ev.grid); break;
-      case ArgKey::kBlock: get_dim3(v, ev.block); break;
-      case ArgKey::kInputDims: {
-        od::array a;
-        if (!v.get_array().get(a)) ignore(a.raw_json().get(ev.input_dims));
-        break;
-      }
-      case ArgKey::kInputType: {
-        od::array a;
-        if (!v.get_array().get(a)) ignore(a.raw_json().get(ev.input_types));
-        break;
-      }
-      case ArgKey::kName: ignore(v.get_string().get(ev.arg_name)); break;
-      case ArgKey::kCollectiveName:
-        ev.comm.any = true;
-        ignore(v.get_string().get(ev.comm.collective_name));
-        break;
-      case ArgKey::kDtype: ignore(v.get_string().get(ev.comm.dtype)); break;
-      case ArgKey::kPgName:
-        if (scalar_text(v, text, was_string)) ev.comm.pg_name = text;
-        break;
-      case ArgKey::kPgDesc: ignore(v.get_string().get(ev.comm.pg_desc)); break;
-      case ArgKey::kPgRanks:
-        if (scalar_text(v, text, was_string)) {
-          ev.comm.pg_ranks = text;
-        } else {
-          od::array a;
-          if (!v.get_array().get(a)) ignore(a.raw_json().get(ev.comm.pg_ranks));
-        }
-        break;
-      case ArgKey::kInSplitSize:
-        if (scalar_text(v, text, was_string)) ev.comm.in_split = text;
-        break;
-      case ArgKey::kOutSplitSize:
-        if (scalar_text(v, text, was_string)) ev.comm.out_split = text;
-        break;
-      case ArgKey::kInMsgNelems: get_int(v, ev.comm.in_nelems, k, offset); break;
-      case ArgKey::kOutMsgNelems: get_int(v, ev.comm.out_nelems, k, offset); break;
-      case ArgKey::kGroupSize: get_int(v, ev.comm.group_size, k, offset); break;
-      case ArgKey::kSeq: get_int(v, ev.comm.seq, k, offset); break;
-      case ArgKey::kNone: break;
-    }
-  }
-  return simdjson::SUCCESS;
-}
-
-void KinetoReader::read_counter_args(od::object args, const Ev& ev, uint64_t offset) {
-  Ns ts;
-  if (!ev.has_ts || !get_time(ev.ts, ts, "ts", offset)) return;
-  for (auto f : args) {
-    od::field field;
-    if (std::move(f).get(field)) return;
-    const std::string_view k = raw_key(field);
-    double x;
-    if (field.value().get_double().get(x)) continue;
-    t_.counters.name.push_back(t_.strings.intern(std::string(ev.name) + "." + std::string(k)));
-    t_.counters.pid.push_back(ev.pid);
-    t_.counters.ts_ns.push_back(ts);
-    t_.counters.value.push_back(x);
-  }
 }
 
 int32_t KinetoReader::add_comm(const CommFields& c) {
@@ -888,94 +1226,15 @@ int32_t KinetoReader::add_comm(const CommFields& c) {
   return static_cast<int32_t>(t_.comm_args.size() - 1);
 }
 
-simdjson::error_code KinetoReader::handle_event(od::object obj, uint64_t offset) {
-  Ev ev;
-  bool skip_rest = false;
-  for (auto f : obj) {
-    od::field field;
-    if (auto e = std::move(f).get(field)) return e;
-    const std::string_view k = raw_key(field);
-    od::value v = field.value();
-    std::string_view text;
-    bool was_string = false;
-    switch (k.size()) {
-      case 1:
-        if (k == "s") {
-          if (scalar_text(v, text, was_string) && !text.empty()) ev.scope = text[0];
-        }
-        break;
-      case 2:
-        if (k == "ph") {
-          if (scalar_text(v, text, was_string) && was_string && text.size() == 1) ev.ph = text[0];
-          else ev.ph = '?';
-        } else if (k == "ts") {
-          ev.has_ts = scalar_text(v, ev.ts, was_string);
-        } else if (k == "id") {
-          ev.has_id = scalar_text(v, ev.id_text, was_string);
-        } else if (k == "bp") {
-          ev.bp_e = scalar_text(v, text, was_string) && text == "e";
-        }
-        break;
-      case 3:
-        if (k == "cat") {
-          ev.has_cat = !v.get_string().get(ev.cat);
-        } else if (k == "pid") {
-          if (scalar_text(v, text, was_string)) {
-            ev.pid = id_from_pid_text(text, was_string, false);
-            ev.has_pid = true;
-          }
-        } else if (k == "tid") {
-          if (scalar_text(v, text, was_string)) {
-            ev.tid = id_from_pid_text(text, was_string, true);
-            ev.has_tid = true;
-          }
-        } else if (k == "dur") {
-          ev.has_dur = scalar_text(v, ev.dur, was_string);
-        }
-        break;
-      case 4:
-        if (k == "name") {
-          ev.has_name = !v.get_string().get(ev.name);
-        } else if (k == "args") {
-          od::object args;
-          if (auto e = v.get_object().get(args)) return e;
-          if (ev.ph == 'C') {
-            if (ev.has_ts) {
-              read_counter_args(args, ev, offset);
-            } else {
-              t_.diagnostics.add("counter_args_before_ts", [&] {
-                return fmt::format("byte {}: counter event with args before ts; values skipped",
-                                   offset);
-              });
-            }
-          } else if (auto e = read_args(args, ev, offset)) {
-            return e;
-          }
-        }
-        break;
-      default:
-        break;
-    }
-    // python_function events are most of many traces: once ph and cat are known, stop reading.
-    if (!opt_.keep_python && ev.ph == 'X' && ev.has_cat && ev.cat == "python_function") {
-      skip_rest = true;
-      break;
-    }
-  }
-  if (skip_rest) {
-    ++t_.total_events;
-    ++ph_counts_[static_cast<unsigned char>('X')];
-    count_x(t_.strings.intern(ev.cat));
-    return simdjson::SUCCESS;
-  }
-  commit(ev, offset);
-  return simdjson::SUCCESS;
-}
-
 void KinetoReader::commit(Ev& ev, uint64_t offset) {
   ++t_.total_events;
   ++ph_counts_[static_cast<unsigned char>(ev.ph)];
-  const StrId cat = ev.has_cat ? t_.strings.intern(ev.cat) : 0;
+  for (auto& d : ev.diags) t_.diagnostics.add(d.kind, [&] { return std::move(d.example); });
+  const StrId cat = ev.has_cat ? intern_cat(ev.cat) : 0;
+  if (ev.skipped_python) {
+    count_x(cat);
+    return;
+  }
   if (ev.has_ts && !saw_fraction_ && ev.ts.find('.') != std::string_view::npos) saw_fraction_ = true;
 
   switch (ev.ph) {
@@ -1140,8 +1399,20 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
       }
       return;
     }
-    case 'C':
-      return;  // samples were stored while reading args
+    case 'C': {
+      Ns ts;
+      if (!ev.has_ts || !get_time(ev.ts, ts, "ts", offset)) return;
+      for (const auto& [k, v] : ev.counter_values) {
+        std::string series(ev.name);
+        series += '.';
+        series += k;
+        t_.counters.name.push_back(t_.strings.intern(series));
+        t_.counters.pid.push_back(ev.pid);
+        t_.counters.ts_ns.push_back(ts);
+        t_.counters.value.push_back(v);
+      }
+      return;
+    }
     default:
       t_.diagnostics.add("unsupported_phase", [&] {
         return fmt::format("byte {}: event with ph '{}' is not used by chopper; counted, not stored",
@@ -1151,7 +1422,7 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
   }
 }
 
-// deviceProperties, distributedInfo and the scalar top-level keys.
+
 void KinetoReader::parse_metadata() {
   simdjson::dom::parser dp;
   TraceMetadata& m = t_.meta;
@@ -1201,16 +1472,16 @@ void KinetoReader::parse_metadata() {
         simdjson::dom::object o;
         if (d.get_object().get(o)) continue;
         for (auto [k, val] : o) {
-          if (k == "id") p.id = as_int(val, -1);
-          else if (k == "name") p.name = as_text(val);
-          else if (k == "totalGlobalMem") p.total_global_mem_bytes = as_int(val, -1);
-          else if (k == "computeMajor") p.compute_major = as_int(val, -1);
-          else if (k == "computeMinor") p.compute_minor = as_int(val, -1);
-          else if (k == "numSms") p.num_sms = as_int(val, -1);
-          else if (k == "warpSize") p.warp_size = as_int(val, -1);
-          else if (k == "maxThreadsPerBlock") p.max_threads_per_block = as_int(val, -1);
-          else if (k == "sharedMemPerBlock") p.shared_mem_per_block_bytes = as_int(val, -1);
-          else if (k == "regsPerBlock") p.regs_per_block = as_int(val, -1);
+          if (eq(k, "id")) p.id = as_int(val, -1);
+          else if (eq(k, "name")) p.name = as_text(val);
+          else if (eq(k, "totalGlobalMem")) p.total_global_mem_bytes = as_int(val, -1);
+          else if (eq(k, "computeMajor")) p.compute_major = as_int(val, -1);
+          else if (eq(k, "computeMinor")) p.compute_minor = as_int(val, -1);
+          else if (eq(k, "numSms")) p.num_sms = as_int(val, -1);
+          else if (eq(k, "warpSize")) p.warp_size = as_int(val, -1);
+          else if (eq(k, "maxThreadsPerBlock")) p.max_threads_per_block = as_int(val, -1);
+          else if (eq(k, "sharedMemPerBlock")) p.shared_mem_per_block_bytes = as_int(val, -1);
+          else if (eq(k, "regsPerBlock")) p.regs_per_block = as_int(val, -1);
         }
         m.devices.push_back(std::move(p));
       }
@@ -1218,11 +1489,11 @@ void KinetoReader::parse_metadata() {
       simdjson::dom::object o;
       if (e.get_object().get(o)) continue;
       for (auto [k, val] : o) {
-        if (k == "rank") m.rank = as_int(val, -1);
-        else if (k == "world_size") m.world_size = as_int(val, -1);
-        else if (k == "backend") m.backend = as_text(val);
-        else if (k == "nccl_version") m.nccl_version = as_text(val);
-        else if (k == "pg_config") {
+        if (eq(k, "rank")) m.rank = as_int(val, -1);
+        else if (eq(k, "world_size")) m.world_size = as_int(val, -1);
+        else if (eq(k, "backend")) m.backend = as_text(val);
+        else if (eq(k, "nccl_version")) m.nccl_version = as_text(val);
+        else if (eq(k, "pg_config")) {
           auto add_pg = [&](simdjson::dom::element pe, std::string_view fallback_name) {
             simdjson::dom::object po;
             if (pe.get_object().get(po)) return;
