@@ -1279,10 +1279,18 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
     sum.bytes_written += txt.size();
   }
 
-  // truth.json
+  // truth.json, written rank by rank so thousands of ranks never sit in one string.
   {
+    sum.truth_file = out_dir + "/truth.json";
+    FILE* tf = std::fopen(sum.truth_file.c_str(), "wb");
+    if (tf == nullptr) throw Error(sum.truth_file + ": cannot write");
+    std::unique_ptr<FILE, int (*)(FILE*)> closer(tf, &std::fclose);
     std::string t;
-    t.reserve(1 << 20);
+    auto flush = [&] {
+      if (!t.empty() && std::fwrite(t.data(), 1, t.size(), tf) != t.size()) throw Error(sum.truth_file + ": write failed");
+      sum.bytes_written += t.size();
+      t.clear();
+    };
     fmt::format_to(std::back_inserter(t),
                    "{{\n\"generator\": \"chopper synth\",\n\"config\": {{\"preset\": \"{}\", \"layers\": {}, \"batch\": {}, \"seq\": {}, \"dtype\": \"{}\", \"parallel\": \"{}\", \"ranks\": {}, \"gpus_per_node\": {}, \"device\": \"{}\", \"iterations\": {}, \"first_step\": {}, \"seed\": {}, \"dvfs\": {}, \"mfu_loss\": {}, \"comm_interference\": {}, \"comm_slowdown\": {}, \"prefetch\": {}, \"host_op_ns\": {}, \"launch_ns\": {}, \"launch_latency_ns\": {}, \"data_loader_stall_ns\": {}, \"straggler_rank\": {}, \"straggler_clock\": {}, \"straggler_host_ns\": {}, \"node_clock_offset_ns\": {}, \"noise\": {}, \"matrix_efficiency\": {}, \"memory_efficiency\": {}}},\n",
                    c.preset, shapes.layers, c.batch, c.seq, dtype_name(c.dtype), c.parallel == Parallelism::kFsdp ? "fsdp" : "ddp",
@@ -1294,7 +1302,7 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
                    "\"device\": {{\"name\": \"{}\", \"max_clock_mhz\": {}, \"matrix_tflops\": {}, \"vector_tflops_fp32\": {}, \"mem_bw_gbs\": {}}},\n\"ranks\": [",
                    dev->name, dev->max_clock_mhz, dev->matrix_tflops(c.dtype), dev->vector_tflops_fp32, dev->mem_bw_gbs);
     for (size_t r = 0; r < outs.size(); ++r) {
-      const RankOutput& o = outs[r];
+      RankOutput& o = outs[r];
       fmt::format_to(std::back_inserter(t), "{}\n{{\"rank\": {}, \"node\": {}, \"clock_offset_ns\": {}, \"straggler\": {},\n \"iterations\": [",
                      r ? "," : "", r, static_cast<int>(r) / c.gpus_per_node, o.offset, static_cast<int>(r) == c.straggler_rank);
       for (size_t i = 0; i < o.steps.size(); ++i)
@@ -1319,13 +1327,13 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
                        k.dvfs_ns, k.interference_ns, k.noise_ns, k.exposed_comm_ns, k.launch_ns, k.stall_ns, k.flops, k.bytes);
       }
       t += "]}}";
+      flush();
+      // This rank's tables are no longer needed.
+      outs[r].kernels = {};
+      outs[r].effects = {};
     }
     t += "\n]\n}\n";
-    sum.truth_file = out_dir + "/truth.json";
-    FILE* f = std::fopen(sum.truth_file.c_str(), "wb");
-    if (f == nullptr || std::fwrite(t.data(), 1, t.size(), f) != t.size()) throw Error(sum.truth_file + ": write failed");
-    std::fclose(f);
-    sum.bytes_written += t.size();
+    flush();
   }
   return sum;
 }
