@@ -12,9 +12,9 @@
 // Exit status: 0 all targets met, 1 a target missed (or --expect-x-events mismatch, or the reader
 // threw), 2 usage error. Run by hand on a large trace (see run_ingest_bench.sh), not in CI.
 #include <fmt/format.h>
+#include <sys/resource.h>
 
 #include "chopper/base/memory.hpp"
-#include <sys/resource.h>
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif

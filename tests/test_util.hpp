@@ -10,8 +10,12 @@
 
 namespace chopper::test {
 
-inline std::string data_path(const std::string& name) { return std::string(CHOPPER_TEST_DATA) + "/" + name; }
-inline std::string shared_path(const std::string& rel) { return std::string(CHOPPER_SHARED_DIR) + "/" + rel; }
+inline std::string data_path(const std::string& name) {
+  return std::string(CHOPPER_TEST_DATA) + "/" + name;
+}
+inline std::string shared_path(const std::string& rel) {
+  return std::string(CHOPPER_SHARED_DIR) + "/" + rel;
+}
 inline bool have_shared_traces() {
   return std::filesystem::is_directory(std::string(CHOPPER_SHARED_DIR) + "/traces/kineto");
 }

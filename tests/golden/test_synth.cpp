@@ -2,7 +2,6 @@
 // with the truth.json the generator wrote, kernel by kernel, to the nanosecond.
 #include <gtest/gtest.h>
 #include <simdjson.h>
-
 #include <unistd.h>
 
 #include <cmath>
@@ -21,7 +20,8 @@ namespace fs = std::filesystem;
 namespace {
 
 fs::path temp_dir(const std::string& name) {
-  fs::path d = fs::temp_directory_path() / ("chopper_golden_" + std::to_string(::getpid()) + "_" + name);
+  fs::path d =
+      fs::temp_directory_path() / ("chopper_golden_" + std::to_string(::getpid()) + "_" + name);
   fs::remove_all(d);
   return d;
 }
@@ -40,8 +40,8 @@ SynthConfig small(const std::string& device, Parallelism par) {
 }
 
 struct TruthKernel {
-  int64_t correlation, iteration, layer, clock_mhz, start_ns, dur_ns, nominal_ns, mfu_ns, straggler_ns,
-      dvfs_ns, interference_ns, noise_ns;
+  int64_t correlation, iteration, layer, clock_mhz, start_ns, dur_ns, nominal_ns, mfu_ns,
+      straggler_ns, dvfs_ns, interference_ns, noise_ns;
   std::string phase, operation, op_class;
   double flops, bytes;
 };
@@ -64,10 +64,12 @@ std::vector<TruthRank> read_truth(const fs::path& dir) {
     t.offset_ns = r["clock_offset_ns"].get_int64();
     t.straggler = r["straggler"].get_bool();
     for (simdjson::dom::element it : r["iterations"].get_array())
-      t.iterations.emplace_back(it["iteration"].get_int64(), it["start_ns"].get_int64(), it["end_ns"].get_int64());
+      t.iterations.emplace_back(it["iteration"].get_int64(), it["start_ns"].get_int64(),
+                                it["end_ns"].get_int64());
     for (simdjson::dom::element e : r["effects"].get_array())
       for (auto [k, v] : e.get_object())
-        if (k.size() > 3 && k.substr(k.size() - 3) == "_ns") t.effect_totals[std::string(k)] += v.get_int64();
+        if (k.size() > 3 && k.substr(k.size() - 3) == "_ns")
+          t.effect_totals[std::string(k)] += v.get_int64();
     for (simdjson::dom::element row : r["kernels"]["rows"].get_array()) {
       simdjson::dom::array a = row.get_array();
       TruthKernel k;
@@ -135,7 +137,9 @@ void check_run(const fs::path& dir, const SynthConfig& c, chopper::Run& run) {
         continue;
       }
       // The effects add up to the duration.
-      EXPECT_EQ(k.nominal_ns + k.mfu_ns + k.straggler_ns + k.dvfs_ns + k.interference_ns + k.noise_ns, k.dur_ns);
+      EXPECT_EQ(
+          k.nominal_ns + k.mfu_ns + k.straggler_ns + k.dvfs_ns + k.interference_ns + k.noise_ns,
+          k.dur_ns);
       // DVFS stretch recomputed from the kernel's work and the recorded clock: duration at the
       // actual clock minus duration at the rank's clock cap (the device's max clock unless it is
       // the straggler), both by the roofline the generator documents.
@@ -143,7 +147,9 @@ void check_run(const fs::path& dir, const SynthConfig& c, chopper::Run& run) {
       const double peak = (matrix ? dev->matrix_tflops(c.dtype) : dev->vector_tflops_fp32) * 1e12;
       const double eff = matrix ? c.matrix_efficiency * (1 - c.mfu_loss) : 0.5;
       const double t_mem = k.bytes / (dev->mem_bw_gbs * 1e9 * c.memory_efficiency) * 1e9;
-      const int cap = tr.straggler ? static_cast<int>(dev->max_clock_mhz * c.straggler_clock) / 15 * 15 : dev->max_clock_mhz;
+      const int cap = tr.straggler
+                          ? static_cast<int>(dev->max_clock_mhz * c.straggler_clock) / 15 * 15
+                          : dev->max_clock_mhz;
       const int64_t floor_ns = (k.op_class == "memcpy" || k.op_class == "memset") ? 1500 : 2500;
       auto dur_at = [&](int mhz) {
         const double tc = k.flops / (peak * eff) * 1e9 * dev->max_clock_mhz / mhz;
@@ -185,7 +191,8 @@ TEST(Synth, FsdpNvidiaAgreesWithTruth) {
   std::map<int64_t, std::vector<int64_t>> ends;  // correlation -> end per rank (comm only)
   for (const TruthRank& tr : truth)
     for (const TruthKernel& k : tr.kernels)
-      if (is_comm_class(k.op_class)) ends[k.correlation].push_back(k.start_ns + k.dur_ns - tr.offset_ns);
+      if (is_comm_class(k.op_class))
+        ends[k.correlation].push_back(k.start_ns + k.dur_ns - tr.offset_ns);
   ASSERT_FALSE(ends.empty());
   for (const auto& [corr, v] : ends) {
     ASSERT_EQ(v.size(), 4u);
@@ -200,8 +207,9 @@ TEST(Synth, FsdpNvidiaAgreesWithTruth) {
 }
 
 TEST(Synth, DdpAndAmdAgreeWithTruth) {
-  for (const auto& [device, par] : {std::pair{"mi300x", Parallelism::kFsdp}, std::pair{"a100", Parallelism::kDdp},
-                                    std::pair{"mi250", Parallelism::kDdp}}) {
+  for (const auto& [device, par] :
+       {std::pair{"mi300x", Parallelism::kFsdp}, std::pair{"a100", Parallelism::kDdp},
+        std::pair{"mi250", Parallelism::kDdp}}) {
     SCOPED_TRACE(device);
     SynthConfig c = small(device, par);
     c.dvfs = 0.2;
@@ -209,7 +217,7 @@ TEST(Synth, DdpAndAmdAgreeWithTruth) {
     const fs::path dir = temp_dir(device);
     synthesize(c, dir.string());
     chopper::Run run;
-  check_run(dir, c, run);
+    check_run(dir, c, run);
     if (find_device(device)->vendor == Vendor::kAmd) {
       // ROCm: kernels carry no External id; RCCL's generic kernel gets its type from the host.
       const RankTrace& t = run.ranks[0].trace;
@@ -237,8 +245,11 @@ TEST(Synth, SameSeedSameBytes) {
   synthesize(c, b.string());
   c.seed = 2;
   synthesize(c, d.string());
-  for (const char* f : {"rank-0.json", "rank-3.json", "truth.json", "telemetry/node1.nvidia-smi.csv"}) {
-    EXPECT_EQ(chopper::test::read_file((a / f).string()), chopper::test::read_file((b / f).string())) << f;
+  for (const char* f :
+       {"rank-0.json", "rank-3.json", "truth.json", "telemetry/node1.nvidia-smi.csv"}) {
+    EXPECT_EQ(chopper::test::read_file((a / f).string()),
+              chopper::test::read_file((b / f).string()))
+        << f;
   }
   EXPECT_NE(chopper::test::read_file((a / "rank-0.json").string()),
             chopper::test::read_file((d / "rank-0.json").string()))
@@ -277,7 +288,8 @@ TEST(Synth, EffectsAreRecordedWhereInjected) {
   one.parallel = Parallelism::kDdp;
   SynthConfig lb = one;
   ASSERT_TRUE(apply_scenario("launch-bound", lb));
-  EXPECT_GT(totals(lb, "launch").at("launch_overhead_ns"), 10 * totals(one, "one").at("launch_overhead_ns"));
+  EXPECT_GT(totals(lb, "launch").at("launch_overhead_ns"),
+            10 * totals(one, "one").at("launch_overhead_ns"));
 }
 
 TEST(Synth, RejectsBadConfigurations) {

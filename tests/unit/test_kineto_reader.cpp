@@ -36,7 +36,9 @@ std::string zstd_of(const std::string& in) {
   return out;
 }
 
-std::string mini() { return chopper::test::read_file(chopper::test::data_path("mini_train.json")); }
+std::string mini() {
+  return chopper::test::read_file(chopper::test::data_path("mini_train.json"));
+}
 
 // Reading must fail with an InputError whose message names the file and a byte offset.
 void expect_input_error(const std::string& bytes, const std::string& what_part) {
@@ -69,9 +71,9 @@ TEST(KinetoReader, MiniTrainCountsAndMetadata) {
   EXPECT_EQ(t.x_events("cuda_sync"), 1u);
   EXPECT_EQ(t.x_events("Trace"), 1u);
   // Stored rows: python_function is not a host op unless asked for.
-  EXPECT_EQ(t.host.size(), 8u);     // 6 cpu_op + 2 user_annotation
+  EXPECT_EQ(t.host.size(), 8u);  // 6 cpu_op + 2 user_annotation
   EXPECT_EQ(t.runtime.size(), 6u);
-  EXPECT_EQ(t.gpu.size(), 9u);      // 6 kernels, 1 memcpy, 1 memset, 1 sync
+  EXPECT_EQ(t.gpu.size(), 9u);  // 6 kernels, 1 memcpy, 1 memset, 1 sync
   EXPECT_EQ(t.flows.size(), 4u);
   EXPECT_EQ(t.instants.size(), 1u);
   EXPECT_EQ(t.counters.size(), 1u);
@@ -247,7 +249,8 @@ TEST(KinetoReader, BadEventsAreCountedNotFatal) {
 
 TEST(KinetoReader, InvalidUtf8IsReplacedAndCounted) {
   std::string text = trace_of(
-      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"bad\xff\xfe name\", \"pid\": 1, \"tid\": 1, "
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"bad\xff\xfe name\", \"pid\": 1, \"tid\": "
+      "1, "
       "\"ts\": 1, \"dur\": 1},"
       "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"caf\xc3\xa9\", \"pid\": 1, \"tid\": 1, "
       "\"ts\": 2, \"dur\": 1}");

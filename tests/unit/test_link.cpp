@@ -9,12 +9,14 @@ using namespace chopper;
 namespace {
 
 RankTrace mini() {
-  return chopper::test::parse(chopper::test::read_file(chopper::test::data_path("mini_train.json")));
+  return chopper::test::parse(
+      chopper::test::read_file(chopper::test::data_path("mini_train.json")));
 }
 
 int32_t gpu_named(const RankTrace& t, std::string_view prefix) {
   for (size_t i = 0; i < t.gpu.size(); ++i)
-    if (t.strings.str(t.gpu.name[i]).substr(0, prefix.size()) == prefix) return static_cast<int32_t>(i);
+    if (t.strings.str(t.gpu.name[i]).substr(0, prefix.size()) == prefix)
+      return static_cast<int32_t>(i);
   return kNoRow;
 }
 
@@ -136,7 +138,8 @@ TEST(Classify, KernelNamesOfEveryGeneration) {
        GpuClass::kCommunication, CollType::kBroadcast, "RING", "LL128"},
       {"ncclDevKernel_AllReduce_Sum_f32_NVLS_SIMPLE(ncclDevKernelArgsStorage<4096ul>)",
        GpuClass::kCommunication, CollType::kAllReduce, "NVLS", "SIMPLE"},
-      {"ncclDevKernel_ReduceScatter_Sum_bf16_COLLNET_DIRECT_LL128(ncclDevKernelArgsStorage<4096ul>)",
+      {"ncclDevKernel_ReduceScatter_Sum_bf16_COLLNET_DIRECT_LL128(ncclDevKernelArgsStorage<4096ul>"
+       ")",
        GpuClass::kCommunication, CollType::kReduceScatter, "COLLNET_DIRECT", "LL128"},
       {"ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)", GpuClass::kCommunication,
        CollType::kUnknown, "", ""},
@@ -147,7 +150,8 @@ TEST(Classify, KernelNamesOfEveryGeneration) {
       {"void vllm::cross_device_reduce_1stage<half, 8>(...)", GpuClass::kCommunication,
        CollType::kAllReduce, "", ""},
       {"sm90_xmma_gemm_bf16bf16_bf16f32", GpuClass::kCompute, CollType::kUnknown, "", ""},
-      {"void at::native::reduce_kernel<512, 1>(...)", GpuClass::kCompute, CollType::kUnknown, "", ""},
+      {"void at::native::reduce_kernel<512, 1>(...)", GpuClass::kCompute, CollType::kUnknown, "",
+       ""},
   };
   std::string events;
   for (size_t i = 0; i < std::size(cases); ++i) {

@@ -1,8 +1,7 @@
 #include <gtest/gtest.h>
-
-#include <filesystem>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "chopper/base/error.hpp"
@@ -27,7 +26,8 @@ namespace {
 // A run directory: ranks 0..n-1 written as rank-N.json without distributedInfo (so the name
 // decides), plus one corrupt file.
 fs::path make_run(int n) {
-  const fs::path dir = fs::temp_directory_path() / ("chopper_load_test_" + std::to_string(::getpid()));
+  const fs::path dir =
+      fs::temp_directory_path() / ("chopper_load_test_" + std::to_string(::getpid()));
   fs::remove_all(dir);
   fs::create_directories(dir);
   std::string text = chopper::test::read_file(chopper::test::data_path("mini_train.json"));
@@ -55,7 +55,8 @@ TEST(Load, OrdersRanksNumericallyAndKeepsGoingPastABadFile) {
   }
   EXPECT_FALSE(run.ranks[12].ok);
   EXPECT_EQ(run.ranks[12].rank, 99);
-  EXPECT_NE(run.ranks[12].error.find("rank-99.json: byte "), std::string::npos) << run.ranks[12].error;
+  EXPECT_NE(run.ranks[12].error.find("rank-99.json: byte "), std::string::npos)
+      << run.ranks[12].error;
   EXPECT_EQ(run.failed(), 1u);
   fs::remove_all(dir);
 }
@@ -63,7 +64,8 @@ TEST(Load, OrdersRanksNumericallyAndKeepsGoingPastABadFile) {
 TEST(Load, ResultDoesNotDependOnThreadsOrArgumentOrder) {
   const fs::path dir = make_run(6);
   std::vector<std::string> files;
-  for (int r = 5; r >= 0; --r) files.push_back((dir / ("rank-" + std::to_string(r) + ".json")).string());
+  for (int r = 5; r >= 0; --r)
+    files.push_back((dir / ("rank-" + std::to_string(r) + ".json")).string());
   LoadOptions one;
   one.threads = 1;
   LoadOptions many;

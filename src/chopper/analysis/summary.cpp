@@ -14,13 +14,19 @@ RankSummary summarize(const RankTrace& t) {
   std::set<std::pair<int32_t, int64_t>> streams;
   for (size_t i = 0; i < g.size(); ++i) {
     switch (g.kind[i]) {
-      case GpuKind::kKernel: ++s.kernels; break;
+      case GpuKind::kKernel:
+        ++s.kernels;
+        break;
       case GpuKind::kMemcpy:
         ++s.memcpys;
         ++s.memcpy_by_dir[std::string(memcpy_dir_name(g.memcpy_dir[i]))];
         break;
-      case GpuKind::kMemset: ++s.memsets; break;
-      case GpuKind::kSync: ++s.syncs; break;
+      case GpuKind::kMemset:
+        ++s.memsets;
+        break;
+      case GpuKind::kSync:
+        ++s.syncs;
+        break;
     }
     const std::string cls(gpu_class_name(g.cls[i]));
     ++s.gpu_by_class[cls];

@@ -15,7 +15,7 @@ struct RankSummary {
   std::map<std::string, uint64_t> memcpy_by_dir;
   std::map<std::string, uint64_t> gpu_by_class;
   std::map<std::string, uint64_t> gpu_time_ns_by_class;  // summed durations
-  std::vector<std::pair<int32_t, int64_t>> streams;       // (device, stream)
+  std::vector<std::pair<int32_t, int64_t>> streams;      // (device, stream)
   std::map<std::string, uint64_t> link_by_path;
   uint64_t host_ops = 0, runtime_calls = 0, flows = 0, instants = 0, counter_samples = 0;
   struct Coll {

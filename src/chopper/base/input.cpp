@@ -57,7 +57,8 @@ class FileInput final : public RawInput {
       for (;;) {
         ssize_t n = ::read(fd_, buf_.data(), buf_.size());
         if (n < 0 && errno == EINTR) continue;
-        if (n < 0) throw InputError(name_, offset_, std::string("read failed: ") + std::strerror(errno));
+        if (n < 0)
+          throw InputError(name_, offset_, std::string("read failed: ") + std::strerror(errno));
         len_ = static_cast<size_t>(n);
         break;
       }
@@ -77,7 +78,8 @@ class FileInput final : public RawInput {
     for (;;) {
       ssize_t n = ::read(fd_, dst, cap);
       if (n < 0 && errno == EINTR) continue;
-      if (n < 0) throw InputError(name_, offset_, std::string("read failed: ") + std::strerror(errno));
+      if (n < 0)
+        throw InputError(name_, offset_, std::string("read failed: ") + std::strerror(errno));
       offset_ += static_cast<uint64_t>(n);
       return static_cast<size_t>(n);
     }
@@ -135,8 +137,7 @@ class PlainSource final : public ByteSource {
 
 class GzipSource final : public ByteSource {
  public:
-  GzipSource(std::unique_ptr<RawInput> in, std::string name)
-      : in_(std::move(in)), inbuf_(1 << 20) {
+  GzipSource(std::unique_ptr<RawInput> in, std::string name) : in_(std::move(in)), inbuf_(1 << 20) {
     name_ = std::move(name);
     compression_ = Compression::kGzip;
     isal_inflate_init(&state_);
@@ -163,19 +164,20 @@ class GzipSource final : public ByteSource {
         member_started_ = true;
       }
       if (state_.avail_in == 0 && !refill())
-        throw InputError(name_, consumed_offset(), "truncated gzip stream (unexpected end of file)");
+        throw InputError(name_, consumed_offset(),
+                         "truncated gzip stream (unexpected end of file)");
       state_.next_out = reinterpret_cast<uint8_t*>(dst + total);
       const size_t want = std::min<size_t>(cap - total, UINT32_MAX);
       state_.avail_out = static_cast<uint32_t>(want);
       const int rc = isal_inflate(&state_);
       total += want - state_.avail_out;
       if (rc != ISAL_DECOMP_OK) {
-        const char* what = rc == ISAL_INCORRECT_CHECKSUM    ? "gzip checksum mismatch"
-                           : rc == ISAL_INVALID_BLOCK       ? "corrupt deflate block"
-                           : rc == ISAL_INVALID_SYMBOL      ? "corrupt deflate data (invalid symbol)"
-                           : rc == ISAL_INVALID_LOOKBACK    ? "corrupt deflate data (invalid distance)"
-                           : rc == ISAL_UNSUPPORTED_METHOD  ? "unsupported gzip compression method"
-                                                            : "corrupt gzip data";
+        const char* what = rc == ISAL_INCORRECT_CHECKSUM ? "gzip checksum mismatch"
+                           : rc == ISAL_INVALID_BLOCK    ? "corrupt deflate block"
+                           : rc == ISAL_INVALID_SYMBOL   ? "corrupt deflate data (invalid symbol)"
+                           : rc == ISAL_INVALID_LOOKBACK ? "corrupt deflate data (invalid distance)"
+                           : rc == ISAL_UNSUPPORTED_METHOD ? "unsupported gzip compression method"
+                                                           : "corrupt gzip data";
         throw InputError(name_, consumed_offset(), what);
       }
       if (state_.block_state == ISAL_BLOCK_FINISH) {
@@ -231,7 +233,8 @@ class ZstdSource final : public ByteSource {
         std::string_view v = in_->next(1 << 20);
         if (v.empty()) {
           if (last_ret_ != 0)
-            throw InputError(name_, in_->offset(), "truncated zstd stream (unexpected end of file)");
+            throw InputError(name_, in_->offset(),
+                             "truncated zstd stream (unexpected end of file)");
           break;
         }
         in_buf_ = ZSTD_inBuffer{v.data(), v.size(), 0};

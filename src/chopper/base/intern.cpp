@@ -4,7 +4,9 @@
 
 namespace chopper {
 
-StringTable::StringTable() : slots_(1024, 0) { intern(std::string_view()); }
+StringTable::StringTable() : slots_(1024, 0) {
+  intern(std::string_view());
+}
 
 uint64_t StringTable::hash(std::string_view s) {
   // FNV-1a over 8-byte words, then a final avalanche (splitmix64).

@@ -6,8 +6,8 @@ namespace chopper {
 namespace {
 
 std::string_view trim(std::string_view s) {
-  while (!s.empty() && (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' ||
-                        s.front() == '\r'))
+  while (!s.empty() &&
+         (s.front() == ' ' || s.front() == '\t' || s.front() == '\n' || s.front() == '\r'))
     s.remove_prefix(1);
   while (!s.empty() &&
          (s.back() == ' ' || s.back() == '\t' || s.back() == '\n' || s.back() == '\r'))
@@ -15,7 +15,9 @@ std::string_view trim(std::string_view s) {
   return s;
 }
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 }  // namespace
 
@@ -104,9 +106,8 @@ DecimalStatus parse_scaled(std::string_view text, int scale_exp, int64_t& out) {
     int first_frac = int_digits >= 0 && int_digits < nd ? digits[int_digits] - '0' : 0;
     if (first_frac >= 5) v += 1;
   }
-  const uint64_t limit =
-      neg ? static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) + 1
-          : static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  const uint64_t limit = neg ? static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) + 1
+                             : static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
   if (v > limit) return DecimalStatus::kOverflow;
   if (neg) {
     out = v == limit ? std::numeric_limits<int64_t>::min() : -static_cast<int64_t>(v);

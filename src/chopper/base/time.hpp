@@ -17,9 +17,9 @@ enum class DecimalStatus : uint8_t {
   kOverflow,  // does not fit in int64 after scaling
 };
 
-// Parses a JSON number (or its text inside a string) in units of 10^-scale_exp and returns the value
-// scaled by 10^scale_exp: parse_scaled("12.3456", 3) == 12346 (kRounded). Accepts a sign, a fraction
-// and an exponent (1.5e3). Leading/trailing spaces are ignored.
+// Parses a JSON number (or its text inside a string) in units of 10^-scale_exp and returns the
+// value scaled by 10^scale_exp: parse_scaled("12.3456", 3) == 12346 (kRounded). Accepts a sign, a
+// fraction and an exponent (1.5e3). Leading/trailing spaces are ignored.
 DecimalStatus parse_scaled(std::string_view text, int scale_exp, int64_t& out);
 
 // Microseconds as written by Chrome-trace/Kineto JSON -> nanoseconds.

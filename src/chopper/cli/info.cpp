@@ -11,8 +11,9 @@ namespace chopper::cli {
 
 Command add_info(CLI::App& root) {
   auto* app = root.add_subcommand(
-      "info", "Per rank: devices, time span, events per category, iterations, link rate, "
-              "collectives and diagnostics");
+      "info",
+      "Per rank: devices, time span, events per category, iterations, link rate, "
+      "collectives and diagnostics");
   struct Opts {
     std::vector<std::string> paths;
     bool json = false;
@@ -20,7 +21,8 @@ Command add_info(CLI::App& root) {
     unsigned threads = 0;
   };
   auto o = std::make_shared<Opts>();
-  app->add_option("paths", o->paths, "Trace files or directories of them (.json, .json.gz, .json.zst)")
+  app->add_option("paths", o->paths,
+                  "Trace files or directories of them (.json, .json.gz, .json.zst)")
       ->required();
   app->add_flag("--json", o->json, "Print a JSON array with one object per file");
   app->add_flag("--keep-python", o->keep_python, "Keep python_function events as host ops");

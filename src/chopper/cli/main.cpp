@@ -1,5 +1,6 @@
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 
 #include "chopper/base/memory.hpp"
 #include "chopper/cli/commands.hpp"

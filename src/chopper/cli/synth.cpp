@@ -1,3 +1,5 @@
+#include "chopper/synth/synth.hpp"
+
 #include <fmt/format.h>
 
 #include <chrono>
@@ -7,7 +9,6 @@
 #include "chopper/cli/commands.hpp"
 #include "chopper/ingest/load.hpp"
 #include "chopper/report/info_report.hpp"
-#include "chopper/synth/synth.hpp"
 
 namespace chopper::cli {
 
@@ -15,7 +16,8 @@ namespace {
 
 void add_synth_options(CLI::App* app, SynthConfig& c, std::string& scenario, std::string& parallel,
                        std::string& dtype) {
-  app->add_option("--preset", c.preset, "Model: llama3-8b, llama3-70b, gpt3-175b, mixtral-8x7b")->capture_default_str();
+  app->add_option("--preset", c.preset, "Model: llama3-8b, llama3-70b, gpt3-175b, mixtral-8x7b")
+      ->capture_default_str();
   app->add_option("--layers", c.layers, "Transformer layers (default: the preset's)");
   app->add_option("--batch", c.batch, "Local batch (sequences per rank)")->capture_default_str();
   app->add_option("--seq", c.seq, "Sequence length")->capture_default_str();
@@ -23,24 +25,34 @@ void add_synth_options(CLI::App* app, SynthConfig& c, std::string& scenario, std
   app->add_option("--parallel", parallel, "fsdp (FSDP2 full shard) or ddp")->capture_default_str();
   app->add_option("--ranks", c.ranks, "Number of ranks (GPUs)")->capture_default_str();
   app->add_option("--gpus-per-node", c.gpus_per_node, "GPUs per node")->capture_default_str();
-  app->add_option("--device", c.device, "h100, h200, b200, a100, mi300x, mi250")->capture_default_str();
+  app->add_option("--device", c.device, "h100, h200, b200, a100, mi300x, mi250")
+      ->capture_default_str();
   app->add_option("--iterations", c.iterations, "Profiled iterations")->capture_default_str();
   app->add_option("--seed", c.seed, "Seed: same seed, same bytes")->capture_default_str();
-  app->add_option("--scenario", scenario, "Named scenario: healthy, dvfs, exposed-comm, launch-bound, straggler, demo");
-  app->add_option("--dvfs", c.dvfs, "Clock floor under sustained load, as a fraction below max (0 = off)");
+  app->add_option("--scenario", scenario,
+                  "Named scenario: healthy, dvfs, exposed-comm, launch-bound, straggler, demo");
+  app->add_option("--dvfs", c.dvfs,
+                  "Clock floor under sustained load, as a fraction below max (0 = off)");
   app->add_option("--mfu-loss", c.mfu_loss, "Matrix-unit utilization loss of GEMMs (0..0.95)");
-  app->add_option("--comm-interference", c.comm_interference, "Compute slowdown while a collective runs");
-  app->add_option("--comm-slowdown", c.comm_slowdown, "Collectives take this many times the model's time");
-  app->add_flag("--no-prefetch,!--prefetch", c.prefetch, "FSDP: no all-gather prefetch (exposes communication)");
+  app->add_option("--comm-interference", c.comm_interference,
+                  "Compute slowdown while a collective runs");
+  app->add_option("--comm-slowdown", c.comm_slowdown,
+                  "Collectives take this many times the model's time");
+  app->add_flag("--no-prefetch,!--prefetch", c.prefetch,
+                "FSDP: no all-gather prefetch (exposes communication)");
   app->add_option("--host-op-ns", c.host_op_ns, "CPU time per op before its launch");
   app->add_option("--launch-ns", c.launch_ns, "Duration of one launch call");
-  app->add_option("--data-loader-stall-ns", c.data_loader_stall_ns, "Host stall at each iteration start");
+  app->add_option("--data-loader-stall-ns", c.data_loader_stall_ns,
+                  "Host stall at each iteration start");
   app->add_option("--straggler-rank", c.straggler_rank, "Rank that straggles (-1 = none)");
-  app->add_option("--straggler-clock", c.straggler_clock, "Straggler's clock cap (fraction of max)");
-  app->add_option("--straggler-host-ns", c.straggler_host_ns, "Straggler's extra host delay per iteration");
+  app->add_option("--straggler-clock", c.straggler_clock,
+                  "Straggler's clock cap (fraction of max)");
+  app->add_option("--straggler-host-ns", c.straggler_host_ns,
+                  "Straggler's extra host delay per iteration");
   app->add_option("--node-clock-offset-ns", c.node_clock_offset_ns, "Clock offset between nodes");
   app->add_option("--noise", c.noise, "Relative sigma of kernel duration noise");
-  app->add_option("--telemetry-interval-ms", c.telemetry_interval_ms, "Telemetry sampling interval")->capture_default_str();
+  app->add_option("--telemetry-interval-ms", c.telemetry_interval_ms, "Telemetry sampling interval")
+      ->capture_default_str();
   app->add_option("-j,--threads", c.threads, "Writer threads (default: all cores)");
 }
 
@@ -48,10 +60,14 @@ void add_synth_options(CLI::App* app, SynthConfig& c, std::string& scenario, std
 // copy and the knobs the user set are kept.
 bool finish_config(SynthConfig& c, const std::string& scenario, const std::string& parallel,
                    const std::string& dtype, CLI::App* app) {
-  if (parallel == "fsdp") c.parallel = Parallelism::kFsdp;
-  else if (parallel == "ddp") c.parallel = Parallelism::kDdp;
+  if (parallel == "fsdp")
+    c.parallel = Parallelism::kFsdp;
+  else if (parallel == "ddp")
+    c.parallel = Parallelism::kDdp;
   else {
-    fmt::print(stderr, "chopper: --parallel must be fsdp or ddp (tensor, pipeline and expert parallelism are not modelled yet)\n");
+    fmt::print(stderr,
+               "chopper: --parallel must be fsdp or ddp (tensor, pipeline and expert parallelism "
+               "are not modelled yet)\n");
     return false;
   }
   auto dt = parse_dtype(dtype);
@@ -99,16 +115,20 @@ int run_synth(const SynthConfig& c, const std::string& out, bool quiet) {
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!quiet)
-    fmt::print("wrote {} rank traces, {} telemetry files and {} to {} ({:.1f} MiB, {} kernels) in {:.2f} s\n",
-               s.trace_files.size(), s.telemetry_files.size(), "truth.json", out,
-               static_cast<double>(s.bytes_written) / 1048576.0, s.kernels, secs);
+    fmt::print(
+        "wrote {} rank traces, {} telemetry files and {} to {} ({:.1f} MiB, {} kernels) in {:.2f} "
+        "s\n",
+        s.trace_files.size(), s.telemetry_files.size(), "truth.json", out,
+        static_cast<double>(s.bytes_written) / 1048576.0, s.kernels, secs);
   return 0;
 }
 
 }  // namespace
 
 Command add_synth(CLI::App& root) {
-  auto* app = root.add_subcommand("synth", "Write a synthetic multi-rank training run with known inefficiencies (traces, telemetry, truth.json)");
+  auto* app = root.add_subcommand("synth",
+                                  "Write a synthetic multi-rank training run with known "
+                                  "inefficiencies (traces, telemetry, truth.json)");
   struct Opts {
     SynthConfig c;
     std::string out, scenario, parallel = "fsdp", dtype = "bf16";
@@ -123,7 +143,8 @@ Command add_synth(CLI::App& root) {
 }
 
 Command add_demo(CLI::App& root) {
-  auto* app = root.add_subcommand("demo", "Synthesize a small 8-GPU Llama-3-8B FSDP run with injected effects and analyze it");
+  auto* app = root.add_subcommand(
+      "demo", "Synthesize a small 8-GPU Llama-3-8B FSDP run with injected effects and analyze it");
   auto out = std::make_shared<std::string>("chopper-demo");
   app->add_option("-o,--out", *out, "Where to write the run")->capture_default_str();
   return {app, [out]() -> int {
@@ -135,12 +156,16 @@ Command add_demo(CLI::App& root) {
             c.iterations = 2;
             c.layers = 8;
             apply_scenario("demo", c);
-            fmt::print("chopper demo: synthesizing {} ({} of {} layers), FSDP on {} x {}, {} iterations,\n"
-                       "  with DVFS (clock floor -{:.0f}%), matrix-unit loss {:.0f}%, comm interference {:.0f}%,\n"
-                       "  a {:.1f} ms data-loader stall per iteration and a straggler (rank {} at {:.0f}% clock)\n\n",
-                       c.preset, c.layers, find_preset(c.preset)->layers, c.ranks, c.device, c.iterations,
-                       c.dvfs * 100, c.mfu_loss * 100, c.comm_interference * 100,
-                       static_cast<double>(c.data_loader_stall_ns) / 1e6, c.straggler_rank, c.straggler_clock * 100);
+            fmt::print(
+                "chopper demo: synthesizing {} ({} of {} layers), FSDP on {} x {}, {} iterations,\n"
+                "  with DVFS (clock floor -{:.0f}%), matrix-unit loss {:.0f}%, comm interference "
+                "{:.0f}%,\n"
+                "  a {:.1f} ms data-loader stall per iteration and a straggler (rank {} at {:.0f}% "
+                "clock)\n\n",
+                c.preset, c.layers, find_preset(c.preset)->layers, c.ranks, c.device, c.iterations,
+                c.dvfs * 100, c.mfu_loss * 100, c.comm_interference * 100,
+                static_cast<double>(c.data_loader_stall_ns) / 1e6, c.straggler_rank,
+                c.straggler_clock * 100);
             if (int rc = run_synth(c, *out, false); rc != 0) return rc;
             fmt::print("\nchopper info {}:\n\n", *out);
             Run run;
@@ -152,7 +177,9 @@ Command add_demo(CLI::App& root) {
             }
             const std::string txt = info_text(run);
             std::fwrite(txt.data(), 1, txt.size(), stdout);
-            fmt::print("The injected effects and every kernel's true labels are in {}/truth.json.\n", *out);
+            fmt::print(
+                "The injected effects and every kernel's true labels are in {}/truth.json.\n",
+                *out);
             return run.failed() > 0 ? 1 : 0;
           }};
 }

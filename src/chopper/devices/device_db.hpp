@@ -19,21 +19,21 @@ struct DeviceSpec {
   std::string name;            // database key, lower case: "h100", "mi300x"
   std::string marketing_name;  // as the driver reports it: "NVIDIA H100 80GB HBM3"
   Vendor vendor;
-  int sm_count;                // SMs (NVIDIA) or CUs (AMD)
+  int sm_count;  // SMs (NVIDIA) or CUs (AMD)
   int warp_size;
-  double matrix_tflops_bf16;   // dense, at max_clock_mhz
+  double matrix_tflops_bf16;  // dense, at max_clock_mhz
   double matrix_tflops_fp8;
   double matrix_tflops_tf32;
   double vector_tflops_fp32;
-  double mem_bw_gbs;           // HBM, GB/s
+  double mem_bw_gbs;  // HBM, GB/s
   double mem_gib;
-  int max_clock_mhz;           // boost / peak engine clock
+  int max_clock_mhz;  // boost / peak engine clock
   int base_clock_mhz;
   int mem_clock_mhz;
   double tdp_w;
   double idle_w;
-  double intra_node_bw_gbs;    // per GPU, one direction: NVLink / Infinity Fabric
-  double inter_node_bw_gbs;    // per GPU NIC, one direction
+  double intra_node_bw_gbs;          // per GPU, one direction: NVLink / Infinity Fabric
+  double inter_node_bw_gbs;          // per GPU NIC, one direction
   int compute_major, compute_minor;  // CUDA capability (NVIDIA) or gfx major/minor (AMD)
 
   double matrix_tflops(DType d) const;

@@ -126,8 +126,8 @@ NcclName parse_nccl_kernel(std::string_view name) {
       if (i + 1 < words.size() &&
           ((w == "COLLNET" && (words[i + 1] == "DIRECT" || words[i + 1] == "CHAIN")) ||
            (w == "NVLS" && words[i + 1] == "TREE"))) {
-        r.algorithm = std::string_view(w.data(), static_cast<size_t>(words[i + 1].data() +
-                                                                      words[i + 1].size() - w.data()));
+        r.algorithm = std::string_view(
+            w.data(), static_cast<size_t>(words[i + 1].data() + words[i + 1].size() - w.data()));
         ++i;
       } else {
         r.algorithm = w;
@@ -185,7 +185,8 @@ void classify_trace(RankTrace& t) {
       c.type = coll_from_pytorch_name(name);
       if (c.type == CollType::kUnknown) {
         const std::string l = lower(name);
-        if (contains(l, "allreduce") || contains(l, "all_reduce") || contains(l, "cross_device_reduce"))
+        if (contains(l, "allreduce") || contains(l, "all_reduce") ||
+            contains(l, "cross_device_reduce"))
           c.type = CollType::kAllReduce;
         else if (contains(l, "allgather") || contains(l, "all_gather"))
           c.type = CollType::kAllGather;

@@ -30,15 +30,20 @@ template <class K>
 class SortedIndex {
  public:
   void add(K key, int32_t row) { v_.emplace_back(key, row); }
-  void build() { std::stable_sort(v_.begin(), v_.end(), [](const auto& a, const auto& b) { return a.first < b.first; }); }
+  void build() {
+    std::stable_sort(v_.begin(), v_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
+  }
   int32_t find(const K& key) const {
-    auto it = std::lower_bound(v_.begin(), v_.end(), key, [](const auto& e, const K& k) { return e.first < k; });
+    auto it = std::lower_bound(v_.begin(), v_.end(), key,
+                               [](const auto& e, const K& k) { return e.first < k; });
     return it != v_.end() && it->first == key ? it->second : kNoRow;
   }
   // All rows with `key`, in insertion order.
   template <class F>
   void for_each(const K& key, F&& f) const {
-    auto it = std::lower_bound(v_.begin(), v_.end(), key, [](const auto& e, const K& k) { return e.first < k; });
+    auto it = std::lower_bound(v_.begin(), v_.end(), key,
+                               [](const auto& e, const K& k) { return e.first < k; });
     for (; it != v_.end() && it->first == key; ++it) f(it->second);
   }
   bool empty() const { return v_.empty(); }
@@ -92,8 +97,7 @@ void build_host_tree(RankTrace& t, const std::vector<int32_t>& order) {
     if (!stack.empty()) h.parent[i] = stack.back();
     stack.push_back(i);
   }
-  if (partial_overlaps > 0)
-    t.diagnostics.add_count("host_op_partial_overlap", partial_overlaps);
+  if (partial_overlaps > 0) t.diagnostics.add_count("host_op_partial_overlap", partial_overlaps);
 }
 
 // For each runtime call, the innermost host op on its (pid, tid) with start <= call start and
@@ -239,7 +243,8 @@ void link_trace(RankTrace& t) {
     if (t.flows.phase[i] == FlowPhase::kStart)
       flow_start.add(t.flows.id[i], static_cast<int32_t>(i));
     else if (t.flows.phase[i] == FlowPhase::kFinish)
-      flow_finish.add(Pos{t.flows.pid[i], t.flows.tid[i], t.flows.ts_ns[i]}, static_cast<int32_t>(i));
+      flow_finish.add(Pos{t.flows.pid[i], t.flows.tid[i], t.flows.ts_ns[i]},
+                      static_cast<int32_t>(i));
   }
   flow_start.build();
   flow_finish.build();

@@ -6,63 +6,96 @@ namespace chopper {
 
 std::string_view gpu_kind_name(GpuKind k) {
   switch (k) {
-    case GpuKind::kKernel: return "kernel";
-    case GpuKind::kMemcpy: return "memcpy";
-    case GpuKind::kMemset: return "memset";
-    case GpuKind::kSync: return "sync";
+    case GpuKind::kKernel:
+      return "kernel";
+    case GpuKind::kMemcpy:
+      return "memcpy";
+    case GpuKind::kMemset:
+      return "memset";
+    case GpuKind::kSync:
+      return "sync";
   }
   return "?";
 }
 
 std::string_view gpu_class_name(GpuClass c) {
   switch (c) {
-    case GpuClass::kCompute: return "compute";
-    case GpuClass::kCommunication: return "communication";
-    case GpuClass::kMemcpy: return "memcpy";
-    case GpuClass::kMemset: return "memset";
-    case GpuClass::kSync: return "sync";
+    case GpuClass::kCompute:
+      return "compute";
+    case GpuClass::kCommunication:
+      return "communication";
+    case GpuClass::kMemcpy:
+      return "memcpy";
+    case GpuClass::kMemset:
+      return "memset";
+    case GpuClass::kSync:
+      return "sync";
   }
   return "?";
 }
 
 std::string_view memcpy_dir_name(MemcpyDir d) {
   switch (d) {
-    case MemcpyDir::kNone: return "";
-    case MemcpyDir::kHtoD: return "HtoD";
-    case MemcpyDir::kDtoH: return "DtoH";
-    case MemcpyDir::kDtoD: return "DtoD";
-    case MemcpyDir::kHtoH: return "HtoH";
-    case MemcpyDir::kPtoP: return "PtoP";
-    case MemcpyDir::kOther: return "other";
+    case MemcpyDir::kNone:
+      return "";
+    case MemcpyDir::kHtoD:
+      return "HtoD";
+    case MemcpyDir::kDtoH:
+      return "DtoH";
+    case MemcpyDir::kDtoD:
+      return "DtoD";
+    case MemcpyDir::kHtoH:
+      return "HtoH";
+    case MemcpyDir::kPtoP:
+      return "PtoP";
+    case MemcpyDir::kOther:
+      return "other";
   }
   return "?";
 }
 
 std::string_view link_path_name(LinkPath p) {
   switch (p) {
-    case LinkPath::kNone: return "none";
-    case LinkPath::kRuntimeExternalId: return "runtime_external_id";
-    case LinkPath::kKernelExternalId: return "kernel_external_id";
-    case LinkPath::kContainment: return "containment";
+    case LinkPath::kNone:
+      return "none";
+    case LinkPath::kRuntimeExternalId:
+      return "runtime_external_id";
+    case LinkPath::kKernelExternalId:
+      return "kernel_external_id";
+    case LinkPath::kContainment:
+      return "containment";
   }
   return "?";
 }
 
 std::string_view coll_type_name(CollType t) {
   switch (t) {
-    case CollType::kUnknown: return "unknown";
-    case CollType::kAllReduce: return "all_reduce";
-    case CollType::kAllGather: return "all_gather";
-    case CollType::kReduceScatter: return "reduce_scatter";
-    case CollType::kBroadcast: return "broadcast";
-    case CollType::kReduce: return "reduce";
-    case CollType::kAllToAll: return "all_to_all";
-    case CollType::kSendRecv: return "send_recv";
-    case CollType::kSend: return "send";
-    case CollType::kRecv: return "recv";
-    case CollType::kBarrier: return "barrier";
-    case CollType::kGather: return "gather";
-    case CollType::kScatter: return "scatter";
+    case CollType::kUnknown:
+      return "unknown";
+    case CollType::kAllReduce:
+      return "all_reduce";
+    case CollType::kAllGather:
+      return "all_gather";
+    case CollType::kReduceScatter:
+      return "reduce_scatter";
+    case CollType::kBroadcast:
+      return "broadcast";
+    case CollType::kReduce:
+      return "reduce";
+    case CollType::kAllToAll:
+      return "all_to_all";
+    case CollType::kSendRecv:
+      return "send_recv";
+    case CollType::kSend:
+      return "send";
+    case CollType::kRecv:
+      return "recv";
+    case CollType::kBarrier:
+      return "barrier";
+    case CollType::kGather:
+      return "gather";
+    case CollType::kScatter:
+      return "scatter";
   }
   return "?";
 }

@@ -28,10 +28,10 @@ std::string_view memcpy_dir_name(MemcpyDir d);
 
 // How a GPU activity reached its host op (link/link.cpp).
 enum class LinkPath : uint8_t {
-  kNone,              // no host op found
-  kRuntimeExternalId, // correlation -> runtime call -> its External id -> host op
-  kKernelExternalId,  // the activity's own External id -> host op
-  kContainment,       // runtime call -> innermost host op on its thread containing it
+  kNone,               // no host op found
+  kRuntimeExternalId,  // correlation -> runtime call -> its External id -> host op
+  kKernelExternalId,   // the activity's own External id -> host op
+  kContainment,        // runtime call -> innermost host op on its thread containing it
 };
 std::string_view link_path_name(LinkPath p);
 
@@ -125,17 +125,17 @@ struct Instants {
   std::vector<int64_t> pid;
   std::vector<int64_t> tid;
   std::vector<Ns> ts_ns;
-  std::vector<char> scope;             // 'g', 'p', 't'
-  std::vector<int64_t> mem_bytes;      // [memory]: Bytes (negative = free); 0 otherwise
+  std::vector<char> scope;         // 'g', 'p', 't'
+  std::vector<int64_t> mem_bytes;  // [memory]: Bytes (negative = free); 0 otherwise
   std::vector<int64_t> mem_total_allocated;
-  std::vector<int32_t> mem_device;     // [memory]: Device Id, -1 none
+  std::vector<int32_t> mem_device;  // [memory]: Device Id, -1 none
 
   size_t size() const { return ts_ns.size(); }
 };
 
 // Counter samples (ph "C"): one row per (event, series key).
 struct CounterSamples {
-  std::vector<StrId> name;    // "<event name>.<key>"
+  std::vector<StrId> name;  // "<event name>.<key>"
   std::vector<int64_t> pid;
   std::vector<Ns> ts_ns;
   std::vector<double> value;
@@ -153,7 +153,7 @@ struct CommArgs {
   int64_t group_size = -1;
   StrId pg_name = 0;
   StrId pg_desc = 0;
-  StrId pg_ranks = 0;         // raw text "[0, 1]"
+  StrId pg_ranks = 0;  // raw text "[0, 1]"
   StrId in_split = 0;
   StrId out_split = 0;
   int64_t seq = -1;
@@ -220,7 +220,8 @@ struct TraceMetadata {
   std::string rank_source;  // "distributedInfo", "file name", or "" (unknown)
   std::string backend;
   std::string nccl_version;
-  std::vector<ProcessGroup> process_groups;
+  std::vector<ProcessGroup> process_groups;  // as listed in pg_config
+  int64_t pg_count = -1;                     // distributedInfo.pg_count (may exceed the list)
   std::vector<DeviceProps> devices;
   int64_t schema_version = -1;
   Ns base_time_ns = 0;  // baseTimeNanoseconds (already added to every timestamp)
@@ -271,10 +272,9 @@ struct RankTrace {
   uint64_t linked_gpu_activities = 0;
   uint64_t linkable_gpu_activities = 0;  // kernels, memcpys, memsets
   double link_rate() const {
-    return linkable_gpu_activities == 0
-               ? -1.0
-               : static_cast<double>(linked_gpu_activities) /
-                     static_cast<double>(linkable_gpu_activities);
+    return linkable_gpu_activities == 0 ? -1.0
+                                        : static_cast<double>(linked_gpu_activities) /
+                                              static_cast<double>(linkable_gpu_activities);
   }
   uint64_t x_events(std::string_view category) const;
   Ns first_ns() const;

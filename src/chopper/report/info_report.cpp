@@ -19,7 +19,9 @@ std::string human_bytes(uint64_t b) {
   return u == 0 ? fmt::format("{} B", b) : fmt::format("{:.1f} {}", v, units[u]);
 }
 
-std::string ms(Ns ns) { return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6); }
+std::string ms(Ns ns) {
+  return fmt::format("{:.3f} ms", static_cast<double>(ns) / 1e6);
+}
 
 std::string steps_text(const std::vector<int64_t>& it) {
   if (it.empty()) return "none (no ProfilerStep#N)";
@@ -40,25 +42,40 @@ std::string info_text(const Run& run) {
     const RankTrace& t = r.trace;
     const TraceMetadata& m = t.meta;
     const RankSummary s = summarize(t);
-    o += fmt::format("== rank {}{} — {}\n",
-                     m.rank >= 0 ? std::to_string(m.rank) : std::string("?"),
-                     m.world_size > 0 ? fmt::format(" of {}", m.world_size) : std::string(),
-                     t.file);
+    o +=
+        fmt::format("== rank {}{} — {}\n", m.rank >= 0 ? std::to_string(m.rank) : std::string("?"),
+                    m.world_size > 0 ? fmt::format(" of {}", m.world_size) : std::string(), t.file);
     if (!m.rank_source.empty()) o += fmt::format("  rank from: {}\n", m.rank_source);
     o += fmt::format("  file: {} on disk, {} of JSON, {} events; timestamps: {}{}{}\n",
                      human_bytes(t.file_bytes), human_bytes(t.uncompressed_bytes), t.total_events,
                      m.ts_format, m.legacy_2021 ? "; 2021 category names" : "",
                      m.rocm ? "; ROCm" : "");
     if (!m.devices.empty()) {
+      // Identical devices are listed once with their count.
+      std::vector<std::pair<std::string, int>> kinds;
+      for (const auto& d : m.devices) {
+        std::string k =
+            fmt::format("{} ({} SMs/CUs, {})", d.name, d.num_sms,
+                        d.total_global_mem_bytes > 0
+                            ? human_bytes(static_cast<uint64_t>(d.total_global_mem_bytes))
+                            : std::string("?"));
+        if (!kinds.empty() && kinds.back().first == k) {
+          ++kinds.back().second;
+        } else {
+          kinds.emplace_back(std::move(k), 1);
+        }
+      }
       o += "  devices:";
-      for (const auto& d : m.devices)
-        o += fmt::format(" [{}] {} ({} SMs/CUs, {})", d.id, d.name, d.num_sms,
-                         d.total_global_mem_bytes > 0 ? human_bytes(static_cast<uint64_t>(d.total_global_mem_bytes)) : std::string("?"));
+      for (size_t i = 0; i < kinds.size(); ++i)
+        o += fmt::format("{} {} x {}", i ? "," : "", kinds[i].second, kinds[i].first);
       o += "\n";
     }
     if (!m.process_groups.empty() || !m.backend.empty())
-      o += fmt::format("  distributed: backend {}, {} process group(s){}\n",
+      o += fmt::format("  distributed: backend {}, {} process group(s){}{}\n",
                        m.backend.empty() ? "?" : m.backend, m.process_groups.size(),
+                       m.pg_count > static_cast<int64_t>(m.process_groups.size())
+                           ? fmt::format(" listed of pg_count {}", m.pg_count)
+                           : std::string(),
                        m.nccl_version.empty() ? "" : ", NCCL " + m.nccl_version);
     if (s.first_ns != kNoTime)
       o += fmt::format("  time span: {} (first event {} ns, last end {} ns)\n",
@@ -81,16 +98,19 @@ std::string info_text(const Run& run) {
       }
       o += ")";
     }
-    o += fmt::format(", {} memsets, {} syncs on {} streams\n", s.memsets, s.syncs, s.streams.size());
+    o +=
+        fmt::format(", {} memsets, {} syncs on {} streams\n", s.memsets, s.syncs, s.streams.size());
     if (!s.gpu_by_class.empty()) {
       o += "  GPU time by class:";
       for (const auto& [c, n] : s.gpu_time_ns_by_class)
-        o += fmt::format(" {} {} ({} activities);", c, ms(static_cast<Ns>(n)), s.gpu_by_class.at(c));
+        o +=
+            fmt::format(" {} {} ({} activities);", c, ms(static_cast<Ns>(n)), s.gpu_by_class.at(c));
       o.pop_back();
       o += "\n";
     }
-    o += fmt::format("  host: {} ops, {} runtime/driver calls, {} flows, {} instants, {} counter samples\n",
-                     s.host_ops, s.runtime_calls, s.flows, s.instants, s.counter_samples);
+    o += fmt::format(
+        "  host: {} ops, {} runtime/driver calls, {} flows, {} instants, {} counter samples\n",
+        s.host_ops, s.runtime_calls, s.flows, s.instants, s.counter_samples);
     if (t.linkable_gpu_activities > 0) {
       o += fmt::format("  link rate: {:.2f}% of {} kernels/memcpys/memsets reached a host op (",
                        100.0 * t.link_rate(), t.linkable_gpu_activities);
@@ -147,8 +167,8 @@ std::string info_json(const Run& run) {
     first_rank = false;
     o += "\"file\": " + json_string(r.file);
     if (!r.ok) {
-      o += fmt::format(", \"rank\": {}, \"error\": {}}}", r.rank >= 0 ? std::to_string(r.rank) : "null",
-                       json_string(r.error));
+      o += fmt::format(", \"rank\": {}, \"error\": {}}}",
+                       r.rank >= 0 ? std::to_string(r.rank) : "null", json_string(r.error));
       continue;
     }
     const RankTrace& t = r.trace;
@@ -158,8 +178,8 @@ std::string info_json(const Run& run) {
     o += fmt::format(", \"rank\": {}, \"rank_source\": {}, \"world_size\": {}", opt_int(m.rank),
                      m.rank_source.empty() ? "null" : json_string(m.rank_source),
                      opt_int(m.world_size));
-    o += fmt::format(", \"file_bytes\": {}, \"json_bytes\": {}, \"total_events\": {}",
-                     t.file_bytes, t.uncompressed_bytes, t.total_events);
+    o += fmt::format(", \"file_bytes\": {}, \"json_bytes\": {}, \"total_events\": {}", t.file_bytes,
+                     t.uncompressed_bytes, t.total_events);
     o += ", \"ts_format\": " + json_string(m.ts_format);
     o += ", \"events\": {";
     bool first = true;
@@ -176,8 +196,9 @@ std::string info_json(const Run& run) {
     o += "}";
     o += t.linkable_gpu_activities > 0 ? fmt::format(", \"link_rate\": {:.6f}", t.link_rate())
                                        : std::string(", \"link_rate\": null");
-    o += fmt::format(", \"gpu_activities\": {{\"kernel\": {}, \"memcpy\": {}, \"memset\": {}, \"sync\": {}}}",
-                     s.kernels, s.memcpys, s.memsets, s.syncs);
+    o += fmt::format(
+        ", \"gpu_activities\": {{\"kernel\": {}, \"memcpy\": {}, \"memset\": {}, \"sync\": {}}}",
+        s.kernels, s.memcpys, s.memsets, s.syncs);
     o += ", \"iterations\": [";
     for (size_t i = 0; i < s.iterations.size(); ++i)
       o += fmt::format("{}{}", i ? ", " : "", s.iterations[i]);

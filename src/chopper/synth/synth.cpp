@@ -21,8 +21,8 @@
 #include <tuple>
 
 #include "chopper/base/error.hpp"
-#include "chopper/base/time.hpp"
 #include "chopper/base/thread_pool.hpp"
+#include "chopper/base/time.hpp"
 #include "chopper/report/json_out.hpp"
 
 namespace chopper {
@@ -94,7 +94,9 @@ uint64_t mix(uint64_t x) {
   x = (x ^ (x >> 27)) * 0x94d049bb133111ebULL;
   return x ^ (x >> 31);
 }
-double uniform(uint64_t h) { return static_cast<double>(mix(h) >> 11) * (1.0 / 9007199254740992.0); }
+double uniform(uint64_t h) {
+  return static_cast<double>(mix(h) >> 11) * (1.0 / 9007199254740992.0);
+}
 // Standard normal from a key: deterministic, independent of evaluation order.
 double gauss(uint64_t key) {
   const double u1 = std::max(uniform(key * 2 + 1), 1e-12), u2 = uniform(key * 2 + 2);
@@ -105,32 +107,58 @@ double gauss(uint64_t key) {
 enum class Phase : uint8_t { kForward, kBackward, kOptimizer, kOther };
 const char* phase_name(Phase p) {
   switch (p) {
-    case Phase::kForward: return "forward";
-    case Phase::kBackward: return "backward";
-    case Phase::kOptimizer: return "optimizer";
-    case Phase::kOther: return "other";
+    case Phase::kForward:
+      return "forward";
+    case Phase::kBackward:
+      return "backward";
+    case Phase::kOptimizer:
+      return "optimizer";
+    case Phase::kOther:
+      return "other";
   }
   return "?";
 }
 
 enum class OpClass : uint8_t {
-  kGemm, kAttention, kNorm, kElementwise, kEmbedding, kLoss, kOptimizer,
-  kAllGather, kReduceScatter, kAllReduce, kMemcpy, kMemset,
+  kGemm,
+  kAttention,
+  kNorm,
+  kElementwise,
+  kEmbedding,
+  kLoss,
+  kOptimizer,
+  kAllGather,
+  kReduceScatter,
+  kAllReduce,
+  kMemcpy,
+  kMemset,
 };
 const char* class_name(OpClass c) {
   switch (c) {
-    case OpClass::kGemm: return "gemm";
-    case OpClass::kAttention: return "attention";
-    case OpClass::kNorm: return "norm";
-    case OpClass::kElementwise: return "elementwise";
-    case OpClass::kEmbedding: return "embedding";
-    case OpClass::kLoss: return "loss";
-    case OpClass::kOptimizer: return "optimizer";
-    case OpClass::kAllGather: return "all_gather";
-    case OpClass::kReduceScatter: return "reduce_scatter";
-    case OpClass::kAllReduce: return "all_reduce";
-    case OpClass::kMemcpy: return "memcpy";
-    case OpClass::kMemset: return "memset";
+    case OpClass::kGemm:
+      return "gemm";
+    case OpClass::kAttention:
+      return "attention";
+    case OpClass::kNorm:
+      return "norm";
+    case OpClass::kElementwise:
+      return "elementwise";
+    case OpClass::kEmbedding:
+      return "embedding";
+    case OpClass::kLoss:
+      return "loss";
+    case OpClass::kOptimizer:
+      return "optimizer";
+    case OpClass::kAllGather:
+      return "all_gather";
+    case OpClass::kReduceScatter:
+      return "reduce_scatter";
+    case OpClass::kAllReduce:
+      return "all_reduce";
+    case OpClass::kMemcpy:
+      return "memcpy";
+    case OpClass::kMemset:
+      return "memset";
   }
   return "?";
 }
@@ -143,19 +171,19 @@ enum class Act : uint8_t {
   kStepEnd,     // loss.item(): DtoH copy + stream sync, then the step range closes
   kRangeBegin,  // user annotation or cpu_op that launches nothing itself
   kRangeEnd,
-  kLaunch,      // cpu_op + runtime call + one kernel / memcpy / memset on the compute stream
-  kColl,        // record_param_comms + runtime call + NCCL kernel on the comm stream
-  kWaitColl,    // the compute stream waits for collective `coll` (event wait)
+  kLaunch,    // cpu_op + runtime call + one kernel / memcpy / memset on the compute stream
+  kColl,      // record_param_comms + runtime call + NCCL kernel on the comm stream
+  kWaitColl,  // the compute stream waits for collective `coll` (event wait)
 };
 
 struct Action {
   Act act;
   Phase phase = Phase::kOther;
   int layer = -1;
-  int32_t op = -1;     // operation label (index into Program::ops)
-  int32_t kdef = -1;   // kernel definition
-  int32_t coll = -1;   // collective number
-  int32_t range = -1;  // host range name (index into Program::ops)
+  int32_t op = -1;          // operation label (index into Program::ops)
+  int32_t kdef = -1;        // kernel definition
+  int32_t coll = -1;        // collective number
+  int32_t range = -1;       // host range name (index into Program::ops)
   bool annotation = false;  // user_annotation (else cpu_op)
   bool backward_thread = false;
   int32_t fwd_of = -1;  // backward op: the forward action it differentiates (for fwdbwd + seq)
@@ -206,7 +234,8 @@ class ProgramBuilder {
     s_.layers = c.layers > 0 ? c.layers : m.layers;
     s_.experts = m.experts;
     s_.top_k = m.top_k;
-    s_.params_layer = s_.h * (s_.h + 2 * s_.kv) + s_.h * s_.h + 3.0 * s_.h * s_.f * m.experts + 2 * s_.h;
+    s_.params_layer =
+        s_.h * (s_.h + 2 * s_.kv) + s_.h * s_.h + 3.0 * s_.h * s_.f * m.experts + 2 * s_.h;
     s_.params_outer = 2.0 * s_.vocab * s_.h + s_.h;
   }
 
@@ -222,22 +251,30 @@ class ProgramBuilder {
     if (amd())
       return fmt::format("Cijk_Alik_Bljk_BBS_BH_MT{}x{}x64_MI16x16x1_SN_ISA942_WG32_8_1",
                          bwd ? 128 : 256, variant % 2 ? 128 : 256);
-    const std::string arch = dev_.name == "a100" ? "ampere_bf16_s16816gemm_bf16_256x128_ldg8_f2f_stages_64x3"
+    const std::string arch = dev_.name == "a100"
+                                 ? "ampere_bf16_s16816gemm_bf16_256x128_ldg8_f2f_stages_64x3"
                              : dev_.name == "b200" ? "sm100_xmma_gemm_bf16bf16_bf16f32_f32"
                                                    : "sm90_xmma_gemm_bf16bf16_bf16f32_f32";
     if (dev_.name == "a100") return arch + (bwd ? "_nn" : "_tn");
-    return fmt::format("{}_{}_n_tilesize{}x128x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas",
-                       arch, bwd ? (variant % 2 ? "nt" : "nn") : "tn", variant % 2 ? 128 : 256);
+    return fmt::format(
+        "{}_{}_n_tilesize{}x128x64_warpgroupsize2x1x1_execute_segment_k_off_kernel__5x_cublas",
+        arch, bwd ? (variant % 2 ? "nt" : "nn") : "tn", variant % 2 ? 128 : 256);
   }
   std::string elementwise_name(const char* functor) const {
-    return fmt::format("void at::native::vectorized_elementwise_kernel<4, at::native::{}, std::array<char*, 3ul> >(int, at::native::{}, std::array<char*, 3ul>)", functor, functor);
+    return fmt::format(
+        "void at::native::vectorized_elementwise_kernel<4, at::native::{}, std::array<char*, 3ul> "
+        ">(int, at::native::{}, std::array<char*, 3ul>)",
+        functor, functor);
   }
   std::string coll_kernel(OpClass cls) const {
     if (amd()) return "ncclDevKernel_Generic(ncclDevKernelArgsStorage<4096ul>)";
     switch (cls) {
-      case OpClass::kAllGather: return "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
-      case OpClass::kReduceScatter: return "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
-      default: return "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+      case OpClass::kAllGather:
+        return "ncclDevKernel_AllGather_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+      case OpClass::kReduceScatter:
+        return "ncclDevKernel_ReduceScatter_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
+      default:
+        return "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)";
     }
   }
   int32_t kdef(KernelDef k) {
@@ -328,8 +365,9 @@ class ProgramBuilder {
       end(name, true, Phase::kForward, L);
       fwd.push_back({name, a, d});
     };
-    const std::string norm = amd() ? "void at::native::(anonymous namespace)::rms_norm_kernel<c10::BFloat16>(...)"
-                                   : "triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_0";
+    const std::string norm =
+        amd() ? "void at::native::(anonymous namespace)::rms_norm_kernel<c10::BFloat16>(...)"
+              : "triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_0";
     op("attn_n", vec(norm, OpClass::kNorm, 2 * T * h * B, "aten::rms_norm"));
     op("q_ip", gemm(T, h, h, false, 0, "aten::mm"));
     op("k_ip", gemm(T, kv, h, false, 1, "aten::mm"));
@@ -337,31 +375,37 @@ class ProgramBuilder {
     op("qkv_re", vec(elementwise_name("RotaryFunctor<c10::BFloat16>"), OpClass::kElementwise,
                      2 * T * (h + kv) * B, "aten::mul"));
     {
-      KernelDef d{amd() ? "attn_fwd" : "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, 64, 4, false, false, cutlass::bfloat16_t>, false, true, false, false, true, true, false, false>(pytorch_flash::Flash_fwd_params)",
+      KernelDef d{amd() ? "attn_fwd"
+                        : "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, "
+                          "64, 4, false, false, cutlass::bfloat16_t>, false, true, false, false, "
+                          "true, true, false, false>(pytorch_flash::Flash_fwd_params)",
                   OpClass::kAttention, 2.0 * s_.seq * T * h, 4 * T * h * B, true};
       d.host_op = "aten::_flash_attention_forward";
       d.dims = fmt::format("[[{}, {}, {}, 128]]", c_.batch, static_cast<int64_t>(h / 128), c_.seq);
       op("attn_fa", d);
     }
     op("attn_op", gemm(T, h, h, false, 0, "aten::mm"));
-    op("attn_ra", vec(elementwise_name("CUDAFunctor_add<c10::BFloat16>"), OpClass::kElementwise, 3 * T * h * B, "aten::add"));
+    op("attn_ra", vec(elementwise_name("CUDAFunctor_add<c10::BFloat16>"), OpClass::kElementwise,
+                      3 * T * h * B, "aten::add"));
     op("ffn_n", vec(norm, OpClass::kNorm, 2 * T * h * B, "aten::rms_norm"));
     op("ffn_gp", gemm(T, f, h, false, 1, "aten::mm"));
     op("ffn_up", gemm(T, f, h, false, 1, "aten::mm"));
-    op("ffn_gu", vec(elementwise_name("silu_mul_kernel<c10::BFloat16>"), OpClass::kElementwise, 3 * T * f * B, "aten::mul"));
+    op("ffn_gu", vec(elementwise_name("silu_mul_kernel<c10::BFloat16>"), OpClass::kElementwise,
+                     3 * T * f * B, "aten::mul"));
     op("ffn_dp", gemm(T, h, f, false, 0, "aten::mm"));
-    op("ffn_ra", vec(elementwise_name("CUDAFunctor_add<c10::BFloat16>"), OpClass::kElementwise, 3 * T * h * B, "aten::add"));
+    op("ffn_ra", vec(elementwise_name("CUDAFunctor_add<c10::BFloat16>"), OpClass::kElementwise,
+                     3 * T * h * B, "aten::add"));
   }
 
   // Backward of one forward op: evaluate_function range on the autograd thread with 1-2 kernels.
   void backward_of(const FwdOp& fo, int L) {
     const KernelDef& d = fo.def;
-    std::string fn = d.cls == OpClass::kGemm          ? "MmBackward0"
-                     : d.cls == OpClass::kAttention  ? "ScaledDotProductFlashAttentionBackward0"
-                     : d.cls == OpClass::kNorm       ? "RmsNormBackward0"
-                     : d.cls == OpClass::kEmbedding  ? "EmbeddingBackward0"
-                     : d.cls == OpClass::kLoss       ? "NllLossBackward0"
-                                                     : "MulBackward0";
+    std::string fn = d.cls == OpClass::kGemm        ? "MmBackward0"
+                     : d.cls == OpClass::kAttention ? "ScaledDotProductFlashAttentionBackward0"
+                     : d.cls == OpClass::kNorm      ? "RmsNormBackward0"
+                     : d.cls == OpClass::kEmbedding ? "EmbeddingBackward0"
+                     : d.cls == OpClass::kLoss      ? "NllLossBackward0"
+                                                    : "MulBackward0";
     const std::string range_name = "autograd::engine::evaluate_function: " + fn;
     Action b{Act::kRangeBegin};
     b.range = p_.name(range_name);
@@ -378,7 +422,12 @@ class ProgramBuilder {
       launch(fo.op, kdef(g2), Phase::kBackward, L, true);
     } else if (d.cls == OpClass::kAttention) {
       KernelDef a = d;
-      a.name = amd() ? "_attn_bwd" : "void pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_traits<128, 64, 128, 8, 2, 4, 2, false, false, cutlass::bfloat16_t>, true, false, false, false, false, false>(pytorch_flash::Flash_bwd_params)";
+      a.name = amd()
+                   ? "_attn_bwd"
+                   : "void "
+                     "pytorch_flash::flash_bwd_dq_dk_dv_loop_seqk_parallel_kernel<Flash_bwd_kernel_"
+                     "traits<128, 64, 128, 8, 2, 4, 2, false, false, cutlass::bfloat16_t>, true, "
+                     "false, false, false, false, false>(pytorch_flash::Flash_bwd_params)";
       a.flops *= 2.5;
       a.bytes *= 2;
       a.host_op = "aten::_flash_attention_backward";
@@ -387,9 +436,13 @@ class ProgramBuilder {
       KernelDef v = d;
       v.bytes *= 1.5;
       v.flops *= 1.5;
-      v.name = d.cls == OpClass::kNorm ? (amd() ? "void at::native::(anonymous namespace)::rms_norm_bwd_kernel<c10::BFloat16>(...)"
-                                                : "triton_red_fused__to_copy_mul_sum_1")
-                                       : elementwise_name("BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, binary_internal::MulFunctor<float> >");
+      v.name = d.cls == OpClass::kNorm
+                   ? (amd() ? "void at::native::(anonymous "
+                              "namespace)::rms_norm_bwd_kernel<c10::BFloat16>(...)"
+                            : "triton_red_fused__to_copy_mul_sum_1")
+                   : elementwise_name(
+                         "BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, "
+                         "binary_internal::MulFunctor<float> >");
       launch(fo.op, kdef(v), Phase::kBackward, L, true);
     }
     Action e{Act::kRangeEnd};
@@ -404,7 +457,8 @@ class ProgramBuilder {
     const std::string g = group < 0 ? "" : fmt::format(" (layers.{})", group);
     begin("FSDP::all_gather" + g, true, ph, group, bwd);
     const double params = group < 0 ? s_.params_outer : s_.params_layer;
-    ag_of[static_cast<size_t>(group + 1)] = coll(OpClass::kAllGather, params * s_.B, ph, group, "all_gather", bwd);
+    ag_of[static_cast<size_t>(group + 1)] =
+        coll(OpClass::kAllGather, params * s_.B, ph, group, "all_gather", bwd);
     end("FSDP::all_gather" + g, true, ph, group, bwd);
   }
   void fsdp_copy_out(int group, Phase ph, bool bwd, std::vector<int32_t>& ag_of) {
@@ -412,8 +466,10 @@ class ProgramBuilder {
     wait(ag_of[static_cast<size_t>(group + 1)], ph, group, bwd);
     begin("FSDP::all_gather_copy_out" + g, true, ph, group, bwd);
     const double params = group < 0 ? s_.params_outer : s_.params_layer;
-    KernelDef d{"void at::native::(anonymous namespace)::split_with_sizes_copy_out_contiguous_no_cast_kernel<c10::BFloat16>(...)",
-                OpClass::kElementwise, 0, 2 * params * s_.B, false};
+    KernelDef d{
+        "void at::native::(anonymous "
+        "namespace)::split_with_sizes_copy_out_contiguous_no_cast_kernel<c10::BFloat16>(...)",
+        OpClass::kElementwise, 0, 2 * params * s_.B, false};
     d.host_op = "aten::split_with_sizes_copy";
     launch("all_gather_copy_out", kdef(d), ph, group, bwd);
     end("FSDP::all_gather_copy_out" + g, true, ph, group, bwd);
@@ -439,8 +495,10 @@ class ProgramBuilder {
     }
     {
       begin("ie", true, Phase::kForward, -1);
-      KernelDef d{"void at::native::(anonymous namespace)::indexSelectLargeIndex<c10::BFloat16, long, unsigned int, 2, 2, -2, true>(...)",
-                  OpClass::kEmbedding, 0, 2 * s_.T * s_.h * s_.B, false};
+      KernelDef d{
+          "void at::native::(anonymous namespace)::indexSelectLargeIndex<c10::BFloat16, long, "
+          "unsigned int, 2, 2, -2, true>(...)",
+          OpClass::kEmbedding, 0, 2 * s_.T * s_.h * s_.B, false};
       d.host_op = "aten::embedding";
       const int32_t a = launch("ie", kdef(d), Phase::kForward, -1);
       fwd_outer.push_back({"ie", a, d});
@@ -468,11 +526,14 @@ class ProgramBuilder {
       end(name, true, Phase::kForward, -1);
       fwd_outer.push_back({name, a, d});
     };
-    outer_op("ln", vec("triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_0", OpClass::kNorm, 2 * s_.T * s_.h * s_.B, "aten::rms_norm"));
+    outer_op("ln", vec("triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_0", OpClass::kNorm,
+                       2 * s_.T * s_.h * s_.B, "aten::rms_norm"));
     outer_op("lp", gemm(s_.T, s_.vocab, s_.h, false, 0, "aten::mm"));
     {
-      KernelDef d{"void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, at::native::(anonymous namespace)::LogSoftMaxForwardEpilogue>(...)",
-                  OpClass::kLoss, 0, 3 * s_.T * s_.vocab * 4, false};
+      KernelDef d{
+          "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, "
+          "at::native::(anonymous namespace)::LogSoftMaxForwardEpilogue>(...)",
+          OpClass::kLoss, 0, 3 * s_.T * s_.vocab * 4, false};
       d.host_op = "aten::cross_entropy_loss";
       outer_op("cel", d);
     }
@@ -501,13 +562,15 @@ class ProgramBuilder {
       if (fsdp) {
         const std::string g = fmt::format("FSDP::post_backward_reduce (layers.{})", L);
         begin(g, true, Phase::kBackward, L, true);
-        rs.push_back(coll(OpClass::kReduceScatter, s_.params_layer * s_.B, Phase::kBackward, L, "reduce_scatter", true));
+        rs.push_back(coll(OpClass::kReduceScatter, s_.params_layer * s_.B, Phase::kBackward, L,
+                          "reduce_scatter", true));
         end(g, true, Phase::kBackward, L, true);
       } else {
         ddp_bucket += s_.params_layer * s_.B;
         if (ddp_bucket >= bucket_bytes || L == 0) {
           begin("c10d::allreduce_", false, Phase::kBackward, L, true);
-          rs.push_back(coll(OpClass::kAllReduce, ddp_bucket, Phase::kBackward, L, "all_reduce", true));
+          rs.push_back(
+              coll(OpClass::kAllReduce, ddp_bucket, Phase::kBackward, L, "all_reduce", true));
           end("c10d::allreduce_", false, Phase::kBackward, L, true);
           ddp_bucket = 0;
         }
@@ -517,11 +580,13 @@ class ProgramBuilder {
       if (fo.op == "ie") backward_of(fo, -1);
     if (fsdp) {
       begin("FSDP::post_backward_reduce", true, Phase::kBackward, -1, true);
-      rs.push_back(coll(OpClass::kReduceScatter, s_.params_outer * s_.B, Phase::kBackward, -1, "reduce_scatter", true));
+      rs.push_back(coll(OpClass::kReduceScatter, s_.params_outer * s_.B, Phase::kBackward, -1,
+                        "reduce_scatter", true));
       end("FSDP::post_backward_reduce", true, Phase::kBackward, -1, true);
     } else {
       begin("c10d::allreduce_", false, Phase::kBackward, -1, true);
-      rs.push_back(coll(OpClass::kAllReduce, s_.params_outer * s_.B, Phase::kBackward, -1, "all_reduce", true));
+      rs.push_back(coll(OpClass::kAllReduce, s_.params_outer * s_.B, Phase::kBackward, -1,
+                        "all_reduce", true));
       end("c10d::allreduce_", false, Phase::kBackward, -1, true);
     }
     end("l", true, Phase::kBackward, -1);
@@ -532,8 +597,13 @@ class ProgramBuilder {
     begin("Optimizer.step#AdamW.step", true, Phase::kOptimizer, -1);
     begin("opt_step", true, Phase::kOptimizer, -1);
     for (int chunk = 0; chunk < 4; ++chunk) {
-      KernelDef d{"void at::native::(anonymous namespace)::multi_tensor_apply_kernel<at::native::(anonymous namespace)::TensorListMetadata<4>, at::native::(anonymous namespace)::FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>, bool, float*, double, double, double, double, double, double, bool, float*, float*>(...)",
-                  OpClass::kOptimizer, local_params / 4 * 12, local_params / 4 * 32, false};
+      KernelDef d{
+          "void at::native::(anonymous "
+          "namespace)::multi_tensor_apply_kernel<at::native::(anonymous "
+          "namespace)::TensorListMetadata<4>, at::native::(anonymous "
+          "namespace)::FusedAdamMathFunctor<float, 4, (at::native::ADAM_MODE)1, false>, bool, "
+          "float*, double, double, double, double, double, double, bool, float*, float*>(...)",
+          OpClass::kOptimizer, local_params / 4 * 12, local_params / 4 * 32, false};
       d.host_op = "aten::_fused_adamw_";
       launch("opt_step", kdef(d), Phase::kOptimizer, -1);
     }
@@ -651,7 +721,8 @@ class TraceWriter {
   // µs with three decimals, relative to the base.
   std::string ts(Ns t) const {
     const Ns r = t - base_;
-    return fmt::format("{}{}.{:03d}", r < 0 ? "-" : "", std::llabs(r) / 1000, static_cast<int>(std::llabs(r) % 1000));
+    return fmt::format("{}{}.{:03d}", r < 0 ? "-" : "", std::llabs(r) / 1000,
+                       static_cast<int>(std::llabs(r) % 1000));
   }
   bool first = true;
 
@@ -700,8 +771,9 @@ class Simulator {
     const double n = c_.ranks;
     if (n <= 1) return 8000;
     const bool multi = nodes_ > 1;
-    const double bw = (multi ? std::min(d_.intra_node_bw_gbs, d_.inter_node_bw_gbs) : d_.intra_node_bw_gbs) *
-                      1e9 * c_.comm_efficiency;
+    const double bw =
+        (multi ? std::min(d_.intra_node_bw_gbs, d_.inter_node_bw_gbs) : d_.intra_node_bw_gbs) *
+        1e9 * c_.comm_efficiency;
     const double alpha = multi ? 10e-6 : 4e-6;
     const double steps = k.cls == OpClass::kAllReduce ? 2 * (n - 1) : (n - 1);
     const double t = steps / n * static_cast<double>(k.coll_bytes) / bw + steps * alpha * 0.25;
@@ -739,7 +811,9 @@ class Simulator {
   };
 
   int64_t pid(const RankSim& r) const { return 4000 + r.rank; }
-  int64_t tid(const RankSim& r, bool bwd) const { return bwd ? 4000 + r.rank + 100000 : 4000 + r.rank; }
+  int64_t tid(const RankSim& r, bool bwd) const {
+    return bwd ? 4000 + r.rank + 100000 : 4000 + r.rank;
+  }
 
   Ns coll_arrive(RankSim& r, const Action& a, Emit* e) {
     (void)e;
@@ -767,32 +841,45 @@ class Simulator {
     const Ns off = node_offset(r.node);
     const bool amd = d_.vendor == Vendor::kAmd;
     const int64_t elems = k.coll_bytes / dtype_bytes(c_.dtype);
-    const char* cname = k.cls == OpClass::kAllGather ? "_allgather_base"
-                        : k.cls == OpClass::kReduceScatter ? "_reduce_scatter_base" : "allreduce";
+    const char* cname = k.cls == OpClass::kAllGather       ? "_allgather_base"
+                        : k.cls == OpClass::kReduceScatter ? "_reduce_scatter_base"
+                                                           : "allreduce";
     const int64_t in_n = k.cls == OpClass::kAllGather ? elems / c_.ranks : elems;
     const int64_t out_n = k.cls == OpClass::kReduceScatter ? elems / c_.ranks : elems;
     std::string ranks = "[";
     for (int i = 0; i < c_.ranks; ++i) ranks += (i ? ", " : "") + std::to_string(i);
     ranks += "]";
     const std::string comm_args = fmt::format(
-        "\"Collective name\": \"{}\", \"dtype\": \"BFloat16\", \"In msg nelems\": {}, \"Out msg nelems\": {}, \"Group size\": {}, \"Process Group Name\": \"0\", \"Process Group Description\": \"default_pg\", \"Process Group Ranks\": \"{}\"",
+        "\"Collective name\": \"{}\", \"dtype\": \"BFloat16\", \"In msg nelems\": {}, \"Out msg "
+        "nelems\": {}, \"Group size\": {}, \"Process Group Name\": \"0\", \"Process Group "
+        "Description\": \"default_pg\", \"Process Group Ranks\": \"{}\"",
         cname, in_n, out_n, c_.ranks, ranks);
     auto& b = w.buf();
     fmt::format_to(std::back_inserter(b),
-                   ",\n{{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"External id\": {}, \"Record function id\": 0, {}}}}}",
+                   ",\n{{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", "
+                   "\"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"External "
+                   "id\": {}, \"Record function id\": 0, {}}}}}",
                    pid(r), tid(r, bwd), w.ts(h0 + off), us(r.host - h0 - 1000), ext, comm_args);
-    runtime_event(w, r, bwd, amd ? "hipExtLaunchKernel" : "cudaLaunchKernelExC", rt_start + off, rt_end - rt_start, corr, ext);
+    runtime_event(w, r, bwd, amd ? "hipExtLaunchKernel" : "cudaLaunchKernelExC", rt_start + off,
+                  rt_end - rt_start, corr, ext);
     flow(w, corr, pid(r), tid(r, bwd), rt_start + off, 0, comm_stream_, arrival + off);
     fmt::format_to(std::back_inserter(b),
-                   ",\n{{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"{}\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{",
-                   k.name, local_rank(r.rank), comm_stream_, w.ts(arrival + off), us(end - arrival));
+                   ",\n{{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"{}\", \"pid\": {}, "
+                   "\"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{",
+                   k.name, local_rank(r.rank), comm_stream_, w.ts(arrival + off),
+                   us(end - arrival));
     if (amd) {
-      fmt::format_to(std::back_inserter(b), "\"device\": {}, \"stream\": {}, \"correlation\": {}, \"kind\": \"Dispatch Kernel\"}}}}",
-                     local_rank(r.rank), comm_stream_, corr);
+      fmt::format_to(
+          std::back_inserter(b),
+          "\"device\": {}, \"stream\": {}, \"correlation\": {}, \"kind\": \"Dispatch Kernel\"}}}}",
+          local_rank(r.rank), comm_stream_, corr);
     } else {
       fmt::format_to(std::back_inserter(b),
-                     "\"External id\": {}, \"queued\": 0, \"device\": {}, \"context\": 1, \"stream\": {}, \"correlation\": {}, \"registers per thread\": 96, \"shared memory\": 4528, \"grid\": [{}, 1, 1], \"block\": [544, 1, 1], {}}}}}",
-                     ext, local_rank(r.rank), comm_stream_, corr, std::min(32, c_.ranks * 2), comm_args);
+                     "\"External id\": {}, \"queued\": 0, \"device\": {}, \"context\": 1, "
+                     "\"stream\": {}, \"correlation\": {}, \"registers per thread\": 96, \"shared "
+                     "memory\": 4528, \"grid\": [{}, 1, 1], \"block\": [544, 1, 1], {}}}}}",
+                     ext, local_rank(r.rank), comm_stream_, corr, std::min(32, c_.ranks * 2),
+                     comm_args);
     }
     KernelTruth kt{};
     kt.correlation = corr;
@@ -818,13 +905,19 @@ class Simulator {
   void runtime_event(TraceWriter& w, const RankSim& r, bool bwd, const char* name, Ns ts, Ns dur,
                      int64_t corr, int64_t ext) const {
     fmt::format_to(std::back_inserter(w.buf()),
-                   ",\n{{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"{}\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"External id\": {}, \"cbid\": 211, \"correlation\": {}}}}}",
+                   ",\n{{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"{}\", \"pid\": {}, "
+                   "\"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"External id\": {}, "
+                   "\"cbid\": 211, \"correlation\": {}}}}}",
                    name, pid(r), tid(r, bwd), w.ts(ts), us(dur), ext, corr);
   }
-  void flow(TraceWriter& w, int64_t id, int64_t spid, int64_t stid, Ns sts, int64_t fpid, int64_t ftid, Ns fts) const {
-    fmt::format_to(std::back_inserter(w.buf()),
-                   ",\n{{\"ph\": \"s\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": {}, \"cat\": \"ac2g\", \"name\": \"ac2g\"}},\n{{\"ph\": \"f\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": {}, \"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}}",
-                   id, spid, stid, w.ts(sts), id, fpid, ftid, w.ts(fts));
+  void flow(TraceWriter& w, int64_t id, int64_t spid, int64_t stid, Ns sts, int64_t fpid,
+            int64_t ftid, Ns fts) const {
+    fmt::format_to(
+        std::back_inserter(w.buf()),
+        ",\n{{\"ph\": \"s\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": {}, \"cat\": \"ac2g\", "
+        "\"name\": \"ac2g\"}},\n{{\"ph\": \"f\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": {}, "
+        "\"cat\": \"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"}}",
+        id, spid, stid, w.ts(sts), id, fpid, ftid, w.ts(fts));
   }
 
   // Everything but collectives.
@@ -842,32 +935,45 @@ class Simulator {
           e->steps->push_back({c_.first_step + r.iteration, {begin + off, 0}});
           if (stall > 0) {
             fmt::format_to(std::back_inserter(e->w->buf()),
-                           ",\n{{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"dl\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"External id\": {}, \"Record function id\": 0}}}}",
-                           pid(r), tid(r, false), e->w->ts(begin + 1000 + off), us(stall), e->ids.ext++);
+                           ",\n{{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"dl\", "
+                           "\"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": "
+                           "{{\"External id\": {}, \"Record function id\": 0}}}}",
+                           pid(r), tid(r, false), e->w->ts(begin + 1000 + off), us(stall),
+                           e->ids.ext++);
           }
         }
         r.host += 1000 + stall + 1000;
         // The batch goes to the GPU.
-        launch_kernel(r, nullptr, e, "data", OpClass::kMemcpy, 0, s_.T * 8, "Memcpy HtoD (Pinned -> Device)", "aten::copy_", Phase::kOther, -1, false, -1);
+        launch_kernel(r, nullptr, e, "data", OpClass::kMemcpy, 0, s_.T * 8,
+                      "Memcpy HtoD (Pinned -> Device)", "aten::copy_", Phase::kOther, -1, false,
+                      -1);
         return;
       }
       case Act::kStepEnd: {
         // loss.item(): copy the loss to the host and wait for it.
-        launch_kernel(r, nullptr, e, "loss_item", OpClass::kMemcpy, 0, 4, "Memcpy DtoH (Device -> Pageable)", "aten::_local_scalar_dense", Phase::kOther, -1, false, -1);
+        launch_kernel(r, nullptr, e, "loss_item", OpClass::kMemcpy, 0, 4,
+                      "Memcpy DtoH (Device -> Pageable)", "aten::_local_scalar_dense",
+                      Phase::kOther, -1, false, -1);
         const Ns sync_start = r.host;
         r.host = std::max(r.host, std::max(r.compute_free, r.comm_free)) + 5000;
         if (e != nullptr) {
           auto& w = *e->w;
-          fmt::format_to(std::back_inserter(w.buf()),
-                         ",\n{{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"{}\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"cbid\": 131, \"correlation\": {}}}}}",
-                         d_.vendor == Vendor::kAmd ? "hipStreamSynchronize" : "cudaStreamSynchronize",
-                         pid(r), tid(r, false), w.ts(sync_start + off), us(r.host - 5000 - sync_start), e->ids.corr++);
+          fmt::format_to(
+              std::back_inserter(w.buf()),
+              ",\n{{\"ph\": \"X\", \"cat\": \"cuda_runtime\", \"name\": \"{}\", \"pid\": {}, "
+              "\"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"cbid\": 131, \"correlation\": "
+              "{}}}}}",
+              d_.vendor == Vendor::kAmd ? "hipStreamSynchronize" : "cudaStreamSynchronize", pid(r),
+              tid(r, false), w.ts(sync_start + off), us(r.host - 5000 - sync_start), e->ids.corr++);
           auto& st = e->steps->back();
           st.second.second = r.host + off;
           const Ns step_start = st.second.first;
           fmt::format_to(std::back_inserter(w.buf()),
-                         ",\n{{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"ProfilerStep#{}\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"External id\": {}, \"Record function id\": 0}}}}",
-                         st.first, pid(r), tid(r, false), w.ts(step_start), us(r.host + off - step_start), e->ids.ext++);
+                         ",\n{{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": "
+                         "\"ProfilerStep#{}\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, "
+                         "\"args\": {{\"External id\": {}, \"Record function id\": 0}}}}",
+                         st.first, pid(r), tid(r, false), w.ts(step_start),
+                         us(r.host + off - step_start), e->ids.ext++);
         }
         return;
       }
@@ -879,11 +985,15 @@ class Simulator {
         if (a.fwd_of >= 0) {
           o.seq = e->fwd_seq[static_cast<size_t>(a.fwd_of)];
           // fwdbwd flow: forward op -> this backward op.
-          fmt::format_to(std::back_inserter(e->w->buf()),
-                         ",\n{{\"ph\": \"s\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": {}, \"cat\": \"fwdbwd\", \"name\": \"fwdbwd\"}},\n{{\"ph\": \"f\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": {}, \"cat\": \"fwdbwd\", \"name\": \"fwdbwd\", \"bp\": \"e\"}}",
-                         e->fwd_flow[static_cast<size_t>(a.fwd_of)], pid(r), tid(r, false),
-                         e->w->ts(e->fwd_ts[static_cast<size_t>(a.fwd_of)] + off),
-                         e->fwd_flow[static_cast<size_t>(a.fwd_of)], pid(r), tid(r, true), e->w->ts(r.host + off));
+          fmt::format_to(
+              std::back_inserter(e->w->buf()),
+              ",\n{{\"ph\": \"s\", \"id\": {}, \"pid\": {}, \"tid\": {}, \"ts\": {}, \"cat\": "
+              "\"fwdbwd\", \"name\": \"fwdbwd\"}},\n{{\"ph\": \"f\", \"id\": {}, \"pid\": {}, "
+              "\"tid\": {}, \"ts\": {}, \"cat\": \"fwdbwd\", \"name\": \"fwdbwd\", \"bp\": \"e\"}}",
+              e->fwd_flow[static_cast<size_t>(a.fwd_of)], pid(r), tid(r, false),
+              e->w->ts(e->fwd_ts[static_cast<size_t>(a.fwd_of)] + off),
+              e->fwd_flow[static_cast<size_t>(a.fwd_of)], pid(r), tid(r, true),
+              e->w->ts(r.host + off));
         }
         open.push_back(std::move(o));
         return;
@@ -896,23 +1006,30 @@ class Simulator {
         open.pop_back();
         auto& w = *e->w;
         if (o.seq >= 0) {
-          fmt::format_to(std::back_inserter(w.buf()),
-                         ",\n{{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"{}\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"External id\": {}, \"Sequence number\": {}, \"Fwd thread id\": {}, \"Record function id\": 0}}}}",
-                         p_.ops[static_cast<size_t>(o.name)], pid(r), tid(r, true), w.ts(o.start + off),
-                         us(r.host - o.start), o.ext, o.seq, tid(r, false));
+          fmt::format_to(
+              std::back_inserter(w.buf()),
+              ",\n{{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"{}\", \"pid\": {}, \"tid\": "
+              "{}, \"ts\": {}, \"dur\": {}, \"args\": {{\"External id\": {}, \"Sequence number\": "
+              "{}, \"Fwd thread id\": {}, \"Record function id\": 0}}}}",
+              p_.ops[static_cast<size_t>(o.name)], pid(r), tid(r, true), w.ts(o.start + off),
+              us(r.host - o.start), o.ext, o.seq, tid(r, false));
         } else {
           fmt::format_to(std::back_inserter(w.buf()),
-                         ",\n{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"{}\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"External id\": {}, \"Record function id\": 0}}}}",
-                         o.annotation ? "user_annotation" : "cpu_op", p_.ops[static_cast<size_t>(o.name)], pid(r),
-                         tid(r, a.backward_thread), w.ts(o.start + off), us(r.host - o.start), o.ext);
+                         ",\n{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"{}\", \"pid\": {}, "
+                         "\"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"External id\": {}, "
+                         "\"Record function id\": 0}}}}",
+                         o.annotation ? "user_annotation" : "cpu_op",
+                         p_.ops[static_cast<size_t>(o.name)], pid(r), tid(r, a.backward_thread),
+                         w.ts(o.start + off), us(r.host - o.start), o.ext);
         }
         w.flush_if_big();
         return;
       }
       case Act::kLaunch: {
         const KernelDef& k = p_.kdefs[static_cast<size_t>(a.kdef)];
-        launch_kernel(r, &k, e, p_.ops[static_cast<size_t>(a.op)].c_str(), k.cls, k.flops, k.bytes, k.name.c_str(),
-                      k.host_op.c_str(), a.phase, a.layer, a.backward_thread, a.op, pc);
+        launch_kernel(r, &k, e, p_.ops[static_cast<size_t>(a.op)].c_str(), k.cls, k.flops, k.bytes,
+                      k.name.c_str(), k.host_op.c_str(), a.phase, a.layer, a.backward_thread, a.op,
+                      pc);
         return;
       }
       case Act::kWaitColl: {
@@ -927,8 +1044,8 @@ class Simulator {
 
   // One op with one GPU activity on the compute stream. `k` is null for the built-in copies.
   void launch_kernel(RankSim& r, const KernelDef* k, Emit* e, const char* op_label, OpClass cls,
-                     double flops, double bytes, const char* kname, const char* host_op, Phase phase,
-                     int layer, bool bwd, int32_t op_id, size_t pc = SIZE_MAX) {
+                     double flops, double bytes, const char* kname, const char* host_op,
+                     Phase phase, int layer, bool bwd, int32_t op_id, size_t pc = SIZE_MAX) {
     const Ns op_start = r.host;
     const Ns rt_start = r.host + c_.host_op_ns;
     const Ns rt_end = rt_start + c_.launch_ns;
@@ -947,7 +1064,9 @@ class Simulator {
     // Clock at the kernel's start, after the GPU cooled while idle.
     cool(r, start);
     int f = clock_for(r);
-    const int cap = r.rank == c_.straggler_rank ? static_cast<int>(fmax_ * c_.straggler_clock) / 15 * 15 : fmax_;
+    const int cap = r.rank == c_.straggler_rank
+                        ? static_cast<int>(fmax_ * c_.straggler_clock) / 15 * 15
+                        : fmax_;
     f = std::min(f, cap);
     const bool clock_changed = f != r.clock_mhz;
     r.clock_mhz = f;
@@ -962,7 +1081,9 @@ class Simulator {
     const double t_comp_cap = t_comp1 * fmax_ / cap;
     const double t_comp_f = t_comp1 * fmax_ / f;
     const Ns floor_ns = cls == OpClass::kMemcpy || cls == OpClass::kMemset ? 1500 : 2500;
-    auto dur_of = [&](double tc) { return std::max<Ns>(floor_ns, std::llround(std::max(tc, t_mem))); };
+    auto dur_of = [&](double tc) {
+      return std::max<Ns>(floor_ns, std::llround(std::max(tc, t_mem)));
+    };
     const Ns nominal = dur_of(t_comp0);
     const Ns d1 = dur_of(t_comp1);
     const Ns d_cap = dur_of(t_comp_cap);
@@ -975,7 +1096,10 @@ class Simulator {
     }
     Ns d4 = d3;
     if (c_.noise > 0) {
-      const double z = std::clamp(gauss(c_.seed * 1000003ULL + static_cast<uint64_t>(r.rank) * 7919ULL * 1000003ULL + pc * 31 + static_cast<uint64_t>(r.iteration) * 1000000007ULL), -3.0, 3.0);
+      const double z = std::clamp(
+          gauss(c_.seed * 1000003ULL + static_cast<uint64_t>(r.rank) * 7919ULL * 1000003ULL +
+                pc * 31 + static_cast<uint64_t>(r.iteration) * 1000000007ULL),
+          -3.0, 3.0);
       d4 = std::max<Ns>(floor_ns, d3 + std::llround(static_cast<double>(d3) * c_.noise * z));
     }
     const Ns dur = d4;
@@ -1003,39 +1127,74 @@ class Simulator {
     }
     const std::string dims = k != nullptr && !k->dims.empty() ? k->dims : "[]";
     fmt::format_to(std::back_inserter(b),
-                   ",\n{{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"{}\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"External id\": {}, ",
+                   ",\n{{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"{}\", \"pid\": {}, "
+                   "\"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"External id\": {}, ",
                    host_op, pid(r), tid(r, bwd), w.ts(op_start + off), us(r.host - op_start), ext);
-    if (seq >= 0) fmt::format_to(std::back_inserter(b), "\"Sequence number\": {}, \"Fwd thread id\": 0, ", seq);
-    fmt::format_to(std::back_inserter(b), "\"Record function id\": 0, \"Input Dims\": {}, \"Input type\": [\"c10::BFloat16\"]}}}}", dims);
+    if (seq >= 0)
+      fmt::format_to(std::back_inserter(b), "\"Sequence number\": {}, \"Fwd thread id\": 0, ", seq);
+    fmt::format_to(
+        std::back_inserter(b),
+        "\"Record function id\": 0, \"Input Dims\": {}, \"Input type\": [\"c10::BFloat16\"]}}}}",
+        dims);
     const bool copy = cls == OpClass::kMemcpy && k == nullptr;
     const bool memset = cls == OpClass::kMemset;
-    const char* rt = copy ? (amd ? "hipMemcpyAsync" : "cudaMemcpyAsync")
+    const char* rt = copy     ? (amd ? "hipMemcpyAsync" : "cudaMemcpyAsync")
                      : memset ? (amd ? "hipMemsetAsync" : "cudaMemsetAsync")
                               : (amd ? "hipLaunchKernel" : "cudaLaunchKernel");
     runtime_event(w, r, bwd, rt, rt_start + off, rt_end - rt_start, corr, ext);
-    flow(w, corr, pid(r), tid(r, bwd), rt_start + off, local_rank(r.rank), compute_stream_, start + off);
+    flow(w, corr, pid(r), tid(r, bwd), rt_start + off, local_rank(r.rank), compute_stream_,
+         start + off);
     const int dev = local_rank(r.rank);
     if (copy || memset) {
-      fmt::format_to(std::back_inserter(b),
-                     ",\n{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"{}\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{{}\"device\": {}, \"context\": 1, \"stream\": {}, \"correlation\": {}, \"bytes\": {}, \"memory bandwidth (GB/s)\": {:.3f}}}}}",
-                     copy ? "gpu_memcpy" : "gpu_memset", kname, dev, compute_stream_, w.ts(start + off), us(dur),
-                     amd ? std::string() : fmt::format("\"External id\": {}, ", ext), dev, compute_stream_, corr,
-                     static_cast<int64_t>(bytes), bytes / static_cast<double>(dur));
+      fmt::format_to(
+          std::back_inserter(b),
+          ",\n{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"{}\", \"pid\": {}, \"tid\": {}, "
+          "\"ts\": {}, \"dur\": {}, \"args\": {{{}\"device\": {}, \"context\": 1, \"stream\": {}, "
+          "\"correlation\": {}, \"bytes\": {}, \"memory bandwidth (GB/s)\": {:.3f}}}}}",
+          copy ? "gpu_memcpy" : "gpu_memset", kname, dev, compute_stream_, w.ts(start + off),
+          us(dur), amd ? std::string() : fmt::format("\"External id\": {}, ", ext), dev,
+          compute_stream_, corr, static_cast<int64_t>(bytes), bytes / static_cast<double>(dur));
     } else if (amd) {
-      fmt::format_to(std::back_inserter(b),
-                     ",\n{{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"{}\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"device\": {}, \"stream\": {}, \"correlation\": {}, \"kind\": \"Dispatch Kernel\", \"grid\": [{}, 1, 1], \"block\": [256, 1, 1]}}}}",
-                     kname, dev, compute_stream_, w.ts(start + off), us(dur), dev, compute_stream_, corr, d_.sm_count * 4 * 256);
+      fmt::format_to(
+          std::back_inserter(b),
+          ",\n{{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"{}\", \"pid\": {}, \"tid\": {}, "
+          "\"ts\": {}, \"dur\": {}, \"args\": {{\"device\": {}, \"stream\": {}, \"correlation\": "
+          "{}, \"kind\": \"Dispatch Kernel\", \"grid\": [{}, 1, 1], \"block\": [256, 1, 1]}}}}",
+          kname, dev, compute_stream_, w.ts(start + off), us(dur), dev, compute_stream_, corr,
+          d_.sm_count * 4 * 256);
     } else {
-      fmt::format_to(std::back_inserter(b),
-                     ",\n{{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"{}\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"External id\": {}, \"queued\": 0, \"device\": {}, \"context\": 1, \"stream\": {}, \"correlation\": {}, \"registers per thread\": {}, \"shared memory\": {}, \"blocks per SM\": 1.0, \"warps per SM\": 8.0, \"grid\": [{}, 1, 1], \"block\": [{}, 1, 1], \"est. achieved occupancy %\": 25}}}}",
-                     kname, dev, compute_stream_, w.ts(start + off), us(dur), ext, dev, compute_stream_, corr,
-                     matrix ? 168 : 32, matrix ? 213504 : 0, d_.sm_count, matrix ? 384 : 128);
+      fmt::format_to(
+          std::back_inserter(b),
+          ",\n{{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"{}\", \"pid\": {}, \"tid\": {}, "
+          "\"ts\": {}, \"dur\": {}, \"args\": {{\"External id\": {}, \"queued\": 0, \"device\": "
+          "{}, \"context\": 1, \"stream\": {}, \"correlation\": {}, \"registers per thread\": {}, "
+          "\"shared memory\": {}, \"blocks per SM\": 1.0, \"warps per SM\": 8.0, \"grid\": [{}, 1, "
+          "1], \"block\": [{}, 1, 1], \"est. achieved occupancy %\": 25}}}}",
+          kname, dev, compute_stream_, w.ts(start + off), us(dur), ext, dev, compute_stream_, corr,
+          matrix ? 168 : 32, matrix ? 213504 : 0, d_.sm_count, matrix ? 384 : 128);
     }
     // Built-in copies have no program op: -2 = the batch upload, -3 = loss.item().
     const int32_t op_key = op_id >= 0 ? op_id : (std::string_view(op_label) == "data" ? -2 : -3);
-    KernelTruth kt{corr, c_.first_step + r.iteration, phase, layer, op_key, cls, f, start + off, dur,
-                   nominal, d1 - nominal, d_cap - d1, d2 - d_cap, d3 - d2, d4 - d3, exposed, host_gap, stall,
-                   flops, bytes};
+    KernelTruth kt{corr,
+                   c_.first_step + r.iteration,
+                   phase,
+                   layer,
+                   op_key,
+                   cls,
+                   f,
+                   start + off,
+                   dur,
+                   nominal,
+                   d1 - nominal,
+                   d_cap - d1,
+                   d2 - d_cap,
+                   d3 - d2,
+                   d4 - d3,
+                   exposed,
+                   host_gap,
+                   stall,
+                   flops,
+                   bytes};
     e->kernels->push_back(kt);
     Effects& ef = (*e->effects)[EffectKey{kt.iteration, phase, layer, op_key}];
     ++ef.kernels;
@@ -1071,8 +1230,9 @@ std::string smi_time(Ns t) {
   const std::time_t s = static_cast<std::time_t>(t / 1000000000);
   std::tm tm{};
   gmtime_r(&s, &tm);
-  return fmt::format("{:04d}/{:02d}/{:02d} {:02d}:{:02d}:{:02d}.{:03d}", tm.tm_year + 1900, tm.tm_mon + 1,
-                     tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec, static_cast<int>((t / 1000000) % 1000));
+  return fmt::format("{:04d}/{:02d}/{:02d} {:02d}:{:02d}:{:02d}.{:03d}", tm.tm_year + 1900,
+                     tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                     static_cast<int>((t / 1000000) % 1000));
 }
 
 struct RankOutput {
@@ -1091,13 +1251,17 @@ struct RankOutput {
 SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
   namespace fs = std::filesystem;
   const DeviceSpec* dev = find_device(c.device);
-  if (dev == nullptr) throw Error("unknown device '" + c.device + "' (h100, h200, b200, a100, mi300x, mi250)");
+  if (dev == nullptr)
+    throw Error("unknown device '" + c.device + "' (h100, h200, b200, a100, mi300x, mi250)");
   const ModelPreset* m = find_preset(c.preset);
-  if (m == nullptr) throw Error("unknown preset '" + c.preset + "' (llama3-8b, llama3-70b, gpt3-175b, mixtral-8x7b)");
+  if (m == nullptr)
+    throw Error("unknown preset '" + c.preset +
+                "' (llama3-8b, llama3-70b, gpt3-175b, mixtral-8x7b)");
   if (c.ranks < 1 || c.gpus_per_node < 1 || c.iterations < 1 || c.batch < 1 || c.seq < 1)
     throw Error("ranks, gpus per node, iterations, batch and sequence length must be >= 1");
-  if (c.dvfs < 0 || c.dvfs >= 0.9 || c.mfu_loss < 0 || c.mfu_loss >= 0.95 || c.straggler_clock <= 0.1 ||
-      c.straggler_clock > 1 || c.noise < 0 || c.noise > 0.3 || c.comm_slowdown < 1)
+  if (c.dvfs < 0 || c.dvfs >= 0.9 || c.mfu_loss < 0 || c.mfu_loss >= 0.95 ||
+      c.straggler_clock <= 0.1 || c.straggler_clock > 1 || c.noise < 0 || c.noise > 0.3 ||
+      c.comm_slowdown < 1)
     throw Error("an inefficiency knob is out of range (see chopper synth --help)");
   std::error_code ec;
   fs::create_directories(out_dir, ec);
@@ -1114,7 +1278,8 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
   for (int r = 0; r < c.ranks; ++r) {
     st[static_cast<size_t>(r)].rank = r;
     st[static_cast<size_t>(r)].node = r / c.gpus_per_node;
-    Simulator::start_rank(st[static_cast<size_t>(r)], Simulator::kRunStart + static_cast<Ns>(r % 7) * 1300);
+    Simulator::start_rank(st[static_cast<size_t>(r)],
+                          Simulator::kRunStart + static_cast<Ns>(r % 7) * 1300);
   }
   std::vector<Ns> arrivals(static_cast<size_t>(c.ranks));
   for (size_t pc = 0; pc < prog.acts.size(); ++pc) {
@@ -1128,9 +1293,11 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
       const Ns end = last + sim.coll_duration(prog.kdefs[static_cast<size_t>(a.kdef)]);
       coll_end[static_cast<size_t>(a.coll)] = end;
       for (int r = 0; r < c.ranks; ++r)
-        sim.coll_finish(st[static_cast<size_t>(r)], a, arrivals[static_cast<size_t>(r)], end, nullptr);
+        sim.coll_finish(st[static_cast<size_t>(r)], a, arrivals[static_cast<size_t>(r)], end,
+                        nullptr);
     } else {
-      for (int r = 0; r < c.ranks; ++r) sim.step(st[static_cast<size_t>(r)], pc, &coll_end, nullptr);
+      for (int r = 0; r < c.ranks; ++r)
+        sim.step(st[static_cast<size_t>(r)], pc, &coll_end, nullptr);
     }
   }
 
@@ -1141,9 +1308,14 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
   std::string dev_props = "[";
   for (int i = 0; i < c.gpus_per_node; ++i) {
     dev_props += fmt::format(
-        "{}\n    {{\"id\": {}, \"name\": {}, \"totalGlobalMem\": {}, \"computeMajor\": {}, \"computeMinor\": {}, \"maxThreadsPerBlock\": 1024, \"maxThreadsPerMultiprocessor\": 2048, \"regsPerBlock\": 65536, \"warpSize\": {}, \"sharedMemPerBlock\": 49152, \"numSms\": {}, \"regsPerMultiprocessor\": 65536, \"sharedMemPerBlockOptin\": 232448, \"sharedMemPerMultiprocessor\": 233472}}",
-        i ? "," : "", i, json_string(dev->marketing_name), static_cast<int64_t>(dev->mem_gib * 1073741824.0),
-        dev->compute_major, dev->compute_minor, dev->warp_size, dev->sm_count);
+        "{}\n    {{\"id\": {}, \"name\": {}, \"totalGlobalMem\": {}, \"computeMajor\": {}, "
+        "\"computeMinor\": {}, \"maxThreadsPerBlock\": 1024, \"maxThreadsPerMultiprocessor\": "
+        "2048, \"regsPerBlock\": 65536, \"warpSize\": {}, \"sharedMemPerBlock\": 49152, "
+        "\"numSms\": {}, \"regsPerMultiprocessor\": 65536, \"sharedMemPerBlockOptin\": 232448, "
+        "\"sharedMemPerMultiprocessor\": 233472}}",
+        i ? "," : "", i, json_string(dev->marketing_name),
+        static_cast<int64_t>(dev->mem_gib * 1073741824.0), dev->compute_major, dev->compute_minor,
+        dev->warp_size, dev->sm_count);
   }
   dev_props += "]";
   std::string ranks_list = "[";
@@ -1160,20 +1332,33 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
       Simulator::start_rank(rs, Simulator::kRunStart + static_cast<Ns>(r % 7) * 1300);
       out.offset = sim.node_offset(rs.node);
       TraceWriter w(fmt::format("{}/rank-{}.json", out_dir, r), Simulator::kBase);
-      Simulator::Emit e{&w, &out.kernels, &out.effects, &out.busy, &out.clock, &out.steps, {}, {}, {}, {}, {}, {}, {}};
+      Simulator::Emit e{&w, &out.kernels, &out.effects, &out.busy, &out.clock, &out.steps, {},
+                        {}, {},           {},           {},        {},         {}};
       e.fwd_ext.assign(prog.acts.size(), -1);
       e.fwd_seq.assign(prog.acts.size(), -1);
       e.fwd_flow.assign(prog.acts.size(), -1);
       e.fwd_ts.assign(prog.acts.size(), 0);
       auto& b = w.buf();
-      fmt::format_to(std::back_inserter(b),
-                     "{{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": {},\n  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {}, \"world_size\": {}, \"pg_count\": 1, \"pg_config\": [{{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", \"backend_config\": \"cuda:nccl\", \"pg_size\": {}, \"ranks\": {}}}], \"nccl_version\": \"{}\"}},\n  \"record_shapes\": 1,\n  {},\n  \"traceEvents\": [\n",
-                     dev_props, r, c.ranks, c.ranks, ranks_list, amd ? "2.21.5" : "2.21.5",
-                     amd ? "\"roctracer_version\": 4, \"hip_runtime_version\": 60342134, \"hip_driver_version\": 60342134"
-                         : "\"cupti_version\": 24, \"cuda_runtime_version\": 12060, \"cuda_driver_version\": 12060");
-      fmt::format_to(std::back_inserter(b),
-                     "{{\"name\": \"process_name\", \"ph\": \"M\", \"ts\": 0.000, \"pid\": {}, \"tid\": 0, \"args\": {{\"name\": \"python\"}}}},\n{{\"name\": \"process_name\", \"ph\": \"M\", \"ts\": 0.000, \"pid\": {}, \"tid\": 0, \"args\": {{\"name\": \"python\"}}}},\n{{\"name\": \"thread_name\", \"ph\": \"M\", \"ts\": 0.000, \"pid\": {}, \"tid\": {}, \"args\": {{\"name\": \"thread {} (python)\"}}}}",
-                     sim.pid(rs), r % c.gpus_per_node, sim.pid(rs), sim.tid(rs, false), sim.tid(rs, false));
+      fmt::format_to(
+          std::back_inserter(b),
+          "{{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": {},\n  \"distributedInfo\": "
+          "{{\"backend\": \"nccl\", \"rank\": {}, \"world_size\": {}, \"pg_count\": 1, "
+          "\"pg_config\": [{{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", \"backend_config\": "
+          "\"cuda:nccl\", \"pg_size\": {}, \"ranks\": {}}}], \"nccl_version\": \"{}\"}},\n  "
+          "\"record_shapes\": 1,\n  {},\n  \"traceEvents\": [\n",
+          dev_props, r, c.ranks, c.ranks, ranks_list, amd ? "2.21.5" : "2.21.5",
+          amd ? "\"roctracer_version\": 4, \"hip_runtime_version\": 60342134, "
+                "\"hip_driver_version\": 60342134"
+              : "\"cupti_version\": 24, \"cuda_runtime_version\": 12060, \"cuda_driver_version\": "
+                "12060");
+      fmt::format_to(
+          std::back_inserter(b),
+          "{{\"name\": \"process_name\", \"ph\": \"M\", \"ts\": 0.000, \"pid\": {}, \"tid\": 0, "
+          "\"args\": {{\"name\": \"python\"}}}},\n{{\"name\": \"process_name\", \"ph\": \"M\", "
+          "\"ts\": 0.000, \"pid\": {}, \"tid\": 0, \"args\": {{\"name\": "
+          "\"python\"}}}},\n{{\"name\": \"thread_name\", \"ph\": \"M\", \"ts\": 0.000, \"pid\": "
+          "{}, \"tid\": {}, \"args\": {{\"name\": \"thread {} (python)\"}}}}",
+          sim.pid(rs), r % c.gpus_per_node, sim.pid(rs), sim.tid(rs, false), sim.tid(rs, false));
       for (size_t pc = 0; pc < prog.acts.size(); ++pc) {
         const Action& a = prog.acts[pc];
         if (a.act == Act::kColl) {
@@ -1184,7 +1369,8 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
         }
       }
       fmt::format_to(std::back_inserter(b),
-                     "\n  ],\n  \"traceName\": \"rank-{}.json\",\n  \"displayTimeUnit\": \"ms\",\n  \"baseTimeNanoseconds\": {}\n}}\n",
+                     "\n  ],\n  \"traceName\": \"rank-{}.json\",\n  \"displayTimeUnit\": \"ms\",\n "
+                     " \"baseTimeNanoseconds\": {}\n}}\n",
                      r, Simulator::kBase);
       out.bytes = w.close();
     } catch (const std::exception& ex) {
@@ -1205,9 +1391,13 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
     const int nodes = (c.ranks + c.gpus_per_node - 1) / c.gpus_per_node;
     const Ns T = c.telemetry_interval_ms * 1000000;
     for (int n = 0; n < nodes; ++n) {
-      const std::string path = fmt::format("{}/telemetry/node{}.{}.csv", out_dir, n, amd ? "amd-smi" : "nvidia-smi");
-      std::string txt = amd ? "timestamp,gpu,power_usage,hotspot_temperature,memory_temperature,gfx,gfx_clock,mem_clock,throttle_status\n"
-                            : "timestamp, index, power.draw [W], clocks.current.sm [MHz], clocks.current.memory [MHz], temperature.gpu, temperature.memory, utilization.gpu [%], clocks_event_reasons.active\n";
+      const std::string path =
+          fmt::format("{}/telemetry/node{}.{}.csv", out_dir, n, amd ? "amd-smi" : "nvidia-smi");
+      std::string txt = amd ? "timestamp,gpu,power_usage,hotspot_temperature,memory_temperature,"
+                              "gfx,gfx_clock,mem_clock,throttle_status\n"
+                            : "timestamp, index, power.draw [W], clocks.current.sm [MHz], "
+                              "clocks.current.memory [MHz], temperature.gpu, temperature.memory, "
+                              "utilization.gpu [%], clocks_event_reasons.active\n";
       const int first = n * c.gpus_per_node, last = std::min(c.ranks, first + c.gpus_per_node);
       Ns t0 = INT64_MAX, t1 = 0;
       for (int r = first; r < last; ++r) {
@@ -1216,7 +1406,8 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
           t1 = std::max(t1, s.second.second);
         }
       }
-      std::vector<size_t> bi(static_cast<size_t>(last - first), 0), ci(static_cast<size_t>(last - first), 0);
+      std::vector<size_t> bi(static_cast<size_t>(last - first), 0),
+          ci(static_cast<size_t>(last - first), 0);
       for (Ns t = (t0 / T) * T + T; t <= t1 + T; t += T) {
         for (int r = first; r < last; ++r) {
           RankOutput& o = outs[static_cast<size_t>(r)];
@@ -1225,27 +1416,34 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
           Ns busy = 0;
           while (bi[k] < o.busy.size() && o.busy[bi[k]].second <= t - T) ++bi[k];
           for (size_t j = bi[k]; j < o.busy.size() && o.busy[j].first < t; ++j)
-            busy += std::max<Ns>(0, std::min(o.busy[j].second, t) - std::max(o.busy[j].first, t - T));
+            busy +=
+                std::max<Ns>(0, std::min(o.busy[j].second, t) - std::max(o.busy[j].first, t - T));
           while (ci[k] + 1 < o.clock.size() && o.clock[ci[k] + 1].t <= t) ++ci[k];
-          const int mhz = o.clock.empty() || o.clock[ci[k]].t > t ? dev->max_clock_mhz : o.clock[ci[k]].mhz;
+          const int mhz =
+              o.clock.empty() || o.clock[ci[k]].t > t ? dev->max_clock_mhz : o.clock[ci[k]].mhz;
           const double heat = o.clock.empty() || o.clock[ci[k]].t > t ? 0.0 : o.clock[ci[k]].heat;
           const double util = std::min(1.0, static_cast<double>(busy) / static_cast<double>(T));
           const double fr = static_cast<double>(mhz) / dev->max_clock_mhz;
-          const double power = dev->idle_w + (dev->tdp_w - dev->idle_w) * util * (0.55 + 0.45 * fr * fr);
+          const double power =
+              dev->idle_w + (dev->tdp_w - dev->idle_w) * util * (0.55 + 0.45 * fr * fr);
           const int temp = 32 + static_cast<int>(40.0 * std::min(1.0, heat / 60e6));
-          const unsigned reasons = mhz < dev->max_clock_mhz ? (r == c.straggler_rank ? 0x2u : 0x4u) : (util < 0.01 ? 0x1u : 0u);
+          const unsigned reasons = mhz < dev->max_clock_mhz ? (r == c.straggler_rank ? 0x2u : 0x4u)
+                                                            : (util < 0.01 ? 0x1u : 0u);
           const Ns ts = t + o.offset;
           if (amd) {
-            txt += fmt::format("{},{},{:.0f},{},{},{:.0f},{},{},{}\n", ts / 1000000, r - first, power, temp + 8, temp + 4,
-                               util * 100, mhz, dev->mem_clock_mhz, reasons ? "POWER" : "NONE");
+            txt += fmt::format("{},{},{:.0f},{},{},{:.0f},{},{},{}\n", ts / 1000000, r - first,
+                               power, temp + 8, temp + 4, util * 100, mhz, dev->mem_clock_mhz,
+                               reasons ? "POWER" : "NONE");
           } else {
-            txt += fmt::format("{}, {}, {:.2f} W, {} MHz, {} MHz, {}, {}, {:.0f} %, 0x{:016x}\n", smi_time(ts), r - first,
-                               power, mhz, dev->mem_clock_mhz, temp, temp + 6, util * 100, reasons);
+            txt += fmt::format("{}, {}, {:.2f} W, {} MHz, {} MHz, {}, {}, {:.0f} %, 0x{:016x}\n",
+                               smi_time(ts), r - first, power, mhz, dev->mem_clock_mhz, temp,
+                               temp + 6, util * 100, reasons);
           }
         }
       }
       FILE* f = std::fopen(path.c_str(), "wb");
-      if (f == nullptr || std::fwrite(txt.data(), 1, txt.size(), f) != txt.size()) throw Error(path + ": write failed");
+      if (f == nullptr || std::fwrite(txt.data(), 1, txt.size(), f) != txt.size())
+        throw Error(path + ": write failed");
       std::fclose(f);
       sum.telemetry_files.push_back(path);
       sum.bytes_written += txt.size();
@@ -1255,26 +1453,37 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
   // rocprofv3 counter run (AMD): rank 0, first iteration, one row per dispatch x counter.
   if (amd && c.counters) {
     const std::string path = out_dir + "/rocprofv3_counter_collection.csv";
-    std::string txt = "\"Correlation_Id\",\"Dispatch_Id\",\"Agent_Id\",\"Queue_Id\",\"Process_Id\",\"Thread_Id\",\"Grid_Size\",\"Kernel_Id\",\"Kernel_Name\",\"Workgroup_Size\",\"LDS_Block_Size\",\"Scratch_Size\",\"VGPR_Count\",\"Accum_VGPR_Count\",\"SGPR_Count\",\"Counter_Name\",\"Counter_Value\",\"Start_Timestamp\",\"End_Timestamp\"\n";
+    std::string txt =
+        "\"Correlation_Id\",\"Dispatch_Id\",\"Agent_Id\",\"Queue_Id\",\"Process_Id\",\"Thread_Id\","
+        "\"Grid_Size\",\"Kernel_Id\",\"Kernel_Name\",\"Workgroup_Size\",\"LDS_Block_Size\","
+        "\"Scratch_Size\",\"VGPR_Count\",\"Accum_VGPR_Count\",\"SGPR_Count\",\"Counter_Name\","
+        "\"Counter_Value\",\"Start_Timestamp\",\"End_Timestamp\"\n";
     const Ns boot = Simulator::kRunStart - 3600000000000LL;  // BOOTTIME: one hour after boot
     uint64_t dispatch = 0;
     for (const KernelTruth& k : outs[0].kernels) {
-      if (k.iteration != c.first_step || is_comm(k.cls) || k.cls == OpClass::kMemcpy || k.cls == OpClass::kMemset) continue;
+      if (k.iteration != c.first_step || is_comm(k.cls) || k.cls == OpClass::kMemcpy ||
+          k.cls == OpClass::kMemset)
+        continue;
       ++dispatch;
       const bool mfma = k.cls == OpClass::kGemm || k.cls == OpClass::kAttention;
       const double cycles = static_cast<double>(k.dur_ns) * k.clock_mhz / 1000.0;
       const std::pair<const char*, double> counters[] = {
           {"SQ_INSTS_VALU_MFMA_MOPS_BF16", mfma ? k.flops / 512.0 : 0.0},
-          {"SQ_VALU_MFMA_BUSY_CYCLES", mfma ? cycles * dev->sm_count * (static_cast<double>(k.nominal_ns) / static_cast<double>(k.dur_ns)) : 0.0},
+          {"SQ_VALU_MFMA_BUSY_CYCLES",
+           mfma ? cycles * dev->sm_count *
+                      (static_cast<double>(k.nominal_ns) / static_cast<double>(k.dur_ns))
+                : 0.0},
           {"GRBM_GUI_ACTIVE", cycles},
       };
       for (const auto& [cn, v] : counters)
-        txt += fmt::format("{},{},\"Agent 4\",1,{},{},{},{},\"{}\",256,0,0,128,0,96,\"{}\",{:.0f},{},{}\n", k.correlation,
-                           dispatch, 4000, 4000, dev->sm_count * 4 * 256, k.op + 10, op_label(prog, k.op), cn, v,
-                           k.start_ns - boot, k.start_ns - boot + k.dur_ns);
+        txt += fmt::format(
+            "{},{},\"Agent 4\",1,{},{},{},{},\"{}\",256,0,0,128,0,96,\"{}\",{:.0f},{},{}\n",
+            k.correlation, dispatch, 4000, 4000, dev->sm_count * 4 * 256, k.op + 10,
+            op_label(prog, k.op), cn, v, k.start_ns - boot, k.start_ns - boot + k.dur_ns);
     }
     FILE* f = std::fopen(path.c_str(), "wb");
-    if (f == nullptr || std::fwrite(txt.data(), 1, txt.size(), f) != txt.size()) throw Error(path + ": write failed");
+    if (f == nullptr || std::fwrite(txt.data(), 1, txt.size(), f) != txt.size())
+      throw Error(path + ": write failed");
     std::fclose(f);
     sum.bytes_written += txt.size();
   }
@@ -1287,44 +1496,72 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
     std::unique_ptr<FILE, int (*)(FILE*)> closer(tf, &std::fclose);
     std::string t;
     auto flush = [&] {
-      if (!t.empty() && std::fwrite(t.data(), 1, t.size(), tf) != t.size()) throw Error(sum.truth_file + ": write failed");
+      if (!t.empty() && std::fwrite(t.data(), 1, t.size(), tf) != t.size())
+        throw Error(sum.truth_file + ": write failed");
       sum.bytes_written += t.size();
       t.clear();
     };
+    fmt::format_to(
+        std::back_inserter(t),
+        "{{\n\"generator\": \"chopper synth\",\n\"config\": {{\"preset\": \"{}\", \"layers\": {}, "
+        "\"batch\": {}, \"seq\": {}, \"dtype\": \"{}\", \"parallel\": \"{}\", \"ranks\": {}, "
+        "\"gpus_per_node\": {}, \"device\": \"{}\", \"iterations\": {}, \"first_step\": {}, "
+        "\"seed\": {}, \"dvfs\": {}, \"mfu_loss\": {}, \"comm_interference\": {}, "
+        "\"comm_slowdown\": {}, \"prefetch\": {}, \"host_op_ns\": {}, \"launch_ns\": {}, "
+        "\"launch_latency_ns\": {}, \"data_loader_stall_ns\": {}, \"straggler_rank\": {}, "
+        "\"straggler_clock\": {}, \"straggler_host_ns\": {}, \"node_clock_offset_ns\": {}, "
+        "\"noise\": {}, \"matrix_efficiency\": {}, \"memory_efficiency\": {}}},\n",
+        c.preset, shapes.layers, c.batch, c.seq, dtype_name(c.dtype),
+        c.parallel == Parallelism::kFsdp ? "fsdp" : "ddp", c.ranks, c.gpus_per_node, dev->name,
+        c.iterations, c.first_step, c.seed, c.dvfs, c.mfu_loss, c.comm_interference,
+        c.comm_slowdown, c.prefetch, c.host_op_ns, c.launch_ns, c.launch_latency_ns,
+        c.data_loader_stall_ns, c.straggler_rank, c.straggler_clock, c.straggler_host_ns,
+        c.node_clock_offset_ns, c.noise, c.matrix_efficiency, c.memory_efficiency);
     fmt::format_to(std::back_inserter(t),
-                   "{{\n\"generator\": \"chopper synth\",\n\"config\": {{\"preset\": \"{}\", \"layers\": {}, \"batch\": {}, \"seq\": {}, \"dtype\": \"{}\", \"parallel\": \"{}\", \"ranks\": {}, \"gpus_per_node\": {}, \"device\": \"{}\", \"iterations\": {}, \"first_step\": {}, \"seed\": {}, \"dvfs\": {}, \"mfu_loss\": {}, \"comm_interference\": {}, \"comm_slowdown\": {}, \"prefetch\": {}, \"host_op_ns\": {}, \"launch_ns\": {}, \"launch_latency_ns\": {}, \"data_loader_stall_ns\": {}, \"straggler_rank\": {}, \"straggler_clock\": {}, \"straggler_host_ns\": {}, \"node_clock_offset_ns\": {}, \"noise\": {}, \"matrix_efficiency\": {}, \"memory_efficiency\": {}}},\n",
-                   c.preset, shapes.layers, c.batch, c.seq, dtype_name(c.dtype), c.parallel == Parallelism::kFsdp ? "fsdp" : "ddp",
-                   c.ranks, c.gpus_per_node, dev->name, c.iterations, c.first_step, c.seed, c.dvfs, c.mfu_loss,
-                   c.comm_interference, c.comm_slowdown, c.prefetch, c.host_op_ns, c.launch_ns, c.launch_latency_ns,
-                   c.data_loader_stall_ns, c.straggler_rank, c.straggler_clock, c.straggler_host_ns,
-                   c.node_clock_offset_ns, c.noise, c.matrix_efficiency, c.memory_efficiency);
-    fmt::format_to(std::back_inserter(t),
-                   "\"device\": {{\"name\": \"{}\", \"max_clock_mhz\": {}, \"matrix_tflops\": {}, \"vector_tflops_fp32\": {}, \"mem_bw_gbs\": {}}},\n\"ranks\": [",
-                   dev->name, dev->max_clock_mhz, dev->matrix_tflops(c.dtype), dev->vector_tflops_fp32, dev->mem_bw_gbs);
+                   "\"device\": {{\"name\": \"{}\", \"max_clock_mhz\": {}, \"matrix_tflops\": {}, "
+                   "\"vector_tflops_fp32\": {}, \"mem_bw_gbs\": {}}},\n\"ranks\": [",
+                   dev->name, dev->max_clock_mhz, dev->matrix_tflops(c.dtype),
+                   dev->vector_tflops_fp32, dev->mem_bw_gbs);
     for (size_t r = 0; r < outs.size(); ++r) {
       RankOutput& o = outs[r];
-      fmt::format_to(std::back_inserter(t), "{}\n{{\"rank\": {}, \"node\": {}, \"clock_offset_ns\": {}, \"straggler\": {},\n \"iterations\": [",
-                     r ? "," : "", r, static_cast<int>(r) / c.gpus_per_node, o.offset, static_cast<int>(r) == c.straggler_rank);
+      fmt::format_to(std::back_inserter(t),
+                     "{}\n{{\"rank\": {}, \"node\": {}, \"clock_offset_ns\": {}, \"straggler\": "
+                     "{},\n \"iterations\": [",
+                     r ? "," : "", r, static_cast<int>(r) / c.gpus_per_node, o.offset,
+                     static_cast<int>(r) == c.straggler_rank);
       for (size_t i = 0; i < o.steps.size(); ++i)
-        fmt::format_to(std::back_inserter(t), "{}{{\"iteration\": {}, \"start_ns\": {}, \"end_ns\": {}}}", i ? ", " : "",
+        fmt::format_to(std::back_inserter(t),
+                       "{}{{\"iteration\": {}, \"start_ns\": {}, \"end_ns\": {}}}", i ? ", " : "",
                        o.steps[i].first, o.steps[i].second.first, o.steps[i].second.second);
       t += "],\n \"effects\": [";
       bool first = true;
       for (const auto& [key, ef] : o.effects) {
-        fmt::format_to(std::back_inserter(t),
-                       "{}\n  {{\"iteration\": {}, \"phase\": \"{}\", \"layer\": {}, \"operation\": \"{}\", \"kernels\": {}, \"kernel_ns\": {}, \"dvfs_ns\": {}, \"straggler_clock_ns\": {}, \"mfu_loss_ns\": {}, \"comm_interference_ns\": {}, \"noise_ns\": {}, \"exposed_comm_ns\": {}, \"launch_overhead_ns\": {}, \"host_stall_ns\": {}}}",
-                       first ? "" : ",", key.iteration, phase_name(key.phase), key.layer, op_label(prog, key.op), ef.kernels,
-                       ef.kernel_ns, ef.dvfs_ns, ef.straggler_ns, ef.mfu_ns, ef.interference_ns, ef.noise_ns,
-                       ef.exposed_comm_ns, ef.launch_ns, ef.stall_ns);
+        fmt::format_to(
+            std::back_inserter(t),
+            "{}\n  {{\"iteration\": {}, \"phase\": \"{}\", \"layer\": {}, \"operation\": \"{}\", "
+            "\"kernels\": {}, \"kernel_ns\": {}, \"dvfs_ns\": {}, \"straggler_clock_ns\": {}, "
+            "\"mfu_loss_ns\": {}, \"comm_interference_ns\": {}, \"noise_ns\": {}, "
+            "\"exposed_comm_ns\": {}, \"launch_overhead_ns\": {}, \"host_stall_ns\": {}}}",
+            first ? "" : ",", key.iteration, phase_name(key.phase), key.layer,
+            op_label(prog, key.op), ef.kernels, ef.kernel_ns, ef.dvfs_ns, ef.straggler_ns,
+            ef.mfu_ns, ef.interference_ns, ef.noise_ns, ef.exposed_comm_ns, ef.launch_ns,
+            ef.stall_ns);
         first = false;
       }
-      t += "],\n \"kernels\": {\"columns\": [\"correlation\", \"iteration\", \"phase\", \"layer\", \"operation\", \"op_class\", \"clock_mhz\", \"start_ns\", \"dur_ns\", \"nominal_ns\", \"mfu_loss_ns\", \"straggler_clock_ns\", \"dvfs_ns\", \"comm_interference_ns\", \"noise_ns\", \"exposed_comm_ns\", \"launch_overhead_ns\", \"host_stall_ns\", \"flops\", \"bytes\"], \"rows\": [";
+      t += "],\n \"kernels\": {\"columns\": [\"correlation\", \"iteration\", \"phase\", \"layer\", "
+           "\"operation\", \"op_class\", \"clock_mhz\", \"start_ns\", \"dur_ns\", \"nominal_ns\", "
+           "\"mfu_loss_ns\", \"straggler_clock_ns\", \"dvfs_ns\", \"comm_interference_ns\", "
+           "\"noise_ns\", \"exposed_comm_ns\", \"launch_overhead_ns\", \"host_stall_ns\", "
+           "\"flops\", \"bytes\"], \"rows\": [";
       for (size_t i = 0; i < o.kernels.size(); ++i) {
         const KernelTruth& k = o.kernels[i];
-        fmt::format_to(std::back_inserter(t), "{}\n  [{}, {}, \"{}\", {}, \"{}\", \"{}\", {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {}, {:.0f}, {:.0f}]",
-                       i ? "," : "", k.correlation, k.iteration, phase_name(k.phase), k.layer, op_label(prog, k.op),
-                       class_name(k.cls), k.clock_mhz, k.start_ns, k.dur_ns, k.nominal_ns, k.mfu_ns, k.straggler_ns,
-                       k.dvfs_ns, k.interference_ns, k.noise_ns, k.exposed_comm_ns, k.launch_ns, k.stall_ns, k.flops, k.bytes);
+        fmt::format_to(std::back_inserter(t),
+                       "{}\n  [{}, {}, \"{}\", {}, \"{}\", \"{}\", {}, {}, {}, {}, {}, {}, {}, {}, "
+                       "{}, {}, {}, {}, {:.0f}, {:.0f}]",
+                       i ? "," : "", k.correlation, k.iteration, phase_name(k.phase), k.layer,
+                       op_label(prog, k.op), class_name(k.cls), k.clock_mhz, k.start_ns, k.dur_ns,
+                       k.nominal_ns, k.mfu_ns, k.straggler_ns, k.dvfs_ns, k.interference_ns,
+                       k.noise_ns, k.exposed_comm_ns, k.launch_ns, k.stall_ns, k.flops, k.bytes);
       }
       t += "]}}";
       flush();

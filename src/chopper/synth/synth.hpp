@@ -43,20 +43,20 @@ struct SynthConfig {
   double comm_efficiency = 0.80;    // achieved / link bandwidth for collectives
 
   // Injected inefficiencies (each 0 = off).
-  double dvfs = 0;                 // clock drop under sustained load: floor = max × (1 − dvfs)
-  double mfu_loss = 0;             // matrix-unit utilization loss: GEMM efficiency × (1 − loss)
-  double comm_interference = 0;    // compute kernels slow by this factor while comm overlaps
-  double comm_slowdown = 1;        // collectives take this many times their model time
-  bool prefetch = true;            // FSDP: issue the next layer's all-gather early
-  int64_t host_op_ns = 12000;      // CPU time per op before its launch (Python + dispatcher)
-  int64_t launch_ns = 5000;        // cudaLaunchKernel call duration
-  int64_t launch_latency_ns = 3000;// launch end -> earliest kernel start
-  int64_t data_loader_stall_ns = 0;// host stall at the start of each iteration
-  int straggler_rank = -1;         // -1 = none
-  double straggler_clock = 1.0;    // straggler's clock cap, × max clock
-  int64_t straggler_host_ns = 0;   // extra host delay per iteration on the straggler
-  int64_t node_clock_offset_ns = 0;// node k's clock is off by k × this (alternating sign)
-  double noise = 0;                // relative σ of kernel duration noise
+  double dvfs = 0;               // clock drop under sustained load: floor = max × (1 − dvfs)
+  double mfu_loss = 0;           // matrix-unit utilization loss: GEMM efficiency × (1 − loss)
+  double comm_interference = 0;  // compute kernels slow by this factor while comm overlaps
+  double comm_slowdown = 1;      // collectives take this many times their model time
+  bool prefetch = true;          // FSDP: issue the next layer's all-gather early
+  int64_t host_op_ns = 12000;    // CPU time per op before its launch (Python + dispatcher)
+  int64_t launch_ns = 5000;      // cudaLaunchKernel call duration
+  int64_t launch_latency_ns = 3000;  // launch end -> earliest kernel start
+  int64_t data_loader_stall_ns = 0;  // host stall at the start of each iteration
+  int straggler_rank = -1;           // -1 = none
+  double straggler_clock = 1.0;      // straggler's clock cap, × max clock
+  int64_t straggler_host_ns = 0;     // extra host delay per iteration on the straggler
+  int64_t node_clock_offset_ns = 0;  // node k's clock is off by k × this (alternating sign)
+  double noise = 0;                  // relative σ of kernel duration noise
 
   int64_t telemetry_interval_ms = 10;
   bool telemetry = true;

@@ -23,7 +23,6 @@ inline bool eq(std::string_view k, const char (&lit)[N]) {
   return k.size() == N - 1 && std::memcmp(k.data(), lit, N - 1) == 0;
 }
 
-
 enum class CatKind : uint8_t {
   kOther,
   kCpuOp,
@@ -59,8 +58,6 @@ CatKind cat_kind_of(std::string_view c) {
 bool is_legacy_category(std::string_view c) {
   return c == "Operator" || c == "Kernel" || c == "Runtime" || c == "Memcpy" || c == "Memset";
 }
-
-
 
 // Keys of "args" that chopper keeps.
 enum class ArgKey : uint8_t {
@@ -165,7 +162,6 @@ ArgKey arg_key_of(std::string_view k) {
   return ArgKey::kNone;
 }
 
-
 // Thrown when an event runs past the data in the window: the caller refills and parses it again.
 struct NeedMore {};
 // Thrown for input that is not valid JSON inside an event: the event is skipped and counted.
@@ -176,11 +172,13 @@ struct Malformed {
 
 // First '"' or '\\' in [p, end), or end. 32 bytes at a time where AVX2 is available.
 #if defined(__x86_64__)
-__attribute__((target("avx2"))) const char* find_quote_or_backslash_avx2(const char* p, const char* end) {
+__attribute__((target("avx2"))) const char* find_quote_or_backslash_avx2(const char* p,
+                                                                         const char* end) {
   const __m256i q = _mm256_set1_epi8('"'), b = _mm256_set1_epi8('\\');
   while (p + 32 <= end) {
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-    const auto m = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpeq_epi8(v, q), _mm256_cmpeq_epi8(v, b))));
+    const auto m = static_cast<uint32_t>(
+        _mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpeq_epi8(v, q), _mm256_cmpeq_epi8(v, b))));
     if (m != 0) return p + __builtin_ctz(m);
     p += 32;
   }
@@ -210,8 +208,12 @@ struct CharClass {
   }
 };
 inline constexpr CharClass kClass{};
-inline bool is_ws(char c) { return (kClass.c[static_cast<unsigned char>(c)] & 1) != 0; }
-inline bool is_delim(char c) { return kClass.c[static_cast<unsigned char>(c)] != 0; }
+inline bool is_ws(char c) {
+  return (kClass.c[static_cast<unsigned char>(c)] & 1) != 0;
+}
+inline bool is_delim(char c) {
+  return kClass.c[static_cast<unsigned char>(c)] != 0;
+}
 
 // Appends the JSON-unescaped form of `raw` (the text between the quotes) to `out`. Returns false
 // for an invalid escape (the bad sequence is copied as is).
@@ -239,7 +241,10 @@ bool unescape(std::string_view raw, std::string& out) {
     v = 0;
     for (size_t k = at; k < at + 4; ++k) {
       const char c = raw[k];
-      const int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
+      const int d = (c >= '0' && c <= '9')   ? c - '0'
+                    : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+                    : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                             : -1;
       if (d < 0) return false;
       v = v * 16 + static_cast<uint32_t>(d);
     }
@@ -253,14 +258,30 @@ bool unescape(std::string_view raw, std::string& out) {
     }
     const char e = raw[++i];
     switch (e) {
-      case '"': out.push_back('"'); break;
-      case '\\': out.push_back('\\'); break;
-      case '/': out.push_back('/'); break;
-      case 'b': out.push_back('\b'); break;
-      case 'f': out.push_back('\f'); break;
-      case 'n': out.push_back('\n'); break;
-      case 'r': out.push_back('\r'); break;
-      case 't': out.push_back('\t'); break;
+      case '"':
+        out.push_back('"');
+        break;
+      case '\\':
+        out.push_back('\\');
+        break;
+      case '/':
+        out.push_back('/');
+        break;
+      case 'b':
+        out.push_back('\b');
+        break;
+      case 'f':
+        out.push_back('\f');
+        break;
+      case 'n':
+        out.push_back('\n');
+        break;
+      case 'r':
+        out.push_back('\r');
+        break;
+      case 't':
+        out.push_back('\t');
+        break;
       case 'u': {
         uint32_t cp;
         if (!hex4(i + 1, cp)) {
@@ -271,7 +292,8 @@ bool unescape(std::string_view raw, std::string& out) {
         i += 4;
         if (cp >= 0xD800 && cp <= 0xDBFF) {
           uint32_t lo;
-          if (i + 2 < raw.size() && raw[i + 1] == '\\' && raw[i + 2] == 'u' && hex4(i + 3, lo) && lo >= 0xDC00 && lo <= 0xDFFF) {
+          if (i + 2 < raw.size() && raw[i + 1] == '\\' && raw[i + 2] == 'u' && hex4(i + 3, lo) &&
+              lo >= 0xDC00 && lo <= 0xDFFF) {
             cp = 0x10000 + ((cp - 0xD800) << 10) + (lo - 0xDC00);
             i += 6;
           } else {
@@ -361,8 +383,8 @@ struct Ev {
   bool has_id = false;
   bool bp_e = false;
   char scope = 0;
-  int64_t external_id = kNoId, correlation = kNoId, seq_nr = kNoId, fwd_tid = kNoId,
-          rf_id = kNoId, device = kNoId, stream = kNoId, graph_id = kNoId;
+  int64_t external_id = kNoId, correlation = kNoId, seq_nr = kNoId, fwd_tid = kNoId, rf_id = kNoId,
+          device = kNoId, stream = kNoId, graph_id = kNoId;
   int64_t registers = -1, shared_mem = -1, bytes = -1, mem_bytes = 0, total_alloc = 0,
           device_id = -1;
   std::array<int32_t, 3> grid{0, 0, 0}, block{0, 0, 0};
@@ -390,7 +412,9 @@ class KinetoReader {
   static constexpr size_t kPad = 64;
   // ---- window ----
   uint64_t offset_of(size_t p) const { return base_off_ + (p - 1); }
-  uint64_t offset_of(const char* p) const { return offset_of(static_cast<size_t>(p - buf_.data())); }
+  uint64_t offset_of(const char* p) const {
+    return offset_of(static_cast<size_t>(p - buf_.data()));
+  }
   // Moves buf_[keep_from, len_) to the front; returns how far positions moved (<= 0).
   ptrdiff_t compact(size_t keep_from) {
     if (keep_from <= 1) return 0;
@@ -399,7 +423,8 @@ class KinetoReader {
     base_off_ += keep_from - 1;
     len_ = 1 + n;
     const ptrdiff_t d = -static_cast<ptrdiff_t>(keep_from - 1);
-    validated_ = static_cast<size_t>(std::max<ptrdiff_t>(1, static_cast<ptrdiff_t>(validated_) + d));
+    validated_ =
+        static_cast<size_t>(std::max<ptrdiff_t>(1, static_cast<ptrdiff_t>(validated_) + d));
     return d;
   }
   // Appends more input after len_ (growing the window when full); false at end of input.
@@ -420,13 +445,16 @@ class KinetoReader {
     // Validate UTF-8 up to the last ASCII byte (a multi-byte character may continue in the
     // next read), replacing invalid bytes in place so that lengths and offsets do not change.
     size_t upto = len_;
-    while (upto > validated_ && upto > len_ - 4 && static_cast<unsigned char>(buf_[upto - 1]) >= 0x80) --upto;
+    while (upto > validated_ && upto > len_ - 4 &&
+           static_cast<unsigned char>(buf_[upto - 1]) >= 0x80)
+      --upto;
     validate_utf8_upto(upto);
     return true;
   }
   void validate_utf8_upto(size_t upto) {
     if (upto <= validated_) return;
-    if (!simdjson::validate_utf8(buf_.data() + validated_, upto - validated_)) sanitize_utf8(validated_, upto);
+    if (!simdjson::validate_utf8(buf_.data() + validated_, upto - validated_))
+      sanitize_utf8(validated_, upto);
     validated_ = upto;
   }
   // Byte at pos_ (refilling, keeping bytes from pos_ on), or -1 at end of input.
@@ -450,9 +478,11 @@ class KinetoReader {
     skip_ws();
     const int got = peek();
     if (got != static_cast<unsigned char>(c)) {
-      if (got < 0) fail(offset_of(pos_), fmt::format("truncated JSON: end of file, expected '{}' {}", c, context));
-      fail(offset_of(pos_), fmt::format("malformed JSON: expected '{}' {}, found '{}'", c, context,
-                                        printable(got)));
+      if (got < 0)
+        fail(offset_of(pos_),
+             fmt::format("truncated JSON: end of file, expected '{}' {}", c, context));
+      fail(offset_of(pos_),
+           fmt::format("malformed JSON: expected '{}' {}, found '{}'", c, context, printable(got)));
     }
     ++pos_;
   }
@@ -499,7 +529,9 @@ class KinetoReader {
     std::string& s = scratch_[scratch_used_++];
     s.clear();
     if (!unescape(raw, s)) {
-      ev_.diags.push_back({"invalid_escape", fmt::format("byte {}: invalid escape in a string; kept as written", offset_of(raw.data()))});
+      ev_.diags.push_back(
+          {"invalid_escape", fmt::format("byte {}: invalid escape in a string; kept as written",
+                                         offset_of(raw.data()))});
     }
     return s;
   }
@@ -583,8 +615,8 @@ class KinetoReader {
     return k;
   }
 
-  void parse_event();      // p_ at '{'; fills ev_
-  void parse_args();       // p_ at '{' of "args"
+  void parse_event();  // p_ at '{'; fills ev_
+  void parse_args();   // p_ at '{' of "args"
   void parse_counter_args();
   void get_int(int64_t& out, std::string_view key);
   void get_dim3(std::array<int32_t, 3>& out);
@@ -624,8 +656,8 @@ class KinetoReader {
   RankTrace& t_;
   std::vector<char> buf_;
   size_t cap_;
-  size_t len_;  // end of data in buf_ (data starts at 1)
-  size_t pos_;  // top-level cursor
+  size_t len_;            // end of data in buf_ (data starts at 1)
+  size_t pos_;            // top-level cursor
   size_t validated_ = 1;  // UTF-8 checked below this position
   uint64_t base_off_ = 0;
   bool eof_ = false;
@@ -678,9 +710,12 @@ void KinetoReader::read_value(std::string* capture, const std::string& key) {
   for (;;) {
     const int c = peek();
     if (c < 0) {
-      if (!started) fail(offset_of(pos_), fmt::format("truncated JSON: end of file before the value of \"{}\"", key));
+      if (!started)
+        fail(offset_of(pos_),
+             fmt::format("truncated JSON: end of file before the value of \"{}\"", key));
       if (depth == 0 && !in_str) return;  // a scalar ending at EOF: caller reports the missing '}'
-      fail(offset_of(pos_), fmt::format("truncated JSON: end of file inside the value of \"{}\"", key));
+      fail(offset_of(pos_),
+           fmt::format("truncated JSON: end of file inside the value of \"{}\"", key));
     }
     if (!in_str && depth == 0 && started &&
         (c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t'))
@@ -744,7 +779,9 @@ void KinetoReader::run() {
   }
   skip_ws();
   if (peek() >= 0) {
-    t_.diagnostics.add("trailing_data", fmt::format("byte {}: data after the end of the JSON trace ignored", offset_of(pos_)));
+    t_.diagnostics.add(
+        "trailing_data",
+        fmt::format("byte {}: data after the end of the JSON trace ignored", offset_of(pos_)));
   }
   for (const auto& w : src_.warnings()) t_.diagnostics.add("compression_warning", w);
   parse_metadata();
@@ -777,7 +814,10 @@ void KinetoReader::parse_object_form() {
       break;
     }
     if (!first) {
-      if (c != ',') fail(offset_of(pos_), fmt::format("malformed JSON: expected ',' or '}}' between top-level keys, found '{}'", printable(c)));
+      if (c != ',')
+        fail(offset_of(pos_),
+             fmt::format("malformed JSON: expected ',' or '}}' between top-level keys, found '{}'",
+                         printable(c)));
       ++pos_;
     }
     first = false;
@@ -796,8 +836,9 @@ void KinetoReader::parse_object_form() {
   if (!saw_events_) {
     bool rocprof = false;
     for (const auto& kv : top_values_) rocprof |= kv.first == "rocprofiler-sdk-tool";
-    not_a_trace(0, rocprof ? "not a Kineto trace: this is rocprofv3 JSON (no \"traceEvents\")"
-                           : "not a Kineto/Chrome trace: the JSON object has no \"traceEvents\" array");
+    not_a_trace(0, rocprof
+                       ? "not a Kineto trace: this is rocprofv3 JSON (no \"traceEvents\")"
+                       : "not a Kineto/Chrome trace: the JSON object has no \"traceEvents\" array");
   }
 }
 
@@ -854,9 +895,9 @@ void KinetoReader::parse_events_array() {
     // The element at `at` runs past the window: keep it, read more, parse it again.
     at = static_cast<size_t>(static_cast<ptrdiff_t>(at) + compact(at));
     if (!read_more()) {
-      fail(offset_of(len_), fmt::format("truncated JSON: end of file inside traceEvents after {} events{}",
-                                        t_.total_events,
-                                        at < len_ ? " (in the middle of an event)" : ""));
+      fail(offset_of(len_),
+           fmt::format("truncated JSON: end of file inside traceEvents after {} events{}",
+                       t_.total_events, at < len_ ? " (in the middle of an event)" : ""));
     }
   }
 }
@@ -890,8 +931,10 @@ void KinetoReader::parse_event() {
     check_python = false;
     switch (k.size()) {
       case 1:
-        if (k[0] == 's' && scalar(text, was_string) && !text.empty()) ev.scope = text[0];
-        else if (k[0] != 's') skip_value();
+        if (k[0] == 's' && scalar(text, was_string) && !text.empty())
+          ev.scope = text[0];
+        else if (k[0] != 's')
+          skip_value();
         break;
       case 2:
         if (eq(k, "ph")) {
@@ -1033,72 +1076,130 @@ void KinetoReader::parse_args() {
     std::string_view text;
     bool was_string = false;
     switch (arg_key_of(k)) {
-      case ArgKey::kNone: skip_value(); break;
-      case ArgKey::kExternalId: get_int(ev.external_id, k); break;
-      case ArgKey::kCorrelation: get_int(ev.correlation, k); break;
-      case ArgKey::kSequenceNumber: get_int(ev.seq_nr, k); break;
-      case ArgKey::kFwdThreadId: get_int(ev.fwd_tid, k); break;
-      case ArgKey::kRecordFunctionId: get_int(ev.rf_id, k); break;
-      case ArgKey::kDevice: get_int(ev.device, k); break;
+      case ArgKey::kNone:
+        skip_value();
+        break;
+      case ArgKey::kExternalId:
+        get_int(ev.external_id, k);
+        break;
+      case ArgKey::kCorrelation:
+        get_int(ev.correlation, k);
+        break;
+      case ArgKey::kSequenceNumber:
+        get_int(ev.seq_nr, k);
+        break;
+      case ArgKey::kFwdThreadId:
+        get_int(ev.fwd_tid, k);
+        break;
+      case ArgKey::kRecordFunctionId:
+        get_int(ev.rf_id, k);
+        break;
+      case ArgKey::kDevice:
+        get_int(ev.device, k);
+        break;
       case ArgKey::kStream:
         // CUDA: integer; ROCm runtime calls: hex string ("0x1a2b") — keep only integers.
         if (scalar(text, was_string) && !fast_int(text, ev.stream) &&
             parse_int64(text, ev.stream) != DecimalStatus::kExact)
           ev.stream = kNoId;
         break;
-      case ArgKey::kGraphId: get_int(ev.graph_id, k); break;
-      case ArgKey::kRegisters: get_int(ev.registers, k); break;
-      case ArgKey::kSharedMemory: get_int(ev.shared_mem, k); break;
-      case ArgKey::kBytes: get_int(ev.bytes, k); break;
-      case ArgKey::kMemBytes: get_int(ev.mem_bytes, k); break;
-      case ArgKey::kTotalAllocated: get_int(ev.total_alloc, k); break;
-      case ArgKey::kDeviceId: get_int(ev.device_id, k); break;
-      case ArgKey::kGrid: get_dim3(ev.grid); break;
-      case ArgKey::kBlock: get_dim3(ev.block); break;
+      case ArgKey::kGraphId:
+        get_int(ev.graph_id, k);
+        break;
+      case ArgKey::kRegisters:
+        get_int(ev.registers, k);
+        break;
+      case ArgKey::kSharedMemory:
+        get_int(ev.shared_mem, k);
+        break;
+      case ArgKey::kBytes:
+        get_int(ev.bytes, k);
+        break;
+      case ArgKey::kMemBytes:
+        get_int(ev.mem_bytes, k);
+        break;
+      case ArgKey::kTotalAllocated:
+        get_int(ev.total_alloc, k);
+        break;
+      case ArgKey::kDeviceId:
+        get_int(ev.device_id, k);
+        break;
+      case ArgKey::kGrid:
+        get_dim3(ev.grid);
+        break;
+      case ArgKey::kBlock:
+        get_dim3(ev.block);
+        break;
       case ArgKey::kInputDims:
-        if (*p_ == '[') ev.input_dims = skip_value();
-        else skip_value();
+        if (*p_ == '[')
+          ev.input_dims = skip_value();
+        else
+          skip_value();
         break;
       case ArgKey::kInputType:
-        if (*p_ == '[') ev.input_types = skip_value();
-        else skip_value();
+        if (*p_ == '[')
+          ev.input_types = skip_value();
+        else
+          skip_value();
         break;
       case ArgKey::kName:
-        if (*p_ == '"') ev.arg_name = str_value();
-        else skip_value();
+        if (*p_ == '"')
+          ev.arg_name = str_value();
+        else
+          skip_value();
         break;
       case ArgKey::kCollectiveName:
         ev.comm.any = true;
-        if (*p_ == '"') ev.comm.collective_name = str_value();
-        else skip_value();
+        if (*p_ == '"')
+          ev.comm.collective_name = str_value();
+        else
+          skip_value();
         break;
       case ArgKey::kDtype:
-        if (*p_ == '"') ev.comm.dtype = str_value();
-        else skip_value();
+        if (*p_ == '"')
+          ev.comm.dtype = str_value();
+        else
+          skip_value();
         break;
       case ArgKey::kPgName:
         if (scalar(text, was_string)) ev.comm.pg_name = text;
         break;
       case ArgKey::kPgDesc:
-        if (*p_ == '"') ev.comm.pg_desc = str_value();
-        else skip_value();
+        if (*p_ == '"')
+          ev.comm.pg_desc = str_value();
+        else
+          skip_value();
         break;
       case ArgKey::kPgRanks:
-        if (*p_ == '[') ev.comm.pg_ranks = skip_value();
-        else if (scalar(text, was_string)) ev.comm.pg_ranks = text;
+        if (*p_ == '[')
+          ev.comm.pg_ranks = skip_value();
+        else if (scalar(text, was_string))
+          ev.comm.pg_ranks = text;
         break;
       case ArgKey::kInSplitSize:
-        if (*p_ == '[') ev.comm.in_split = skip_value();
-        else if (scalar(text, was_string)) ev.comm.in_split = text;
+        if (*p_ == '[')
+          ev.comm.in_split = skip_value();
+        else if (scalar(text, was_string))
+          ev.comm.in_split = text;
         break;
       case ArgKey::kOutSplitSize:
-        if (*p_ == '[') ev.comm.out_split = skip_value();
-        else if (scalar(text, was_string)) ev.comm.out_split = text;
+        if (*p_ == '[')
+          ev.comm.out_split = skip_value();
+        else if (scalar(text, was_string))
+          ev.comm.out_split = text;
         break;
-      case ArgKey::kInMsgNelems: get_int(ev.comm.in_nelems, k); break;
-      case ArgKey::kOutMsgNelems: get_int(ev.comm.out_nelems, k); break;
-      case ArgKey::kGroupSize: get_int(ev.comm.group_size, k); break;
-      case ArgKey::kSeq: get_int(ev.comm.seq, k); break;
+      case ArgKey::kInMsgNelems:
+        get_int(ev.comm.in_nelems, k);
+        break;
+      case ArgKey::kOutMsgNelems:
+        get_int(ev.comm.out_nelems, k);
+        break;
+      case ArgKey::kGroupSize:
+        get_int(ev.comm.group_size, k);
+        break;
+      case ArgKey::kSeq:
+        get_int(ev.comm.seq, k);
+        break;
     }
     if (!next_member('}')) return;
   }
@@ -1119,7 +1220,8 @@ void KinetoReader::parse_counter_args() {
     if (scalar(text, was_string)) {
       double x = 0;
       const auto r = std::from_chars(text.data(), text.data() + text.size(), x);
-      if (r.ec == std::errc() && r.ptr == text.data() + text.size()) ev_.counter_values.emplace_back(k, x);
+      if (r.ec == std::errc() && r.ptr == text.data() + text.size())
+        ev_.counter_values.emplace_back(k, x);
     }
     if (!next_member('}')) return;
   }
@@ -1235,7 +1337,8 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
     count_x(cat);
     return;
   }
-  if (ev.has_ts && !saw_fraction_ && ev.ts.find('.') != std::string_view::npos) saw_fraction_ = true;
+  if (ev.has_ts && !saw_fraction_ && ev.ts.find('.') != std::string_view::npos)
+    saw_fraction_ = true;
 
   switch (ev.ph) {
     case 'X': {
@@ -1243,21 +1346,28 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
       const CatKind kind = cat_kind(cat);
       Ns ts = 0, dur = 0;
       if (!ev.has_ts) {
-        t_.diagnostics.add("missing_ts", [&] { return fmt::format("byte {}: complete event without ts; skipped", offset); });
+        t_.diagnostics.add("missing_ts", [&] {
+          return fmt::format("byte {}: complete event without ts; skipped", offset);
+        });
         return;
       }
       if (!get_time(ev.ts, ts, "ts", offset)) return;
       if (!ev.has_dur) {
-        t_.diagnostics.add("missing_dur", [&] { return fmt::format("byte {}: complete event without dur; taken as 0", offset); });
+        t_.diagnostics.add("missing_dur", [&] {
+          return fmt::format("byte {}: complete event without dur; taken as 0", offset);
+        });
       } else if (!get_time(ev.dur, dur, "dur", offset)) {
         return;
       }
       if (dur < 0) {
-        t_.diagnostics.add("negative_dur", [&] { return fmt::format("byte {}: negative dur {}; taken as 0", offset, ev.dur); });
+        t_.diagnostics.add("negative_dur", [&] {
+          return fmt::format("byte {}: negative dur {}; taken as 0", offset, ev.dur);
+        });
         dur = 0;
       }
       if (!ev.has_name && (kind != CatKind::kOther)) {
-        t_.diagnostics.add("missing_name", [&] { return fmt::format("byte {}: event without name", offset); });
+        t_.diagnostics.add("missing_name",
+                           [&] { return fmt::format("byte {}: event without name", offset); });
       }
       const StrId name = ev.has_name ? t_.strings.intern(ev.name) : 0;
       switch (kind) {
@@ -1281,8 +1391,10 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
           g.category.push_back(cat);
           g.grid.push_back(ev.grid);
           g.block.push_back(ev.block);
-          g.registers.push_back(static_cast<int32_t>(std::clamp<int64_t>(ev.registers, -1, INT32_MAX)));
-          g.shared_mem_bytes.push_back(static_cast<int32_t>(std::clamp<int64_t>(ev.shared_mem, -1, INT32_MAX)));
+          g.registers.push_back(
+              static_cast<int32_t>(std::clamp<int64_t>(ev.registers, -1, INT32_MAX)));
+          g.shared_mem_bytes.push_back(
+              static_cast<int32_t>(std::clamp<int64_t>(ev.shared_mem, -1, INT32_MAX)));
           g.bytes.push_back(ev.bytes);
           g.graph_id.push_back(ev.graph_id);
           g.comm_args.push_back(ev.comm.any ? add_comm(ev.comm) : kNoRow);
@@ -1336,7 +1448,9 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
     case 't':
     case 'f': {
       if (!ev.has_ts || !ev.has_id) {
-        t_.diagnostics.add("flow_missing_fields", [&] { return fmt::format("byte {}: flow event without ts or id; skipped", offset); });
+        t_.diagnostics.add("flow_missing_fields", [&] {
+          return fmt::format("byte {}: flow event without ts or id; skipped", offset);
+        });
         return;
       }
       Ns ts;
@@ -1349,8 +1463,14 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
         bool ok = !s.empty() && s.size() <= 16;
         uint64_t x = 0;
         for (char c : s) {
-          int d = (c >= '0' && c <= '9') ? c - '0' : (c >= 'a' && c <= 'f') ? c - 'a' + 10 : (c >= 'A' && c <= 'F') ? c - 'A' + 10 : -1;
-          if (d < 0) { ok = false; break; }
+          int d = (c >= '0' && c <= '9')   ? c - '0'
+                  : (c >= 'a' && c <= 'f') ? c - 'a' + 10
+                  : (c >= 'A' && c <= 'F') ? c - 'A' + 10
+                                           : -1;
+          if (d < 0) {
+            ok = false;
+            break;
+          }
           x = x * 16 + static_cast<uint64_t>(d);
         }
         id = ok ? x : (0x8000000000000000ULL | t_.strings.intern(ev.id_text));
@@ -1360,7 +1480,9 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
       fl.kind.push_back(kind == CatKind::kFlowLaunch   ? FlowKind::kLaunch
                         : kind == CatKind::kFlowFwdBwd ? FlowKind::kFwdBwd
                                                        : FlowKind::kOther);
-      fl.phase.push_back(ev.ph == 's' ? FlowPhase::kStart : ev.ph == 't' ? FlowPhase::kStep : FlowPhase::kFinish);
+      fl.phase.push_back(ev.ph == 's'   ? FlowPhase::kStart
+                         : ev.ph == 't' ? FlowPhase::kStep
+                                        : FlowPhase::kFinish);
       fl.category.push_back(cat);
       fl.id.push_back(id);
       fl.pid.push_back(ev.pid);
@@ -1374,7 +1496,9 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
     case 'R': {
       Ns ts;
       if (!ev.has_ts) {
-        t_.diagnostics.add("missing_ts", [&] { return fmt::format("byte {}: instant event without ts; skipped", offset); });
+        t_.diagnostics.add("missing_ts", [&] {
+          return fmt::format("byte {}: instant event without ts; skipped", offset);
+        });
         return;
       }
       if (!get_time(ev.ts, ts, "ts", offset)) return;
@@ -1387,7 +1511,8 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
       in.scope.push_back(ev.scope == 0 ? 't' : ev.scope);
       in.mem_bytes.push_back(ev.mem_bytes);
       in.mem_total_allocated.push_back(ev.total_alloc);
-      in.mem_device.push_back(static_cast<int32_t>(std::clamp<int64_t>(ev.device_id, -1, INT32_MAX)));
+      in.mem_device.push_back(
+          static_cast<int32_t>(std::clamp<int64_t>(ev.device_id, -1, INT32_MAX)));
       return;
     }
     case 'M': {
@@ -1415,13 +1540,13 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
     }
     default:
       t_.diagnostics.add("unsupported_phase", [&] {
-        return fmt::format("byte {}: event with ph '{}' is not used by chopper; counted, not stored",
-                           offset, ev.ph == 0 ? std::string("(none)") : printable(static_cast<unsigned char>(ev.ph)));
+        return fmt::format(
+            "byte {}: event with ph '{}' is not used by chopper; counted, not stored", offset,
+            ev.ph == 0 ? std::string("(none)") : printable(static_cast<unsigned char>(ev.ph)));
       });
       return;
   }
 }
-
 
 void KinetoReader::parse_metadata() {
   simdjson::dom::parser dp;
@@ -1445,7 +1570,8 @@ void KinetoReader::parse_metadata() {
   for (auto& [key, text] : top_values_) {
     simdjson::dom::element e;
     if (dp.parse(text).get(e)) {
-      t_.diagnostics.add("malformed_metadata", fmt::format("top-level \"{}\" is not valid JSON; ignored", key));
+      t_.diagnostics.add("malformed_metadata",
+                         fmt::format("top-level \"{}\" is not valid JSON; ignored", key));
       continue;
     }
     if (key == "baseTimeNanoseconds") {
@@ -1456,7 +1582,8 @@ void KinetoReader::parse_metadata() {
         m.base_time_ns = b;
         m.has_base_time = true;
       } else {
-        t_.diagnostics.add("malformed_metadata", fmt::format("baseTimeNanoseconds {} unusable", text));
+        t_.diagnostics.add("malformed_metadata",
+                           fmt::format("baseTimeNanoseconds {} unusable", text));
       }
     } else if (key == "schemaVersion") {
       m.schema_version = as_int(e, -1);
@@ -1472,16 +1599,26 @@ void KinetoReader::parse_metadata() {
         simdjson::dom::object o;
         if (d.get_object().get(o)) continue;
         for (auto [k, val] : o) {
-          if (eq(k, "id")) p.id = as_int(val, -1);
-          else if (eq(k, "name")) p.name = as_text(val);
-          else if (eq(k, "totalGlobalMem")) p.total_global_mem_bytes = as_int(val, -1);
-          else if (eq(k, "computeMajor")) p.compute_major = as_int(val, -1);
-          else if (eq(k, "computeMinor")) p.compute_minor = as_int(val, -1);
-          else if (eq(k, "numSms")) p.num_sms = as_int(val, -1);
-          else if (eq(k, "warpSize")) p.warp_size = as_int(val, -1);
-          else if (eq(k, "maxThreadsPerBlock")) p.max_threads_per_block = as_int(val, -1);
-          else if (eq(k, "sharedMemPerBlock")) p.shared_mem_per_block_bytes = as_int(val, -1);
-          else if (eq(k, "regsPerBlock")) p.regs_per_block = as_int(val, -1);
+          if (eq(k, "id"))
+            p.id = as_int(val, -1);
+          else if (eq(k, "name"))
+            p.name = as_text(val);
+          else if (eq(k, "totalGlobalMem"))
+            p.total_global_mem_bytes = as_int(val, -1);
+          else if (eq(k, "computeMajor"))
+            p.compute_major = as_int(val, -1);
+          else if (eq(k, "computeMinor"))
+            p.compute_minor = as_int(val, -1);
+          else if (eq(k, "numSms"))
+            p.num_sms = as_int(val, -1);
+          else if (eq(k, "warpSize"))
+            p.warp_size = as_int(val, -1);
+          else if (eq(k, "maxThreadsPerBlock"))
+            p.max_threads_per_block = as_int(val, -1);
+          else if (eq(k, "sharedMemPerBlock"))
+            p.shared_mem_per_block_bytes = as_int(val, -1);
+          else if (eq(k, "regsPerBlock"))
+            p.regs_per_block = as_int(val, -1);
         }
         m.devices.push_back(std::move(p));
       }
@@ -1489,10 +1626,16 @@ void KinetoReader::parse_metadata() {
       simdjson::dom::object o;
       if (e.get_object().get(o)) continue;
       for (auto [k, val] : o) {
-        if (eq(k, "rank")) m.rank = as_int(val, -1);
-        else if (eq(k, "world_size")) m.world_size = as_int(val, -1);
-        else if (eq(k, "backend")) m.backend = as_text(val);
-        else if (eq(k, "nccl_version")) m.nccl_version = as_text(val);
+        if (eq(k, "rank"))
+          m.rank = as_int(val, -1);
+        else if (eq(k, "world_size"))
+          m.world_size = as_int(val, -1);
+        else if (eq(k, "backend"))
+          m.backend = as_text(val);
+        else if (eq(k, "nccl_version"))
+          m.nccl_version = as_text(val);
+        else if (eq(k, "pg_count"))
+          m.pg_count = as_int(val, -1);
         else if (eq(k, "pg_config")) {
           auto add_pg = [&](simdjson::dom::element pe, std::string_view fallback_name) {
             simdjson::dom::object po;
@@ -1500,10 +1643,14 @@ void KinetoReader::parse_metadata() {
             ProcessGroup pg;
             pg.name = std::string(fallback_name);
             for (auto [pk, pv] : po) {
-              if (pk == "pg_name") pg.name = as_text(pv);
-              else if (pk == "pg_desc") pg.desc = as_text(pv);
-              else if (pk == "backend_config") pg.backend_config = as_text(pv);
-              else if (pk == "pg_size") pg.size = as_int(pv, -1);
+              if (pk == "pg_name")
+                pg.name = as_text(pv);
+              else if (pk == "pg_desc")
+                pg.desc = as_text(pv);
+              else if (pk == "backend_config")
+                pg.backend_config = as_text(pv);
+              else if (pk == "pg_size")
+                pg.size = as_int(pv, -1);
               else if (pk == "ranks") {
                 simdjson::dom::array ra;
                 if (!pv.get_array().get(ra)) {

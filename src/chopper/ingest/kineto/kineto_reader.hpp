@@ -11,7 +11,7 @@
 namespace chopper {
 
 struct KinetoReadOptions {
-  bool keep_python = false;     // keep python_function events as host ops
+  bool keep_python = false;       // keep python_function events as host ops
   size_t window_bytes = 8 << 20;  // initial decompression window (grows for huge events)
 };
 
