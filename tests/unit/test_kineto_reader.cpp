@@ -273,6 +273,21 @@ TEST(KinetoReader, EscapedQuotesAndBracketsInsideStrings) {
   EXPECT_TRUE(t.diagnostics.empty());
 }
 
+// The parser unescapes strings itself: \uXXXX (with surrogate pairs) becomes UTF-8; a bad escape
+// is kept as written and counted.
+TEST(KinetoReader, UnicodeEscapes) {
+  const std::string text = trace_of(
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"caf\\u00e9 \\ud83d\\ude00 \\n\", "
+      "\"pid\": 1, \"tid\": 1, \"ts\": 1, \"dur\": 1},"
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"bad \\q\", \"pid\": 1, \"tid\": 1, "
+      "\"ts\": 2, \"dur\": 1}");
+  RankTrace t = parse(text);
+  ASSERT_EQ(t.host.size(), 2u);
+  EXPECT_EQ(t.strings.str(t.host.name[0]), "caf\xc3\xa9 \xf0\x9f\x98\x80 \n");
+  EXPECT_EQ(t.strings.str(t.host.name[1]), "bad \\q");
+  EXPECT_EQ(t.diagnostics.count("invalid_escape"), 1u);
+}
+
 TEST(KinetoReader, TopLevelKeysAfterTraceEventsAndUnknownKeys) {
   // baseTimeNanoseconds after traceEvents still applies to every timestamp.
   const std::string text = R"J({"metadata": {"x": [1, {"y": "]"}]}, "traceEvents": [

@@ -1,8 +1,8 @@
 #pragma once
 // Reader for PyTorch-profiler (Kineto) / Chrome-trace JSON: object form {"traceEvents": [...], ...}
 // and array form [...]; plain, gzip or zstd, detected from the content. The file is streamed: the
-// decompressed text passes through a window of a few MiB, events are located by a structural
-// scanner and parsed in batches by simdjson On-Demand, and only the columns chopper uses are kept.
+// decompressed text passes through a window of a few MiB, each event is parsed in one pass straight
+// from it, and only the columns chopper uses are kept (docs/formats.md).
 #include <string>
 
 #include "chopper/base/input.hpp"
