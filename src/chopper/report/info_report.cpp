@@ -167,8 +167,11 @@ std::string info_json(const Run& run) {
     first_rank = false;
     o += "\"file\": " + json_string(r.file);
     if (!r.ok) {
-      o += fmt::format(", \"rank\": {}, \"error\": {}}}",
-                       r.rank >= 0 ? std::to_string(r.rank) : "null", json_string(r.error));
+      // Same keys as a readable file, empty, plus the error.
+      o += fmt::format(
+          ", \"rank\": {}, \"world_size\": null, \"events\": {{}}, \"link_rate\": null, "
+          "\"iterations\": [], \"diagnostics\": [], \"error\": {}}}",
+          r.rank >= 0 ? std::to_string(r.rank) : "null", json_string(r.error));
       continue;
     }
     const RankTrace& t = r.trace;
