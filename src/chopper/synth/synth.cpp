@@ -805,7 +805,7 @@ class Simulator {
     std::vector<ClockPoint>* clock;
     std::vector<std::pair<int, std::pair<Ns, Ns>>>* steps;
     std::vector<OpenRange> open_main, open_bwd;
-    std::vector<int64_t> fwd_ext, fwd_seq, fwd_flow;  // per action index: the forward op's ids
+    std::vector<int64_t> fwd_seq, fwd_flow;  // per action index: the forward op's ids
     std::vector<Ns> fwd_ts;
     Ids ids;
   };
@@ -815,9 +815,8 @@ class Simulator {
     return bwd ? 4000 + r.rank + 100000 : 4000 + r.rank;
   }
 
-  Ns coll_arrive(RankSim& r, const Action& a, Emit* e) {
-    (void)e;
-    (void)a;
+  // When this rank's collective kernel could start (pass 1 takes the latest over all ranks).
+  Ns coll_arrive(const RankSim& r, const Action& a) const {
     // Host: the collective's host ops take host_op + launch; the kernel is ready after latency.
     const Ns host_ready = r.host + c_.host_op_ns / 2 + c_.launch_ns + c_.launch_latency_ns;
     // NCCL waits for the compute that produced its input (reduce-scatter of gradients).
@@ -1120,7 +1119,6 @@ class Simulator {
     int64_t seq = -1;
     if (fwd) {
       seq = e->ids.seq++;
-      e->fwd_ext[pc] = ext;
       e->fwd_seq[pc] = seq;
       e->fwd_flow[pc] = e->ids.flow++ + 1000000000;
       e->fwd_ts[pc] = op_start;
@@ -1287,7 +1285,7 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
     if (a.act == Act::kColl) {
       Ns last = 0;
       for (int r = 0; r < c.ranks; ++r) {
-        arrivals[static_cast<size_t>(r)] = sim.coll_arrive(st[static_cast<size_t>(r)], a, nullptr);
+        arrivals[static_cast<size_t>(r)] = sim.coll_arrive(st[static_cast<size_t>(r)], a);
         last = std::max(last, arrivals[static_cast<size_t>(r)]);
       }
       const Ns end = last + sim.coll_duration(prog.kdefs[static_cast<size_t>(a.kdef)]);
@@ -1332,9 +1330,8 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
       Simulator::start_rank(rs, Simulator::kRunStart + static_cast<Ns>(r % 7) * 1300);
       out.offset = sim.node_offset(rs.node);
       TraceWriter w(fmt::format("{}/rank-{}.json", out_dir, r), Simulator::kBase);
-      Simulator::Emit e{&w, &out.kernels, &out.effects, &out.busy, &out.clock, &out.steps, {},
+      Simulator::Emit e{&w, &out.kernels, &out.effects, &out.busy, &out.clock, &out.steps,
                         {}, {},           {},           {},        {},         {}};
-      e.fwd_ext.assign(prog.acts.size(), -1);
       e.fwd_seq.assign(prog.acts.size(), -1);
       e.fwd_flow.assign(prog.acts.size(), -1);
       e.fwd_ts.assign(prog.acts.size(), 0);
@@ -1346,7 +1343,7 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
           "\"pg_config\": [{{\"pg_name\": \"0\", \"pg_desc\": \"default_pg\", \"backend_config\": "
           "\"cuda:nccl\", \"pg_size\": {}, \"ranks\": {}}}], \"nccl_version\": \"{}\"}},\n  "
           "\"record_shapes\": 1,\n  {},\n  \"traceEvents\": [\n",
-          dev_props, r, c.ranks, c.ranks, ranks_list, amd ? "2.21.5" : "2.21.5",
+          dev_props, r, c.ranks, c.ranks, ranks_list, "2.21.5",
           amd ? "\"roctracer_version\": 4, \"hip_runtime_version\": 60342134, "
                 "\"hip_driver_version\": 60342134"
               : "\"cupti_version\": 24, \"cuda_runtime_version\": 12060, \"cuda_driver_version\": "
@@ -1362,7 +1359,7 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
       for (size_t pc = 0; pc < prog.acts.size(); ++pc) {
         const Action& a = prog.acts[pc];
         if (a.act == Act::kColl) {
-          const Ns arr = sim.coll_arrive(rs, a, &e);
+          const Ns arr = sim.coll_arrive(rs, a);
           sim.coll_finish(rs, a, arr, coll_end[static_cast<size_t>(a.coll)], &e);
         } else {
           sim.step(rs, pc, &coll_end, &e);
