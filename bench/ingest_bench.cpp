@@ -125,7 +125,8 @@ int usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
-  if (std::getenv("CHOPPER_DEFAULT_MALLOC") == nullptr) chopper::tune_allocator();  // as the CLI does
+  if (std::getenv("CHOPPER_DEFAULT_MALLOC") == nullptr)
+    chopper::tune_allocator();  // as the CLI does
   std::string path;
   int64_t expect_x = -1;
   int repeat = 3;
