@@ -394,6 +394,17 @@ struct Ev {
   std::vector<std::pair<std::string_view, double>> counter_values;  // ph "C"
   std::vector<PendingDiag> diags;
   bool skipped_python = false;
+
+  // Back to defaults, keeping the vectors' capacity (one Ev serves every event).
+  void reset() {
+    auto cv = std::move(counter_values);
+    auto dg = std::move(diags);
+    *this = Ev{};
+    cv.clear();
+    dg.clear();
+    counter_values = std::move(cv);
+    diags = std::move(dg);
+  }
 };
 
 class KinetoReader {
@@ -621,7 +632,7 @@ class KinetoReader {
   void get_int(int64_t& out, std::string_view key);
   void get_dim3(std::array<int32_t, 3>& out);
   void commit(Ev& ev, uint64_t offset);
-  bool sanitize_utf8(size_t begin, size_t end);
+  void sanitize_utf8(size_t begin, size_t end);
   bool get_time(std::string_view text, Ns& out, const char* what, uint64_t offset);
   int64_t id_from_pid_text(std::string_view text, bool was_string, bool gpu_stream);
   CatKind cat_kind(StrId cat) {
@@ -902,18 +913,8 @@ void KinetoReader::parse_events_array() {
   }
 }
 
-void Ev_reset(Ev& e) {
-  auto cv = std::move(e.counter_values);
-  auto dg = std::move(e.diags);
-  e = Ev{};
-  cv.clear();
-  dg.clear();
-  e.counter_values = std::move(cv);
-  e.diags = std::move(dg);
-}
-
 void KinetoReader::parse_event() {
-  Ev_reset(ev_);
+  ev_.reset();
   scratch_used_ = 0;
   Ev& ev = ev_;
   bool check_python = false;
@@ -1243,7 +1244,7 @@ int64_t KinetoReader::id_from_pid_text(std::string_view text, bool was_string, b
   return -static_cast<int64_t>(t_.strings.intern(text)) - 2;
 }
 
-bool KinetoReader::sanitize_utf8(size_t begin, size_t end) {
+void KinetoReader::sanitize_utf8(size_t begin, size_t end) {
   auto* s = reinterpret_cast<unsigned char*>(buf_.data());
   uint64_t replaced = 0;
   size_t first_bad = 0;
@@ -1291,7 +1292,6 @@ bool KinetoReader::sanitize_utf8(size_t begin, size_t end) {
                          replaced);
     });
   }
-  return replaced > 0;
 }
 
 bool KinetoReader::get_time(std::string_view text, Ns& out, const char* what, uint64_t offset) {
