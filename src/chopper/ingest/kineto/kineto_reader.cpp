@@ -1244,6 +1244,8 @@ int64_t KinetoReader::id_from_pid_text(std::string_view text, bool was_string, b
   return -static_cast<int64_t>(t_.strings.intern(text)) - 2;
 }
 
+// Replaces every byte that is not part of a valid UTF-8 sequence with '?', in place (the length
+// does not change, so positions and byte offsets stay valid), and counts them.
 void KinetoReader::sanitize_utf8(size_t begin, size_t end) {
   auto* s = reinterpret_cast<unsigned char*>(buf_.data());
   uint64_t replaced = 0;
