@@ -1,0 +1,204 @@
+#include "chopper/model/table.hpp"
+
+#include <fmt/format.h>
+
+#include <unordered_set>
+
+namespace chopper {
+
+namespace {
+
+std::string_view cell_kind_name(Cell::Kind k) {
+  switch (k) {
+    case Cell::kNull:
+      return "NULL";
+    case Cell::kInt:
+      return "an integer";
+    case Cell::kReal:
+      return "a real";
+    case Cell::kText:
+      return "text";
+  }
+  return "?";
+}
+
+bool fits(Cell::Kind k, ColType t) {
+  switch (k) {
+    case Cell::kNull:
+      return true;
+    case Cell::kInt:
+      return t == ColType::kInt || t == ColType::kReal;
+    case Cell::kReal:
+      return t == ColType::kReal;
+    case Cell::kText:
+      return t == ColType::kText;
+  }
+  return false;
+}
+
+}  // namespace
+
+std::string_view col_type_name(ColType t) {
+  switch (t) {
+    case ColType::kInt:
+      return "INTEGER";
+    case ColType::kReal:
+      return "REAL";
+    case ColType::kText:
+      return "TEXT";
+  }
+  return "?";
+}
+
+void Cell::unsigned_out_of_range() {
+  throw Error("Cell::of: unsigned value does not fit in int64");
+}
+
+void validate_schema(const TableSchema& schema) {
+  if (schema.name.empty()) throw Error("table schema: empty table name");
+  std::unordered_set<std::string_view> seen;
+  for (const ColumnSpec& c : schema.columns) {
+    if (c.name.empty()) throw Error(fmt::format("table '{}': empty column name", schema.name));
+    if (!seen.insert(c.name).second)
+      throw Error(fmt::format("table '{}': duplicate column '{}'", schema.name, c.name));
+  }
+}
+
+void validate_row(const TableSchema& schema, std::span<const Cell> cells) {
+  if (cells.size() != schema.columns.size())
+    throw Error(fmt::format("table '{}': row has {} cells, the table has {} columns", schema.name,
+                            cells.size(), schema.columns.size()));
+  for (size_t c = 0; c < cells.size(); ++c) {
+    const ColType t = schema.columns[c].type;
+    if (!fits(cells[c].kind, t))
+      throw Error(fmt::format("table '{}': column '{}' ({}) cannot hold {} value", schema.name,
+                              schema.columns[c].name, col_type_name(t),
+                              cell_kind_name(cells[c].kind)));
+  }
+}
+
+Table::Table(TableSchema schema) : schema_(std::move(schema)) {
+  validate_schema(schema_);
+  columns_.resize(schema_.columns.size());
+}
+
+size_t Table::col(std::string_view name) const {
+  for (size_t c = 0; c < schema_.columns.size(); ++c)
+    if (schema_.columns[c].name == name) return c;
+  throw Error(fmt::format("table '{}': no column '{}'", schema_.name, name));
+}
+
+void Table::reserve(size_t rows) {
+  for (size_t c = 0; c < columns_.size(); ++c) {
+    Column& col = columns_[c];
+    col.null.reserve(rows);
+    switch (schema_.columns[c].type) {
+      case ColType::kInt:
+        col.ints.reserve(rows);
+        break;
+      case ColType::kReal:
+        col.reals.reserve(rows);
+        break;
+      case ColType::kText:
+        col.text_end.reserve(rows);
+        break;
+    }
+  }
+}
+
+void Table::add_row(std::span<const Cell> cells) {
+  validate_row(schema_, cells);  // before any column changes: a bad row adds nothing
+  for (size_t c = 0; c < cells.size(); ++c) {
+    const Cell& v = cells[c];
+    Column& col = columns_[c];
+    col.null.push_back(v.kind == Cell::kNull ? 1 : 0);
+    switch (schema_.columns[c].type) {
+      case ColType::kInt:
+        col.ints.push_back(v.kind == Cell::kInt ? v.i : 0);
+        break;
+      case ColType::kReal:
+        col.reals.push_back(v.kind == Cell::kReal  ? v.r
+                            : v.kind == Cell::kInt ? static_cast<double>(v.i)
+                                                   : 0.0);
+        break;
+      case ColType::kText:
+        if (v.kind == Cell::kText) col.text.append(v.s);
+        col.text_end.push_back(col.text.size());
+        break;
+    }
+  }
+  ++rows_;
+}
+
+void Table::check(size_t row, size_t col, ColType want) const {
+  if (col >= schema_.columns.size() || row >= rows_)
+    throw Error(fmt::format("table '{}': cell ({}, {}) out of range ({} rows, {} columns)",
+                            schema_.name, row, col, rows_, schema_.columns.size()));
+  const ColumnSpec& spec = schema_.columns[col];
+  if (spec.type != want)
+    throw Error(fmt::format("table '{}': column '{}' is {}, not {}", schema_.name, spec.name,
+                            col_type_name(spec.type), col_type_name(want)));
+}
+
+bool Table::is_null(size_t row, size_t col) const {
+  if (col >= schema_.columns.size() || row >= rows_)
+    throw Error(fmt::format("table '{}': cell ({}, {}) out of range ({} rows, {} columns)",
+                            schema_.name, row, col, rows_, schema_.columns.size()));
+  return columns_[col].null[row] != 0;
+}
+
+int64_t Table::get_int(size_t row, size_t col) const {
+  check(row, col, ColType::kInt);
+  return columns_[col].ints[row];
+}
+
+double Table::get_real(size_t row, size_t col) const {
+  check(row, col, ColType::kReal);
+  return columns_[col].reals[row];
+}
+
+std::string_view Table::get_text(size_t row, size_t col) const {
+  check(row, col, ColType::kText);
+  const Column& c = columns_[col];
+  const uint64_t b = row ? c.text_end[row - 1] : 0;
+  return std::string_view(c.text).substr(b, c.text_end[row] - b);
+}
+
+Cell Table::cell(size_t row, size_t col) const {
+  if (is_null(row, col)) return Cell::null();
+  switch (schema_.columns[col].type) {
+    case ColType::kInt:
+      return Cell::of(columns_[col].ints[row]);
+    case ColType::kReal:
+      return Cell::of(columns_[col].reals[row]);
+    case ColType::kText:
+      return Cell::of(get_text(row, col));
+  }
+  return Cell::null();
+}
+
+TableSink::~TableSink() = default;
+
+void write_table(const Table& table, TableSink& sink) {
+  sink.begin(table.schema());
+  std::vector<Cell> cells(table.cols());
+  for (size_t r = 0; r < table.rows(); ++r) {
+    for (size_t c = 0; c < cells.size(); ++c) cells[c] = table.cell(r, c);
+    sink.row(cells);
+  }
+  sink.end();
+}
+
+void FanoutSink::begin(const TableSchema& schema) {
+  for (TableSink* s : sinks_) s->begin(schema);
+}
+
+void FanoutSink::row(std::span<const Cell> cells) {
+  for (TableSink* s : sinks_) s->row(cells);
+}
+
+void FanoutSink::end() {
+  for (TableSink* s : sinks_) s->end();
+}
+
+}  // namespace chopper

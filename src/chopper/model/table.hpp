@@ -1,0 +1,163 @@
+#pragma once
+// Result tables: the one shape every report writer consumes. A table is a schema (name, doc, typed
+// columns whose names carry their unit: dur_ns, share, ...) and rows of cells. Producers either
+// fill an in-memory Table or stream rows straight into a TableSink (CSV, SQLite, ...), so tables
+// with tens of millions of rows never have to sit in memory.
+#include <concepts>
+#include <cstdint>
+#include <initializer_list>
+#include <limits>
+#include <span>
+#include <string>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "chopper/base/error.hpp"
+
+namespace chopper {
+
+enum class ColType : uint8_t { kInt, kReal, kText };
+// "INTEGER", "REAL", "TEXT" (the SQL type names).
+std::string_view col_type_name(ColType t);
+
+struct ColumnSpec {
+  std::string name;
+  ColType type;
+  std::string doc;
+};
+
+struct TableSchema {
+  std::string name;
+  std::string doc;
+  std::vector<ColumnSpec> columns;
+};
+
+// Throws chopper::Error unless the table name is non-empty and the column names are non-empty and
+// distinct (every sink and Table check this in begin()/their constructor).
+void validate_schema(const TableSchema& schema);
+
+// One value of a row. A view: text cells point at bytes owned by the caller, which must stay valid
+// until the cell has been handed to Table::add_row or TableSink::row.
+struct Cell {
+  enum Kind : uint8_t { kNull, kInt, kReal, kText } kind = kNull;
+  int64_t i = 0;
+  double r = 0;
+  std::string_view s;
+
+  static Cell null() { return {}; }
+  // Any integer type except bool (and char types, which are text, not numbers). An unsigned value
+  // above INT64_MAX throws chopper::Error rather than wrapping.
+  template <std::integral T>
+  requires(!std::same_as<T, bool> && !std::same_as<T, char> && !std::same_as<T, char8_t> &&
+           !std::same_as<T, char16_t> && !std::same_as<T, char32_t> &&
+           !std::same_as<T, wchar_t>) static Cell of(T v) {
+    if constexpr (std::is_unsigned_v<T> && sizeof(T) >= sizeof(int64_t)) {
+      if (v > static_cast<T>(std::numeric_limits<int64_t>::max())) unsigned_out_of_range();
+    }
+    Cell c;
+    c.kind = kInt;
+    c.i = static_cast<int64_t>(v);
+    return c;
+  }
+  static Cell of(double v) {
+    Cell c;
+    c.kind = kReal;
+    c.r = v;
+    return c;
+  }
+  static Cell of(std::string_view v) {
+    Cell c;
+    c.kind = kText;
+    c.s = v;
+    return c;
+  }
+  // A C string is text (not a pointer converted to bool); nullptr is NULL.
+  static Cell of(const char* v) { return v ? of(std::string_view(v)) : null(); }
+  static Cell of(bool) = delete;
+
+  bool is_null() const { return kind == kNull; }
+
+ private:
+  [[noreturn]] static void unsigned_out_of_range();
+};
+
+// Throws chopper::Error unless `cells` has one cell per column and each cell fits its column: NULL
+// fits any column, an int fits an INTEGER or REAL column, a real a REAL one, text a TEXT one. The
+// message names the table and the column.
+void validate_row(const TableSchema& schema, std::span<const Cell> cells);
+
+// An in-memory table, stored column-wise. Text is owned by the table; every cell has a null flag.
+class Table {
+ public:
+  explicit Table(TableSchema schema);
+
+  const TableSchema& schema() const { return schema_; }
+  const std::string& name() const { return schema_.name; }
+  size_t rows() const { return rows_; }
+  size_t cols() const { return schema_.columns.size(); }
+  // The index of the column called `name`; throws chopper::Error naming the table if there is none.
+  size_t col(std::string_view name) const;
+
+  // Appends a row (validated as validate_row does; nothing is added when it throws). An int cell in
+  // a REAL column is stored as a double.
+  void add_row(std::span<const Cell> cells);
+  void add_row(std::initializer_list<Cell> cells) {
+    add_row(std::span<const Cell>(cells.begin(), cells.size()));
+  }
+  void reserve(size_t rows);
+
+  // Typed getters; each throws chopper::Error if `col` is not of that type or row/col are out of
+  // range. A NULL cell reads as 0, 0.0 or "". get_text's view is valid until the table is modified.
+  bool is_null(size_t row, size_t col) const;
+  int64_t get_int(size_t row, size_t col) const;
+  double get_real(size_t row, size_t col) const;
+  std::string_view get_text(size_t row, size_t col) const;
+  // The cell as a Cell (kNull for NULL; a REAL column's cells are kReal).
+  Cell cell(size_t row, size_t col) const;
+
+ private:
+  struct Column {
+    std::vector<uint8_t> null;
+    std::vector<int64_t> ints;       // kInt columns
+    std::vector<double> reals;       // kReal columns
+    std::string text;                // kText columns: all cells' bytes, back to back
+    std::vector<uint64_t> text_end;  // kText columns: end offset of each cell in `text`
+  };
+  void check(size_t row, size_t col, ColType want) const;
+
+  TableSchema schema_;
+  std::vector<Column> columns_;
+  size_t rows_ = 0;
+};
+
+// Where rows go. A sink receives any number of tables in turn: begin(schema), row()... , end().
+// The cells passed to row() are valid only during the call.
+class TableSink {
+ public:
+  virtual ~TableSink();
+  virtual void begin(const TableSchema& schema) = 0;
+  virtual void row(std::span<const Cell> cells) = 0;
+  virtual void end() = 0;
+};
+
+// Streams `table` into `sink` (begin, one row() per row, end).
+void write_table(const Table& table, TableSink& sink);
+
+// Forwards every call to each of several sinks, in order. Does not own them.
+class FanoutSink : public TableSink {
+ public:
+  FanoutSink() = default;
+  explicit FanoutSink(std::vector<TableSink*> sinks) : sinks_(std::move(sinks)) {}
+  void add(TableSink& sink) { sinks_.push_back(&sink); }
+
+  void begin(const TableSchema& schema) override;
+  void row(std::span<const Cell> cells) override;
+  void end() override;
+
+ private:
+  std::vector<TableSink*> sinks_;
+};
+
+}  // namespace chopper

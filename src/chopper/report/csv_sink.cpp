@@ -1,0 +1,125 @@
+#include "chopper/report/csv_sink.hpp"
+
+#include <fmt/format.h>
+
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
+#include <iterator>
+#include <system_error>
+
+namespace chopper {
+
+namespace {
+constexpr size_t kFlushBytes = size_t{1} << 20;
+}  // namespace
+
+CsvSink::CsvSink(std::string dir) : dir_(std::move(dir)) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir_, ec);
+  if (ec) throw Error(fmt::format("{}: cannot create directory: {}", dir_, ec.message()));
+  if (!std::filesystem::is_directory(dir_, ec))
+    throw Error(fmt::format("{}: not a directory", dir_));
+}
+
+CsvSink::~CsvSink() {
+  if (file_) std::fclose(file_);
+}
+
+void CsvSink::fail(std::string_view what) {
+  const int err = errno;
+  std::string msg = fmt::format("{}: {}: {}", path_, what, std::strerror(err));
+  if (file_) std::fclose(file_);
+  file_ = nullptr;
+  buf_.clear();
+  throw Error(msg);
+}
+
+void CsvSink::begin(const TableSchema& schema) {
+  if (file_) throw Error(fmt::format("{}: CsvSink::begin while '{}' is open", dir_, schema_.name));
+  validate_schema(schema);
+  if (schema.name.find('/') != std::string::npos || schema.name.find('\0') != std::string::npos ||
+      schema.name == "." || schema.name == "..")
+    throw Error(fmt::format("table '{}': name is not usable as a CSV file name", schema.name));
+  schema_ = schema;
+  path_ = (std::filesystem::path(dir_) / (schema.name + ".csv")).string();
+  errno = 0;
+  file_ = std::fopen(path_.c_str(), "wb");
+  if (!file_) fail("cannot open for writing");
+  buf_.clear();
+  buf_.reserve(kFlushBytes + 4096);
+  for (size_t c = 0; c < schema.columns.size(); ++c) {
+    if (c) buf_.push_back(',');
+    append_field(schema.columns[c].name);
+  }
+  buf_.push_back('\n');
+}
+
+void CsvSink::append_field(std::string_view s) {
+  if (s.empty()) {
+    buf_ += "\"\"";  // empty text, as opposed to NULL (an empty field)
+    return;
+  }
+  if (s.find_first_of(",\"\r\n") == std::string_view::npos) {
+    buf_.append(s);
+    return;
+  }
+  buf_.push_back('"');
+  for (char ch : s) {
+    if (ch == '"') buf_.push_back('"');
+    buf_.push_back(ch);
+  }
+  buf_.push_back('"');
+}
+
+void CsvSink::row(std::span<const Cell> cells) {
+  if (!file_) throw Error(fmt::format("{}: CsvSink::row outside begin/end", dir_));
+  validate_row(schema_, cells);
+  auto out = std::back_inserter(buf_);
+  for (size_t c = 0; c < cells.size(); ++c) {
+    if (c) buf_.push_back(',');
+    const Cell& v = cells[c];
+    switch (v.kind) {
+      case Cell::kNull:
+        break;
+      case Cell::kInt:
+        // An int in a REAL column prints as the double the column holds (as Table stores it).
+        if (schema_.columns[c].type == ColType::kReal)
+          fmt::format_to(out, "{}", static_cast<double>(v.i));
+        else
+          fmt::format_to(out, "{}", v.i);
+        break;
+      case Cell::kReal:
+        fmt::format_to(out, "{}", v.r);
+        break;
+      case Cell::kText:
+        append_field(v.s);
+        break;
+    }
+  }
+  buf_.push_back('\n');
+  if (buf_.size() >= kFlushBytes) flush();
+}
+
+void CsvSink::flush() {
+  if (buf_.empty()) return;
+  errno = 0;
+  if (std::fwrite(buf_.data(), 1, buf_.size(), file_) != buf_.size()) fail("write failed");
+  buf_.clear();
+}
+
+void CsvSink::end() {
+  if (!file_) throw Error(fmt::format("{}: CsvSink::end outside begin/end", dir_));
+  flush();
+  errno = 0;
+  if (std::fflush(file_) != 0) fail("write failed");
+  std::FILE* f = file_;
+  file_ = nullptr;
+  errno = 0;
+  if (std::fclose(f) != 0) {
+    const int err = errno;
+    throw Error(fmt::format("{}: close failed: {}", path_, std::strerror(err)));
+  }
+}
+
+}  // namespace chopper

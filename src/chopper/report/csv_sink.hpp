@@ -1,0 +1,41 @@
+#pragma once
+// CSV output of result tables: one file DIR/<table name>.csv per table (RFC 4180).
+#include <cstdio>
+#include <string>
+
+#include "chopper/model/table.hpp"
+
+namespace chopper {
+
+// Writes each table to DIR/<name>.csv: a header line of column names, then one line per row.
+// Fields containing a comma, double quote, CR or LF are quoted (quotes doubled); NULL is an empty
+// field and empty text is "" so the two stay apart. Integers print in decimal, reals in fmt's
+// shortest round-trip form ("0.1", "1e-09", "inf", "nan"; no locale). Lines end in "\n".
+// The constructor creates DIR if missing; any open or write failure throws chopper::Error naming
+// the file. A table name must be usable as a file name (no '/', not "." or "..").
+class CsvSink : public TableSink {
+ public:
+  explicit CsvSink(std::string dir);
+  ~CsvSink() override;
+  CsvSink(const CsvSink&) = delete;
+  CsvSink& operator=(const CsvSink&) = delete;
+
+  void begin(const TableSchema& schema) override;
+  void row(std::span<const Cell> cells) override;
+  void end() override;
+
+  const std::string& dir() const { return dir_; }
+
+ private:
+  void append_field(std::string_view s);
+  void flush();
+  [[noreturn]] void fail(std::string_view what);
+
+  std::string dir_;
+  std::string path_;  // the open file
+  std::FILE* file_ = nullptr;
+  std::string buf_;
+  TableSchema schema_;
+};
+
+}  // namespace chopper

@@ -1,0 +1,202 @@
+#include "chopper/report/sqlite_sink.hpp"
+
+#include <fmt/format.h>
+#include <sqlite3.h>
+
+#include <filesystem>
+#include <system_error>
+
+namespace chopper {
+
+namespace {
+
+std::string quote_ident(std::string_view s) {
+  std::string o = "\"";
+  for (char ch : s) {
+    if (ch == '"') o.push_back('"');
+    o.push_back(ch);
+  }
+  o.push_back('"');
+  return o;
+}
+
+// Finalizes a statement on every path out of a scope.
+struct StmtGuard {
+  sqlite3_stmt* s;
+  ~StmtGuard() { sqlite3_finalize(s); }
+};
+
+}  // namespace
+
+SqliteSink::SqliteSink(std::string path) : path_(std::move(path)) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  const fs::path p(path_);
+  if (p.has_parent_path()) {
+    fs::create_directories(p.parent_path(), ec);
+    if (ec)
+      throw Error(fmt::format("{}: cannot create directory {}: {}", path_, p.parent_path().string(),
+                              ec.message()));
+  }
+  if (fs::is_directory(p, ec)) throw Error(fmt::format("{}: is a directory", path_));
+  // Replace the file, and any journal left beside it that SQLite would otherwise roll back into it.
+  for (const char* suffix : {"", "-journal", "-wal", "-shm"}) {
+    fs::remove(path_ + suffix, ec);
+    if (ec) throw Error(fmt::format("{}{}: cannot remove: {}", path_, suffix, ec.message()));
+  }
+  if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
+      SQLITE_OK) {
+    std::string msg = fmt::format("{}: cannot open database: {}", path_,
+                                  db_ ? sqlite3_errmsg(db_) : "out of memory");
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    throw Error(msg);
+  }
+  try {
+    exec("PRAGMA journal_mode=OFF");
+    exec("PRAGMA synchronous=OFF");
+    exec(
+        "CREATE TABLE chopper_tables (table_name TEXT PRIMARY KEY, doc TEXT);"
+        "CREATE TABLE chopper_columns (table_name TEXT, column_name TEXT, type TEXT, doc TEXT)");
+  } catch (...) {
+    sqlite3_close_v2(db_);
+    db_ = nullptr;
+    throw;
+  }
+}
+
+SqliteSink::~SqliteSink() {
+  sqlite3_finalize(insert_);
+  if (in_table_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+  sqlite3_close_v2(db_);
+}
+
+void SqliteSink::fail(std::string_view what) {
+  throw Error(fmt::format("{}: {}: {}", path_, what, sqlite3_errmsg(db_)));
+}
+
+void SqliteSink::exec(const std::string& sql) {
+  if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) fail(sql);
+}
+
+sqlite3_stmt* SqliteSink::prepare(const std::string& sql) {
+  sqlite3_stmt* s = nullptr;
+  if (sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &s, nullptr) != SQLITE_OK)
+    fail(sql);
+  return s;
+}
+
+void SqliteSink::begin(const TableSchema& schema) {
+  if (in_table_)
+    throw Error(fmt::format("{}: SqliteSink::begin while '{}' is open", path_, schema_.name));
+  validate_schema(schema);
+  if (schema.name == "chopper_tables" || schema.name == "chopper_columns")
+    throw Error(fmt::format("{}: table name '{}' is reserved", path_, schema.name));
+  schema_ = schema;
+
+  exec("BEGIN");
+  in_table_ = true;
+  try {
+    start_table(schema);
+  } catch (...) {
+    sqlite3_finalize(insert_);
+    insert_ = nullptr;
+    sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
+    in_table_ = false;
+    throw;
+  }
+}
+
+void SqliteSink::start_table(const TableSchema& schema) {
+  const std::string name = quote_ident(schema.name);
+  exec("DROP TABLE IF EXISTS " + name);
+  std::string create = "CREATE TABLE " + name + " (";
+  std::string insert = "INSERT INTO " + name + " VALUES (";
+  for (size_t c = 0; c < schema.columns.size(); ++c) {
+    if (c) {
+      create += ", ";
+      insert += ", ";
+    }
+    create += quote_ident(schema.columns[c].name);
+    create += ' ';
+    create += col_type_name(schema.columns[c].type);
+    insert += '?';
+  }
+  create += ')';
+  insert += ')';
+  exec(create);
+
+  // The self-documentation: replace whatever an earlier table of this name said.
+  {
+    StmtGuard del{prepare("DELETE FROM chopper_columns WHERE table_name = ?1")};
+    sqlite3_bind_text64(del.s, 1, schema.name.data(), schema.name.size(), SQLITE_STATIC,
+                        SQLITE_UTF8);
+    if (sqlite3_step(del.s) != SQLITE_DONE) fail("DELETE FROM chopper_columns");
+  }
+  {
+    StmtGuard doc{prepare("INSERT OR REPLACE INTO chopper_tables VALUES (?1, ?2)")};
+    sqlite3_bind_text64(doc.s, 1, schema.name.data(), schema.name.size(), SQLITE_STATIC,
+                        SQLITE_UTF8);
+    sqlite3_bind_text64(doc.s, 2, schema.doc.c_str(), schema.doc.size(), SQLITE_STATIC,
+                        SQLITE_UTF8);
+    if (sqlite3_step(doc.s) != SQLITE_DONE) fail("INSERT INTO chopper_tables");
+  }
+  {
+    StmtGuard col{prepare("INSERT INTO chopper_columns VALUES (?1, ?2, ?3, ?4)")};
+    for (const ColumnSpec& c : schema.columns) {
+      const std::string_view type = col_type_name(c.type);
+      sqlite3_bind_text64(col.s, 1, schema.name.data(), schema.name.size(), SQLITE_STATIC,
+                          SQLITE_UTF8);
+      sqlite3_bind_text64(col.s, 2, c.name.data(), c.name.size(), SQLITE_STATIC, SQLITE_UTF8);
+      sqlite3_bind_text64(col.s, 3, type.data(), type.size(), SQLITE_STATIC, SQLITE_UTF8);
+      sqlite3_bind_text64(col.s, 4, c.doc.c_str(), c.doc.size(), SQLITE_STATIC, SQLITE_UTF8);
+      if (sqlite3_step(col.s) != SQLITE_DONE) fail("INSERT INTO chopper_columns");
+      sqlite3_reset(col.s);
+    }
+  }
+  insert_ = prepare(insert);
+}
+
+void SqliteSink::row(std::span<const Cell> cells) {
+  if (!in_table_) throw Error(fmt::format("{}: SqliteSink::row outside begin/end", path_));
+  validate_row(schema_, cells);
+  for (size_t c = 0; c < cells.size(); ++c) {
+    const Cell& v = cells[c];
+    const int i = static_cast<int>(c) + 1;
+    int rc = SQLITE_OK;
+    switch (v.kind) {
+      case Cell::kNull:
+        rc = sqlite3_bind_null(insert_, i);
+        break;
+      case Cell::kInt:
+        rc = schema_.columns[c].type == ColType::kReal
+                 ? sqlite3_bind_double(insert_, i, static_cast<double>(v.i))
+                 : sqlite3_bind_int64(insert_, i, v.i);
+        break;
+      case Cell::kReal:
+        rc = sqlite3_bind_double(insert_, i, v.r);
+        break;
+      case Cell::kText:
+        // SQLITE_STATIC: the statement is stepped and reset before this call returns. A null
+        // data pointer would bind NULL, so empty text points at a literal.
+        rc = sqlite3_bind_text64(insert_, i, v.s.empty() ? "" : v.s.data(), v.s.size(),
+                                 SQLITE_STATIC, SQLITE_UTF8);
+        break;
+    }
+    if (rc != SQLITE_OK)
+      fail(fmt::format("table '{}': bind column '{}'", schema_.name, schema_.columns[c].name));
+  }
+  const int rc = sqlite3_step(insert_);
+  sqlite3_reset(insert_);
+  if (rc != SQLITE_DONE) fail(fmt::format("table '{}': INSERT", schema_.name));
+}
+
+void SqliteSink::end() {
+  if (!in_table_) throw Error(fmt::format("{}: SqliteSink::end outside begin/end", path_));
+  sqlite3_finalize(insert_);
+  insert_ = nullptr;
+  exec("COMMIT");
+  in_table_ = false;
+}
+
+}  // namespace chopper

@@ -1,0 +1,46 @@
+#pragma once
+// SQLite output of result tables: one database file, one SQL table per result table, and two
+// tables that document the others: chopper_tables(table_name, doc) and
+// chopper_columns(table_name, column_name, type, doc).
+#include <string>
+
+#include "chopper/model/table.hpp"
+
+struct sqlite3;
+struct sqlite3_stmt;
+
+namespace chopper {
+
+// Creates the database at `path`, replacing any file there (and creating its parent directory).
+// Each table is written in one transaction (DROP TABLE IF EXISTS, CREATE TABLE with INTEGER, REAL
+// or TEXT columns, then a prepared INSERT per row); journal and fsync are off, so a crash leaves
+// an unusable file, never a half-trusted one. Errors throw chopper::Error with the path and
+// SQLite's message. Identifiers are double-quoted; "chopper_tables" and "chopper_columns" are
+// reserved.
+class SqliteSink : public TableSink {
+ public:
+  explicit SqliteSink(std::string path);
+  ~SqliteSink() override;
+  SqliteSink(const SqliteSink&) = delete;
+  SqliteSink& operator=(const SqliteSink&) = delete;
+
+  void begin(const TableSchema& schema) override;
+  void row(std::span<const Cell> cells) override;
+  void end() override;
+
+  const std::string& path() const { return path_; }
+
+ private:
+  void start_table(const TableSchema& schema);
+  void exec(const std::string& sql);
+  sqlite3_stmt* prepare(const std::string& sql);
+  [[noreturn]] void fail(std::string_view what);
+
+  std::string path_;
+  sqlite3* db_ = nullptr;
+  sqlite3_stmt* insert_ = nullptr;
+  bool in_table_ = false;
+  TableSchema schema_;
+};
+
+}  // namespace chopper

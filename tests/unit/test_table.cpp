@@ -1,0 +1,365 @@
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <unistd.h>
+
+#include <cstdint>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chopper/base/error.hpp"
+#include "chopper/model/table.hpp"
+#include "chopper/report/csv_sink.hpp"
+#include "chopper/report/sqlite_sink.hpp"
+
+using namespace chopper;
+namespace fs = std::filesystem;
+
+namespace {
+
+constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+
+template <class T>
+concept CellOf = requires(T v) {
+  Cell::of(v);
+};
+static_assert(CellOf<int> && CellOf<int64_t> && CellOf<uint32_t> && CellOf<size_t>);
+static_assert(CellOf<double> && CellOf<const char*> && CellOf<std::string_view>);
+static_assert(!CellOf<bool>);
+
+TableSchema mixed_schema() {
+  return {"mixed",
+          "one column of each type",
+          {{"id", ColType::kInt, "an integer"},
+           {"val", ColType::kReal, "a real, in units"},
+           {"label", ColType::kText, "free text"}}};
+}
+
+// Every awkward value: CSV specials in text, NULL in each column, int64 extremes, reals that only
+// print exactly in shortest round-trip form, an int stored into the REAL column, empty text.
+Table mixed_table() {
+  Table t(mixed_schema());
+  t.add_row({Cell::of(1), Cell::of(0.1), Cell::of("plain")});
+  t.add_row({Cell::of(-1), Cell::of(1e-9), Cell::of("a,b")});
+  t.add_row({Cell::of(kMin), Cell::of(-2.5), Cell::of("say \"hi\"")});
+  t.add_row({Cell::of(kMax), Cell::of(1e300), Cell::of("line1\nline2")});
+  t.add_row({Cell::null(), Cell::null(), Cell::null()});
+  t.add_row({Cell::of(0), Cell::of(3), Cell::of("")});
+  t.add_row({Cell::of(42), Cell::of(1.0 / 3), Cell::of("cr\rx")});
+  return t;
+}
+
+constexpr std::string_view kMixedCsv =
+    "id,val,label\n"
+    "1,0.1,plain\n"
+    "-1,1e-09,\"a,b\"\n"
+    "-9223372036854775808,-2.5,\"say \"\"hi\"\"\"\n"
+    "9223372036854775807,1e+300,\"line1\nline2\"\n"
+    ",,\n"
+    "0,3,\"\"\n"
+    "42,0.3333333333333333,\"cr\rx\"\n";
+
+class TableSinkTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+    dir_ = fs::temp_directory_path() / ("chopper_table_test_" + std::to_string(::getpid()) + "_" +
+                                        info->test_suite_name() + "_" + info->name());
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(dir_, ec);
+  }
+  fs::path dir_;
+};
+
+// A read-only connection for checking what SqliteSink wrote.
+class Db {
+ public:
+  explicit Db(const fs::path& p) {
+    EXPECT_EQ(sqlite3_open_v2(p.c_str(), &db_, SQLITE_OPEN_READONLY, nullptr), SQLITE_OK);
+  }
+  ~Db() { sqlite3_close_v2(db_); }
+  // All rows of a query, each cell as text (std::nullopt for NULL).
+  std::vector<std::vector<std::optional<std::string>>> query(const std::string& sql) {
+    std::vector<std::vector<std::optional<std::string>>> out;
+    sqlite3_stmt* s = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr), SQLITE_OK)
+        << sql << ": " << sqlite3_errmsg(db_);
+    if (!s) return out;
+    while (sqlite3_step(s) == SQLITE_ROW) {
+      auto& row = out.emplace_back();
+      for (int c = 0; c < sqlite3_column_count(s); ++c) {
+        if (sqlite3_column_type(s, c) == SQLITE_NULL) {
+          row.emplace_back(std::nullopt);
+        } else {
+          const auto* p = reinterpret_cast<const char*>(sqlite3_column_text(s, c));
+          row.emplace_back(std::string(p, static_cast<size_t>(sqlite3_column_bytes(s, c))));
+        }
+      }
+    }
+    sqlite3_finalize(s);
+    return out;
+  }
+  int64_t scalar(const std::string& sql) {
+    sqlite3_stmt* s = nullptr;
+    EXPECT_EQ(sqlite3_prepare_v2(db_, sql.c_str(), -1, &s, nullptr), SQLITE_OK) << sql;
+    EXPECT_EQ(sqlite3_step(s), SQLITE_ROW) << sql;
+    const int64_t v = sqlite3_column_int64(s, 0);
+    sqlite3_finalize(s);
+    return v;
+  }
+  sqlite3* get() { return db_; }
+
+ private:
+  sqlite3* db_ = nullptr;
+};
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+size_t count_lines(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  size_t n = 0;
+  for (std::string line; std::getline(in, line);) ++n;
+  return n;
+}
+
+template <class F>
+std::string error_of(F&& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  ADD_FAILURE() << "no chopper::Error thrown";
+  return "";
+}
+
+}  // namespace
+
+TEST(Table, StoresTypedCellsColumnWise) {
+  const Table t = mixed_table();
+  EXPECT_EQ(t.name(), "mixed");
+  EXPECT_EQ(t.rows(), 7u);
+  EXPECT_EQ(t.cols(), 3u);
+  const size_t id = t.col("id"), val = t.col("val"), label = t.col("label");
+  EXPECT_EQ(val, 1u);
+  EXPECT_EQ(t.get_int(2, id), kMin);
+  EXPECT_EQ(t.get_int(3, id), kMax);
+  EXPECT_EQ(t.get_real(0, val), 0.1);
+  EXPECT_EQ(t.get_real(5, val), 3.0);  // the int went in as a double
+  EXPECT_EQ(t.cell(5, val).kind, Cell::kReal);
+  EXPECT_EQ(t.get_text(2, label), "say \"hi\"");
+  EXPECT_EQ(t.get_text(3, label), "line1\nline2");
+  EXPECT_EQ(t.get_text(5, label), "");
+  EXPECT_FALSE(t.is_null(5, label));  // empty text is not NULL
+  for (size_t c = 0; c < 3; ++c) {
+    EXPECT_TRUE(t.is_null(4, c));
+    EXPECT_FALSE(t.is_null(0, c));
+    EXPECT_EQ(t.cell(4, c).kind, Cell::kNull);
+  }
+  EXPECT_EQ(t.get_int(4, id), 0);
+  EXPECT_EQ(t.get_text(4, label), "");
+
+  EXPECT_EQ(Cell::of("x").kind, Cell::kText);
+  EXPECT_EQ(Cell::of(static_cast<const char*>(nullptr)).kind, Cell::kNull);
+  EXPECT_EQ(Cell::of(uint64_t{7}).i, 7);
+  EXPECT_NE(error_of([] { Cell::of(std::numeric_limits<uint64_t>::max()); }).find("int64"),
+            std::string::npos);
+
+  EXPECT_NE(error_of([&] { (void)t.col("nope"); }).find("'mixed': no column 'nope'"),
+            std::string::npos);
+  EXPECT_NE(error_of([&] { (void)t.get_real(0, id); }).find("column 'id' is INTEGER, not REAL"),
+            std::string::npos);
+  EXPECT_THROW((void)t.get_int(7, id), Error);
+  EXPECT_THROW((void)t.is_null(0, 3), Error);
+  EXPECT_THROW(Table({"", "", {}}), Error);
+  EXPECT_THROW(Table({"dup", "", {{"a", ColType::kInt, ""}, {"a", ColType::kReal, ""}}}), Error);
+}
+
+TEST(Table, TypeMismatchNamesTableAndColumn) {
+  Table t(mixed_schema());
+  t.add_row({Cell::of(1), Cell::of(2.0), Cell::of("ok")});
+  EXPECT_EQ(error_of([&] {
+              t.add_row({Cell::of("1"), Cell::of(2.0), Cell::of("x")});
+            }),
+            "table 'mixed': column 'id' (INTEGER) cannot hold text value");
+  EXPECT_EQ(error_of([&] {
+              t.add_row({Cell::of(1), Cell::of(2.0), Cell::of(3)});
+            }),
+            "table 'mixed': column 'label' (TEXT) cannot hold an integer value");
+  EXPECT_EQ(error_of([&] {
+              t.add_row({Cell::of(1.5), Cell::of(2.0), Cell::of("x")});
+            }),
+            "table 'mixed': column 'id' (INTEGER) cannot hold a real value");
+  EXPECT_EQ(error_of([&] {
+              t.add_row({Cell::of(1), Cell::of(2.0)});
+            }),
+            "table 'mixed': row has 2 cells, the table has 3 columns");
+  EXPECT_EQ(t.rows(), 1u);  // the bad rows added nothing
+  EXPECT_EQ(t.get_text(0, 2), "ok");
+
+  // Sinks check rows streamed to them the same way.
+  const fs::path dir =
+      fs::temp_directory_path() / ("chopper_table_mismatch_" + std::to_string(::getpid()));
+  {
+    CsvSink csv(dir.string());
+    csv.begin(mixed_schema());
+    const Cell bad[] = {Cell::of(1), Cell::of("2"), Cell::null()};
+    EXPECT_EQ(error_of([&] { csv.row(bad); }),
+              "table 'mixed': column 'val' (REAL) cannot hold text value");
+    SqliteSink db((dir / "m.sqlite").string());
+    db.begin(mixed_schema());
+    EXPECT_EQ(error_of([&] { db.row(bad); }),
+              "table 'mixed': column 'val' (REAL) cannot hold text value");
+  }
+  fs::remove_all(dir);
+}
+
+TEST_F(TableSinkTest, CsvExactBytes) {
+  const Table t = mixed_table();
+  CsvSink csv((dir_ / "out").string());  // created when missing
+  write_table(t, csv);
+  EXPECT_EQ(read_file(dir_ / "out" / "mixed.csv"), kMixedCsv);
+
+  // Column names are quoted like any field; a second table goes to its own file.
+  Table q({"q", "", {{"a,b", ColType::kInt, ""}, {"c", ColType::kText, ""}}});
+  q.add_row({Cell::of(-0), Cell::of("\"")});
+  write_table(q, csv);
+  EXPECT_EQ(read_file(dir_ / "out" / "q.csv"), "\"a,b\",c\n0,\"\"\"\"\n");
+  EXPECT_EQ(read_file(dir_ / "out" / "mixed.csv"), kMixedCsv);
+}
+
+TEST_F(TableSinkTest, SqliteValuesTypesNullsAndDocs) {
+  const fs::path db_path = dir_ / "sub" / "r.sqlite";
+  fs::create_directories(dir_ / "sub");
+  std::ofstream(db_path) << "not a database";  // replaced
+  std::ofstream(db_path.string() + "-journal") << "stale journal";
+  {
+    SqliteSink db(db_path.string());
+    write_table(mixed_table(), db);
+    write_table(mixed_table(), db);  // the same name again replaces the table and its docs
+  }
+  EXPECT_FALSE(fs::exists(db_path.string() + "-journal"));
+  Db db(db_path);
+  EXPECT_EQ(db.scalar("SELECT count(*) FROM mixed"), 7);
+  using R = std::vector<std::optional<std::string>>;
+  const auto rows = db.query(
+      "SELECT id, typeof(id), val, typeof(val), label, typeof(label) FROM mixed ORDER BY rowid");
+  ASSERT_EQ(rows.size(), 7u);
+  EXPECT_EQ(rows[0], (R{"1", "integer", "0.1", "real", "plain", "text"}));
+  EXPECT_EQ(rows[1], (R{"-1", "integer", "1.0e-09", "real", "a,b", "text"}));
+  EXPECT_EQ(rows[2], (R{"-9223372036854775808", "integer", "-2.5", "real", "say \"hi\"", "text"}));
+  EXPECT_EQ(rows[3],
+            (R{"9223372036854775807", "integer", "1.0e+300", "real", "line1\nline2", "text"}));
+  EXPECT_EQ(rows[4], (R{std::nullopt, "null", std::nullopt, "null", std::nullopt, "null"}));
+  EXPECT_EQ(rows[5], (R{"0", "integer", "3.0", "real", "", "text"}));
+  EXPECT_EQ(rows[6], (R{"42", "integer", "0.333333333333333", "real", "cr\rx", "text"}));
+
+  // Reals come back bit-exact (the text form above is SQLite's 15-digit rendering).
+  sqlite3_stmt* s = nullptr;
+  ASSERT_EQ(
+      sqlite3_prepare_v2(db.get(), "SELECT val, id FROM mixed ORDER BY rowid", -1, &s, nullptr),
+      SQLITE_OK);
+  const Table t = mixed_table();
+  for (size_t r = 0; sqlite3_step(s) == SQLITE_ROW; ++r) {
+    EXPECT_EQ(sqlite3_column_double(s, 0), t.get_real(r, 1)) << r;
+    EXPECT_EQ(sqlite3_column_int64(s, 1), t.get_int(r, 0)) << r;
+  }
+  sqlite3_finalize(s);
+
+  EXPECT_EQ(db.query("SELECT table_name, doc FROM chopper_tables"),
+            (std::vector<R>{{"mixed", "one column of each type"}}));
+  EXPECT_EQ(
+      db.query("SELECT column_name, type, doc FROM chopper_columns WHERE table_name = 'mixed' "
+               "ORDER BY rowid"),
+      (std::vector<R>{{"id", "INTEGER", "an integer"},
+                      {"val", "REAL", "a real, in units"},
+                      {"label", "TEXT", "free text"}}));
+  EXPECT_EQ(db.query("SELECT name, type FROM pragma_table_info('mixed') ORDER BY cid"),
+            (std::vector<R>{{"id", "INTEGER"}, {"val", "REAL"}, {"label", "TEXT"}}));
+}
+
+TEST_F(TableSinkTest, SqliteQuotesIdentifiers) {
+  const fs::path db_path = dir_ / "q.sqlite";
+  {
+    SqliteSink db(db_path.string());
+    Table t({"select \"x\"", "", {{"from", ColType::kInt, ""}, {"a b", ColType::kText, ""}}});
+    t.add_row({Cell::of(1), Cell::of("it's")});
+    write_table(t, db);
+    EXPECT_THROW(db.begin({"chopper_columns", "", {{"a", ColType::kInt, ""}}}), Error);
+  }
+  Db db(db_path);
+  EXPECT_EQ(db.query("SELECT \"from\", \"a b\" FROM \"select \"\"x\"\"\""),
+            (std::vector<std::vector<std::optional<std::string>>>{{"1", "it's"}}));
+}
+
+TEST_F(TableSinkTest, UnwritableOutputThrowsWithPath) {
+  const fs::path file = dir_ / "regular";
+  std::ofstream(file) << "x";
+  const std::string csv_dir = (file / "csv").string();
+  EXPECT_NE(error_of([&] { CsvSink s(csv_dir); }).find(csv_dir), std::string::npos);
+  const std::string db_path = (file / "r.sqlite").string();
+  EXPECT_NE(error_of([&] { SqliteSink s(db_path); }).find(db_path), std::string::npos);
+  EXPECT_NE(error_of([&] { SqliteSink s(dir_.string()); }).find(dir_.string()), std::string::npos);
+
+  // The table's file cannot be opened: a directory sits at its name.
+  fs::create_directories(dir_ / "out" / "mixed.csv");
+  CsvSink csv((dir_ / "out").string());
+  const std::string csv_file = (dir_ / "out" / "mixed.csv").string();
+  EXPECT_NE(error_of([&] { csv.begin(mixed_schema()); }).find(csv_file), std::string::npos);
+  EXPECT_THROW(csv.begin({"a/b", "", {{"x", ColType::kInt, ""}}}), Error);
+
+  // Writes that fail (device full) are reported, naming the file.
+  if (fs::exists("/dev/full")) {
+    fs::create_symlink("/dev/full", dir_ / "out" / "full.csv");
+    const std::string full = (dir_ / "out" / "full.csv").string();
+    const std::string msg = error_of([&] {
+      csv.begin({"full", "", {{"x", ColType::kText, ""}}});
+      const std::string big(4096, 'y');
+      const Cell c[] = {Cell::of(big)};
+      for (int i = 0; i < 1000; ++i) csv.row(c);
+      csv.end();
+    });
+    EXPECT_NE(msg.find(full), std::string::npos) << msg;
+  }
+}
+
+TEST_F(TableSinkTest, StreamsManyRowsThroughFanout) {
+  const TableSchema schema{
+      "big",
+      "streamed",
+      {{"i", ColType::kInt, ""}, {"half", ColType::kReal, ""}, {"name", ColType::kText, ""}}};
+  constexpr int64_t kRows = 200000;
+  const fs::path db_path = dir_ / "big.sqlite";
+  {
+    SqliteSink db(db_path.string());
+    CsvSink csv(dir_.string());
+    FanoutSink both({&db, &csv});
+    both.begin(schema);
+    std::string name;
+    for (int64_t i = 0; i < kRows; ++i) {
+      name = "kernel_" + std::to_string(i);
+      const Cell row[] = {Cell::of(i), i % 10 ? Cell::of(static_cast<double>(i) / 2) : Cell::null(),
+                          Cell::of(name)};
+      both.row(row);
+    }
+    both.end();
+  }
+  Db db(db_path);
+  EXPECT_EQ(db.scalar("SELECT count(*) FROM big"), kRows);
+  EXPECT_EQ(db.scalar("SELECT sum(i) FROM big"), kRows * (kRows - 1) / 2);
+  EXPECT_EQ(db.scalar("SELECT count(*) FROM big WHERE half IS NULL"), kRows / 10);
+  EXPECT_EQ(db.query("SELECT name FROM big WHERE i = 123456")[0][0], "kernel_123456");
+  EXPECT_EQ(count_lines(dir_ / "big.csv"), static_cast<size_t>(kRows) + 1);  // + header
+}
