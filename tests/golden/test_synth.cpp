@@ -12,90 +12,14 @@
 #include "chopper/devices/device_db.hpp"
 #include "chopper/ingest/load.hpp"
 #include "chopper/synth/synth.hpp"
+#include "golden/truth.hpp"
 #include "test_util.hpp"
 
 using namespace chopper;
+using namespace chopper::test;
 namespace fs = std::filesystem;
 
 namespace {
-
-fs::path temp_dir(const std::string& name) {
-  fs::path d =
-      fs::temp_directory_path() / ("chopper_golden_" + std::to_string(::getpid()) + "_" + name);
-  fs::remove_all(d);
-  return d;
-}
-
-SynthConfig small(const std::string& device, Parallelism par) {
-  SynthConfig c;
-  c.device = device;
-  c.parallel = par;
-  c.layers = 2;
-  c.ranks = 4;
-  c.gpus_per_node = 2;  // two nodes: inter-node bandwidth, node clock offsets
-  c.iterations = 2;
-  c.seq = 2048;
-  c.threads = 2;
-  return c;
-}
-
-struct TruthKernel {
-  int64_t correlation, iteration, layer, clock_mhz, start_ns, dur_ns, nominal_ns, mfu_ns,
-      straggler_ns, dvfs_ns, interference_ns, noise_ns;
-  std::string phase, operation, op_class;
-  double flops, bytes;
-};
-
-struct TruthRank {
-  int64_t rank, offset_ns;
-  bool straggler;
-  std::vector<std::tuple<int64_t, int64_t, int64_t>> iterations;  // N, start, end
-  std::vector<TruthKernel> kernels;
-  std::map<std::string, int64_t> effect_totals;
-};
-
-std::vector<TruthRank> read_truth(const fs::path& dir) {
-  simdjson::dom::parser p;
-  simdjson::dom::element doc = p.load((dir / "truth.json").string());
-  std::vector<TruthRank> out;
-  for (simdjson::dom::element r : doc["ranks"].get_array()) {
-    TruthRank t;
-    t.rank = r["rank"].get_int64();
-    t.offset_ns = r["clock_offset_ns"].get_int64();
-    t.straggler = r["straggler"].get_bool();
-    for (simdjson::dom::element it : r["iterations"].get_array())
-      t.iterations.emplace_back(it["iteration"].get_int64(), it["start_ns"].get_int64(),
-                                it["end_ns"].get_int64());
-    for (simdjson::dom::element e : r["effects"].get_array())
-      for (auto [k, v] : e.get_object())
-        if (k.size() > 3 && k.substr(k.size() - 3) == "_ns")
-          t.effect_totals[std::string(k)] += v.get_int64();
-    for (simdjson::dom::element row : r["kernels"]["rows"].get_array()) {
-      simdjson::dom::array a = row.get_array();
-      TruthKernel k;
-      k.correlation = a.at(0).get_int64();
-      k.iteration = a.at(1).get_int64();
-      k.phase = std::string(std::string_view(a.at(2)));
-      k.layer = a.at(3).get_int64();
-      k.operation = std::string(std::string_view(a.at(4)));
-      k.op_class = std::string(std::string_view(a.at(5)));
-      k.clock_mhz = a.at(6).get_int64();
-      k.start_ns = a.at(7).get_int64();
-      k.dur_ns = a.at(8).get_int64();
-      k.nominal_ns = a.at(9).get_int64();
-      k.mfu_ns = a.at(10).get_int64();
-      k.straggler_ns = a.at(11).get_int64();
-      k.dvfs_ns = a.at(12).get_int64();
-      k.interference_ns = a.at(13).get_int64();
-      k.noise_ns = a.at(14).get_int64();
-      k.flops = a.at(18).get_double();
-      k.bytes = a.at(19).get_double();
-      t.kernels.push_back(k);
-    }
-    out.push_back(std::move(t));
-  }
-  return out;
-}
 
 bool is_comm_class(const std::string& c) {
   return c == "all_gather" || c == "reduce_scatter" || c == "all_reduce";

@@ -13,5 +13,7 @@ struct Command {
 Command add_info(CLI::App& root);
 Command add_synth(CLI::App& root);
 Command add_demo(CLI::App& root);
+Command add_tree(CLI::App& root);
+Command add_analyze(CLI::App& root);
 
 }  // namespace chopper::cli

@@ -16,6 +16,8 @@ int main(int argc, char** argv) {
   cmds.push_back(chopper::cli::add_demo(root));
   cmds.push_back(chopper::cli::add_info(root));
   cmds.push_back(chopper::cli::add_synth(root));
+  cmds.push_back(chopper::cli::add_tree(root));
+  cmds.push_back(chopper::cli::add_analyze(root));
   try {
     root.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

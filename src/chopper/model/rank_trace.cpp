@@ -1,6 +1,7 @@
 #include "chopper/model/rank_trace.hpp"
 
 #include <algorithm>
+#include <iterator>
 
 namespace chopper {
 
@@ -52,6 +53,38 @@ std::string_view memcpy_dir_name(MemcpyDir d) {
       return "other";
   }
   return "?";
+}
+
+namespace {
+constexpr std::string_view kPhaseNames[] = {"", "forward", "backward", "optimizer", "other"};
+constexpr std::string_view kOpClassNames[] = {
+    "",       "gemm",      "conv",       "attention",  "norm",           "elementwise", "embedding",
+    "loss",   "optimizer", "all_reduce", "all_gather", "reduce_scatter", "all_to_all",  "broadcast",
+    "reduce", "send_recv", "barrier",    "collective", "memcpy",         "memset",      "sync"};
+static_assert(std::size(kOpClassNames) == static_cast<size_t>(OpClass::kSync) + 1);
+}  // namespace
+
+std::string_view phase_name(Phase p) {
+  return kPhaseNames[static_cast<size_t>(p)];
+}
+std::string_view op_class_name(OpClass c) {
+  return kOpClassNames[static_cast<size_t>(c)];
+}
+bool parse_phase(std::string_view s, Phase& p) {
+  for (size_t i = 1; i < std::size(kPhaseNames); ++i)
+    if (kPhaseNames[i] == s) {
+      p = static_cast<Phase>(i);
+      return true;
+    }
+  return false;
+}
+bool parse_op_class(std::string_view s, OpClass& c) {
+  for (size_t i = 1; i < std::size(kOpClassNames); ++i)
+    if (kOpClassNames[i] == s) {
+      c = static_cast<OpClass>(i);
+      return true;
+    }
+  return false;
 }
 
 std::string_view link_path_name(LinkPath p) {

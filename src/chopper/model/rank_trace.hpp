@@ -26,6 +26,40 @@ std::string_view gpu_class_name(GpuClass c);
 enum class MemcpyDir : uint8_t { kNone, kHtoD, kDtoH, kDtoD, kHtoH, kPtoP, kOther };
 std::string_view memcpy_dir_name(MemcpyDir d);
 
+// The hierarchy labels (hierarchy/label.cpp). kNone = no label.
+enum class Phase : uint8_t { kNone, kForward, kBackward, kOptimizer, kOther };
+std::string_view phase_name(Phase p);  // "" for kNone
+// The class of an operation: what its kernels do.
+enum class OpClass : uint8_t {
+  kNone,
+  kGemm,
+  kConv,
+  kAttention,
+  kNorm,
+  kElementwise,
+  kEmbedding,
+  kLoss,
+  kOptimizer,
+  kAllReduce,
+  kAllGather,
+  kReduceScatter,
+  kAllToAll,
+  kBroadcast,
+  kReduce,
+  kSendRecv,
+  kBarrier,
+  kCollective,  // a collective of another or unknown type
+  kMemcpy,
+  kMemset,
+  kSync,
+};
+std::string_view op_class_name(OpClass c);  // "" for kNone
+// Parses a name written by op_class_name / phase_name; false if unknown.
+bool parse_op_class(std::string_view s, OpClass& c);
+bool parse_phase(std::string_view s, Phase& p);
+// Index into RankTrace::label_rules; kNoRule = the label was not set.
+inline constexpr uint16_t kNoRule = 0xffff;
+
 // How a GPU activity reached its host op (link/link.cpp).
 enum class LinkPath : uint8_t {
   kNone,               // no host op found
@@ -60,6 +94,18 @@ struct GpuActivities {
   std::vector<GpuClass> cls;
   std::vector<MemcpyDir> memcpy_dir;
   std::vector<int32_t> collective;  // row in RankTrace::collectives, -1 none
+  // hierarchy/label: the activity's place in iteration -> phase -> layer -> operation, and for
+  // each label the rule that set it (index into RankTrace::label_rules, kNoRule = unset).
+  std::vector<int64_t> iteration;  // kNoId = none
+  std::vector<Phase> phase;
+  std::vector<int32_t> layer;    // -1 = none (outside the transformer blocks, or unknown)
+  std::vector<StrId> operation;  // 0 = none
+  std::vector<OpClass> op_class;
+  std::vector<uint16_t> iteration_rule;
+  std::vector<uint16_t> phase_rule;
+  std::vector<uint16_t> layer_rule;
+  std::vector<uint16_t> operation_rule;
+  std::vector<uint16_t> op_class_rule;
 
   size_t size() const { return start_ns.size(); }
 };
@@ -267,6 +313,9 @@ struct RankTrace {
     Ns end_ns;
   };
   std::vector<Step> steps;
+  // Names of the rules the GpuActivities *_rule columns index (hierarchy/label.cpp).
+  std::vector<std::string> label_rules;
+  bool labelled() const { return gpu.iteration.size() == gpu.size() && !label_rules.empty(); }
 
   // Link statistics (link/link.cpp).
   uint64_t linked_gpu_activities = 0;

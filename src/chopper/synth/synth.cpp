@@ -23,6 +23,7 @@
 #include "chopper/base/error.hpp"
 #include "chopper/base/thread_pool.hpp"
 #include "chopper/base/time.hpp"
+#include "chopper/model/rank_trace.hpp"
 #include "chopper/report/json_out.hpp"
 
 namespace chopper {
@@ -104,64 +105,6 @@ double gauss(uint64_t key) {
 }
 
 // ---------------------------------------------------------------- the program
-enum class Phase : uint8_t { kForward, kBackward, kOptimizer, kOther };
-const char* phase_name(Phase p) {
-  switch (p) {
-    case Phase::kForward:
-      return "forward";
-    case Phase::kBackward:
-      return "backward";
-    case Phase::kOptimizer:
-      return "optimizer";
-    case Phase::kOther:
-      return "other";
-  }
-  return "?";
-}
-
-enum class OpClass : uint8_t {
-  kGemm,
-  kAttention,
-  kNorm,
-  kElementwise,
-  kEmbedding,
-  kLoss,
-  kOptimizer,
-  kAllGather,
-  kReduceScatter,
-  kAllReduce,
-  kMemcpy,
-  kMemset,
-};
-const char* class_name(OpClass c) {
-  switch (c) {
-    case OpClass::kGemm:
-      return "gemm";
-    case OpClass::kAttention:
-      return "attention";
-    case OpClass::kNorm:
-      return "norm";
-    case OpClass::kElementwise:
-      return "elementwise";
-    case OpClass::kEmbedding:
-      return "embedding";
-    case OpClass::kLoss:
-      return "loss";
-    case OpClass::kOptimizer:
-      return "optimizer";
-    case OpClass::kAllGather:
-      return "all_gather";
-    case OpClass::kReduceScatter:
-      return "reduce_scatter";
-    case OpClass::kAllReduce:
-      return "all_reduce";
-    case OpClass::kMemcpy:
-      return "memcpy";
-    case OpClass::kMemset:
-      return "memset";
-  }
-  return "?";
-}
 bool is_comm(OpClass c) {
   return c == OpClass::kAllGather || c == OpClass::kReduceScatter || c == OpClass::kAllReduce;
 }
@@ -943,14 +886,14 @@ class Simulator {
         }
         r.host += 1000 + stall + 1000;
         // The batch goes to the GPU.
-        launch_kernel(r, nullptr, e, "data", OpClass::kMemcpy, 0, s_.T * 8,
+        launch_kernel(r, nullptr, e, "aten::copy_", OpClass::kMemcpy, 0, s_.T * 8,
                       "Memcpy HtoD (Pinned -> Device)", "aten::copy_", Phase::kOther, -1, false,
                       -1);
         return;
       }
       case Act::kStepEnd: {
         // loss.item(): copy the loss to the host and wait for it.
-        launch_kernel(r, nullptr, e, "loss_item", OpClass::kMemcpy, 0, 4,
+        launch_kernel(r, nullptr, e, "aten::_local_scalar_dense", OpClass::kMemcpy, 0, 4,
                       "Memcpy DtoH (Device -> Pageable)", "aten::_local_scalar_dense",
                       Phase::kOther, -1, false, -1);
         const Ns sync_start = r.host;
@@ -1172,7 +1115,8 @@ class Simulator {
           matrix ? 168 : 32, matrix ? 213504 : 0, d_.sm_count, matrix ? 384 : 128);
     }
     // Built-in copies have no program op: -2 = the batch upload, -3 = loss.item().
-    const int32_t op_key = op_id >= 0 ? op_id : (std::string_view(op_label) == "data" ? -2 : -3);
+    const int32_t op_key =
+        op_id >= 0 ? op_id : (std::string_view(op_label) == "aten::copy_" ? -2 : -3);
     KernelTruth kt{corr,
                    c_.first_step + r.iteration,
                    phase,
@@ -1220,7 +1164,9 @@ class Simulator {
 
 std::string op_label(const Program& p, int32_t op) {
   if (op >= 0) return p.ops[static_cast<size_t>(op)];
-  return op == -2 ? "data" : "loss_item";
+  // Kernels launched outside any annotation: the operation is the launching op (the batch upload
+  // and the loss readback).
+  return op == -2 ? "aten::copy_" : "aten::_local_scalar_dense";
 }
 
 // nvidia-smi style timestamp "2026/01/01 00:00:05.123" from epoch ns.
@@ -1556,9 +1502,10 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
                        "{}\n  [{}, {}, \"{}\", {}, \"{}\", \"{}\", {}, {}, {}, {}, {}, {}, {}, {}, "
                        "{}, {}, {}, {}, {:.0f}, {:.0f}]",
                        i ? "," : "", k.correlation, k.iteration, phase_name(k.phase), k.layer,
-                       op_label(prog, k.op), class_name(k.cls), k.clock_mhz, k.start_ns, k.dur_ns,
-                       k.nominal_ns, k.mfu_ns, k.straggler_ns, k.dvfs_ns, k.interference_ns,
-                       k.noise_ns, k.exposed_comm_ns, k.launch_ns, k.stall_ns, k.flops, k.bytes);
+                       op_label(prog, k.op), op_class_name(k.cls), k.clock_mhz, k.start_ns,
+                       k.dur_ns, k.nominal_ns, k.mfu_ns, k.straggler_ns, k.dvfs_ns,
+                       k.interference_ns, k.noise_ns, k.exposed_comm_ns, k.launch_ns, k.stall_ns,
+                       k.flops, k.bytes);
       }
       t += "]}}";
       flush();

@@ -1,0 +1,47 @@
+#include "chopper/cli/common.hpp"
+
+#include <fmt/format.h>
+
+#include "chopper/base/error.hpp"
+#include "chopper/hierarchy/label.hpp"
+#include "chopper/ingest/load.hpp"
+
+namespace chopper::cli {
+
+void add_run_options(CLI::App* app, RunOptions& o) {
+  app->add_option("paths", o.paths,
+                  "Trace files or directories of them (.json, .json.gz, .json.zst)")
+      ->required();
+  app->add_option("--rules", o.rules,
+                  "TOML file of labelling rules that add to or override the built-in taxonomy "
+                  "(docs/hierarchy.md)");
+  app->add_flag("--keep-python", o.keep_python, "Keep python_function events as host ops");
+  app->add_option("-j,--threads", o.threads, "Threads (default: all cores)");
+}
+
+std::optional<LabelledRun> load_labelled(const RunOptions& o, const char* cmd) {
+  LabelledRun lr;
+  try {
+    lr.taxonomy = Taxonomy::builtin();
+    if (!o.rules.empty()) lr.taxonomy.load_toml(o.rules);
+    LoadOptions lo;
+    lo.kineto.keep_python = o.keep_python;
+    lo.threads = o.threads;
+    lr.run = load_run(o.paths, lo);
+  } catch (const Error& e) {
+    fmt::print(stderr, "chopper {}: {}\n", cmd, e.what());
+    return std::nullopt;
+  }
+  for (const auto& [file, why] : lr.run.skipped)
+    fmt::print(stderr, "chopper: skipped {} (not a trace: {})\n", file, why);
+  for (const auto& r : lr.run.ranks)
+    if (!r.ok) fmt::print(stderr, "chopper: {}\n", r.error);
+  if (lr.run.ranks.size() == lr.run.failed()) {
+    fmt::print(stderr, "chopper {}: no readable trace files\n", cmd);
+    return std::nullopt;
+  }
+  label_run(lr.taxonomy, lr.run, o.threads);
+  return lr;
+}
+
+}  // namespace chopper::cli

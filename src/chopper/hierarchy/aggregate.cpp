@@ -1,0 +1,256 @@
+#include "chopper/hierarchy/aggregate.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <functional>
+#include <map>
+#include <memory>
+#include <numeric>
+#include <tuple>
+#include <unordered_map>
+
+#include "chopper/base/error.hpp"
+
+namespace chopper {
+
+std::string_view level_name(Level l) {
+  switch (l) {
+    case Level::kGpu:
+      return "gpu";
+    case Level::kIteration:
+      return "iteration";
+    case Level::kPhase:
+      return "phase";
+    case Level::kLayer:
+      return "layer";
+    case Level::kOperation:
+      return "operation";
+  }
+  return "?";
+}
+
+std::vector<Level> parse_levels(std::string_view csv) {
+  std::vector<Level> out;
+  size_t pos = 0;
+  while (pos <= csv.size()) {
+    size_t end = csv.find(',', pos);
+    if (end == std::string_view::npos) end = csv.size();
+    const std::string_view w = csv.substr(pos, end - pos);
+    bool found = false;
+    for (Level l :
+         {Level::kGpu, Level::kIteration, Level::kPhase, Level::kLayer, Level::kOperation})
+      if (level_name(l) == w) {
+        if (std::find(out.begin(), out.end(), l) != out.end())
+          throw Error(fmt::format("level '{}' given twice", w));
+        out.push_back(l);
+        found = true;
+      }
+    if (!found)
+      throw Error(
+          fmt::format("unknown level '{}' (expected gpu, iteration, phase, layer, operation)", w));
+    pos = end + 1;
+  }
+  return out;
+}
+
+namespace {
+
+struct Key {
+  int64_t rank;
+  int32_t device;
+  int64_t iteration;
+  Phase phase;
+  int32_t layer;
+  StrId operation;
+  bool operator==(const Key& o) const {
+    return rank == o.rank && device == o.device && iteration == o.iteration && phase == o.phase &&
+           layer == o.layer && operation == o.operation;
+  }
+  bool operator<(const Key& o) const {
+    return std::tie(rank, device, iteration, phase, layer, operation) <
+           std::tie(o.rank, o.device, o.iteration, o.phase, o.layer, o.operation);
+  }
+};
+struct KeyHash {
+  size_t operator()(const Key& k) const {
+    uint64_t h = static_cast<uint64_t>(k.rank) * 0x9E3779B97F4A7C15ull;
+    h ^= static_cast<uint64_t>(k.device) + 0x7F4A7C15ull + (h << 6) + (h >> 2);
+    h ^= static_cast<uint64_t>(k.iteration) + (h << 6) + (h >> 2);
+    h ^= static_cast<uint64_t>(k.phase) + (h << 6) + (h >> 2);
+    h ^= static_cast<uint64_t>(k.layer) + (h << 6) + (h >> 2);
+    h ^= static_cast<uint64_t>(k.operation) + (h << 6) + (h >> 2);
+    return static_cast<size_t>(h);
+  }
+};
+
+constexpr size_t kClasses = static_cast<size_t>(OpClass::kSync) + 1;
+
+struct Acc {
+  uint64_t count = 0;
+  Ns kernel_ns = 0, busy_ns = 0;
+  Ns first = INT64_MAX, last = INT64_MIN;
+  Ns cur_end = INT64_MIN;  // union sweep (activities arrive in start order, per GPU)
+  std::array<Ns, kClasses> by_class{};
+};
+
+}  // namespace
+
+Aggregation aggregate(const Run& run, std::span<const Level> levels,
+                      std::shared_ptr<StringTable> strings) {
+  Aggregation out;
+  out.levels.assign(levels.begin(), levels.end());
+  out.strings = strings ? std::move(strings) : std::make_shared<StringTable>();
+  auto has = [&](Level l) { return std::find(levels.begin(), levels.end(), l) != levels.end(); };
+  const bool by_gpu = has(Level::kGpu), by_iter = has(Level::kIteration),
+             by_phase = has(Level::kPhase), by_layer = has(Level::kLayer),
+             by_op = has(Level::kOperation);
+  std::unordered_map<Key, Acc, KeyHash> total;
+  for (const RankSlot& slot : run.ranks) {
+    if (!slot.ok || !slot.trace.labelled()) continue;
+    const RankTrace& t = slot.trace;
+    const GpuActivities& g = t.gpu;
+    std::vector<StrId> op_map(t.strings.size(), UINT32_MAX);
+    // Per GPU of this rank first (busy time is a union on one GPU), in start order.
+    std::vector<uint32_t> order(g.size());
+    std::iota(order.begin(), order.end(), 0u);
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      if (g.device[a] != g.device[b]) return g.device[a] < g.device[b];
+      if (g.start_ns[a] != g.start_ns[b]) return g.start_ns[a] < g.start_ns[b];
+      return a < b;
+    });
+    std::unordered_map<Key, Acc, KeyHash> local;
+    for (uint32_t a : order) {
+      if (g.kind[a] == GpuKind::kSync) continue;  // waits, not work
+      StrId op = 0;
+      if (by_op && g.operation[a] != 0) {
+        StrId& m = op_map[g.operation[a]];
+        if (m == UINT32_MAX) m = out.strings->intern(t.strings.str(g.operation[a]));
+        op = m;
+      }
+      const Key k{slot.rank,
+                  g.device[a],
+                  by_iter ? g.iteration[a] : kNoId,
+                  by_phase ? g.phase[a] : Phase::kNone,
+                  by_layer ? g.layer[a] : -1,
+                  op};
+      Acc& acc = local[k];
+      const Ns s = g.start_ns[a], e = s + g.dur_ns[a];
+      ++acc.count;
+      acc.kernel_ns += g.dur_ns[a];
+      acc.first = std::min(acc.first, s);
+      acc.last = std::max(acc.last, e);
+      if (s >= acc.cur_end) {
+        acc.busy_ns += e - s;
+        acc.cur_end = e;
+      } else if (e > acc.cur_end) {
+        acc.busy_ns += e - acc.cur_end;
+        acc.cur_end = e;
+      }
+      acc.by_class[static_cast<size_t>(g.op_class[a])] += g.dur_ns[a];
+    }
+    for (const auto& [k, acc] : local) {
+      Key gk = k;
+      if (!by_gpu) {
+        gk.rank = -1;
+        gk.device = -1;
+      }
+      Acc& tot = total[gk];
+      tot.count += acc.count;
+      tot.kernel_ns += acc.kernel_ns;
+      tot.busy_ns += acc.busy_ns;
+      tot.first = std::min(tot.first, acc.first);
+      tot.last = std::max(tot.last, acc.last);
+      for (size_t c = 0; c < kClasses; ++c) tot.by_class[c] += acc.by_class[c];
+    }
+  }
+  std::vector<std::pair<Key, const Acc*>> sorted;
+  sorted.reserve(total.size());
+  for (const auto& [k, acc] : total) sorted.emplace_back(k, &acc);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  out.rows.reserve(sorted.size());
+  for (const auto& [k, acc] : sorted) {
+    AggRow r;
+    r.rank = k.rank;
+    r.device = k.device;
+    r.iteration = k.iteration;
+    r.phase = k.phase;
+    r.layer = k.layer;
+    r.operation = k.operation;
+    r.count = acc->count;
+    r.kernel_ns = acc->kernel_ns;
+    r.busy_ns = acc->busy_ns;
+    r.first_start_ns = acc->first;
+    r.last_end_ns = acc->last;
+    if (by_op) {
+      size_t best = 0;
+      for (size_t c = 1; c < kClasses; ++c)
+        if (acc->by_class[c] > acc->by_class[best]) best = c;
+      r.op_class = static_cast<OpClass>(best);
+    }
+    out.rows.push_back(r);
+  }
+  return out;
+}
+
+std::vector<CoverageRow> label_coverage(const Run& run) {
+  std::vector<CoverageRow> out;
+  for (const RankSlot& slot : run.ranks) {
+    if (!slot.ok || !slot.trace.labelled()) continue;
+    const RankTrace& t = slot.trace;
+    const GpuActivities& g = t.gpu;
+    struct Level_ {
+      const char* name;
+      const std::vector<uint16_t>* rule;
+      std::function<bool(size_t)> labelled;
+    };
+    const Level_ lv[] = {
+        {"iteration", &g.iteration_rule, [&](size_t a) { return g.iteration[a] != kNoId; }},
+        {"phase", &g.phase_rule, [&](size_t a) { return g.phase[a] != Phase::kNone; }},
+        {"layer", &g.layer_rule, [&](size_t a) { return g.layer[a] >= 0; }},
+        {"operation", &g.operation_rule, [&](size_t a) { return g.operation[a] != 0; }},
+        {"op_class", &g.op_class_rule, [&](size_t a) { return g.op_class[a] != OpClass::kNone; }},
+    };
+    for (const char* scope : {"all", "in_iterations"}) {
+      const bool in_it = std::string_view(scope) == "in_iterations";
+      Ns scope_ns = 0;
+      for (size_t a = 0; a < g.size(); ++a)
+        if (g.kind[a] != GpuKind::kSync && (!in_it || g.iteration[a] != kNoId))
+          scope_ns += g.dur_ns[a];
+      for (const Level_& l : lv) {
+        if (in_it && std::string_view(l.name) == "iteration") continue;
+        std::map<std::string, std::pair<uint64_t, Ns>> by_rule;
+        for (size_t a = 0; a < g.size(); ++a) {
+          if (g.kind[a] == GpuKind::kSync || (in_it && g.iteration[a] == kNoId)) continue;
+          const uint16_t r = (*l.rule)[a];
+          std::string rule = l.labelled(a) && r != kNoRule && r < t.label_rules.size()
+                                 ? t.label_rules[r]
+                                 : std::string();
+          auto& e = by_rule[rule];
+          ++e.first;
+          e.second += g.dur_ns[a];
+        }
+        for (const auto& [rule, v] : by_rule)
+          out.push_back({slot.rank, l.name, scope, rule, v.first, v.second, scope_ns});
+      }
+    }
+  }
+  return out;
+}
+
+double coverage_share(const std::vector<CoverageRow>& rows, std::string_view level,
+                      std::string_view scope, int64_t rank) {
+  Ns labelled = 0, total = 0;
+  std::map<int64_t, Ns> scope_total;
+  for (const CoverageRow& r : rows) {
+    if (r.level != level || r.scope != scope || (rank != -1 && r.rank != rank)) continue;
+    if (!r.rule.empty()) labelled += r.kernel_ns;
+    scope_total[r.rank] = r.scope_kernel_ns;
+  }
+  for (const auto& [rk, v] : scope_total) total += v;
+  return total == 0 ? 1.0 : static_cast<double>(labelled) / static_cast<double>(total);
+}
+
+}  // namespace chopper

@@ -1,0 +1,23 @@
+#pragma once
+// Places every GPU activity of a rank in iteration -> phase -> layer -> operation and gives the
+// operation its class (docs/hierarchy.md has every rule):
+//   iteration  the iteration range (ProfilerStep#N, or a user rule) that contains the launch (the
+//              runtime call), not the GPU start;
+//   phase      from the launching op's ranges (autograd, optimizer, FSDP/DDP hooks, annotations),
+//              fwdbwd flows and Sequence numbers, then thread windows and transfers;
+//   layer      the innermost range naming a block; a backward op takes its forward op's layer;
+//   operation  the innermost user annotation, else the outermost op below the innermost
+//              structural range; a backward op takes its forward op's operation; a collective
+//              outside annotations is its collective type.
+// Needs link_trace() and classify_trace(). Each label records the rule that set it.
+#include "chopper/hierarchy/taxonomy.hpp"
+#include "chopper/model/rank_trace.hpp"
+#include "chopper/model/run.hpp"
+
+namespace chopper {
+
+void label_trace(const Taxonomy& taxonomy, RankTrace& t);
+// Labels every readable rank, in parallel (threads 0 = all cores).
+void label_run(const Taxonomy& taxonomy, Run& run, unsigned threads = 0);
+
+}  // namespace chopper

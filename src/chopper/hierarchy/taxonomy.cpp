@@ -1,0 +1,435 @@
+#include "chopper/hierarchy/taxonomy.hpp"
+
+#include <fmt/format.h>
+#include <toml++/toml.h>
+
+#include <algorithm>
+#include <iterator>
+#include <optional>
+
+#include "chopper/base/error.hpp"
+
+namespace chopper {
+
+std::string_view rule_level_name(RuleLevel l) {
+  switch (l) {
+    case RuleLevel::kIteration:
+      return "iteration";
+    case RuleLevel::kPhase:
+      return "phase";
+    case RuleLevel::kLayer:
+      return "layer";
+    case RuleLevel::kOperation:
+      return "operation";
+    case RuleLevel::kClass:
+      return "class";
+  }
+  return "?";
+}
+
+const std::vector<InferredRule>& inferred_rules() {
+  static const std::vector<InferredRule> r = {
+      {"fwdbwd_flow", RuleLevel::kPhase,
+       "a fwdbwd flow ends at the op (backward) or starts at it (forward)"},
+      {"autograd_sequence", RuleLevel::kPhase,
+       "a cpu_op with a Sequence number outside any backward range: autograd recorded it in the "
+       "forward pass"},
+      {"autograd_thread", RuleLevel::kPhase,
+       "launched on a thread that runs backward ops and launched no forward work in the same "
+       "iteration: the autograd engine's thread (FSDP prefetch, DDP bucket copies, gradient "
+       "accumulation)"},
+      {"transfer_outside_phases", RuleLevel::kPhase,
+       "a memcpy or memset launched outside forward, backward and optimizer ranges, or a "
+       "host<->device copy whose only forward evidence is a Sequence number (batch upload with "
+       "aten::to, loss readback)"},
+      {"forward_only_trace", RuleLevel::kPhase,
+       "the rank has no backward and no optimizer work at all (inference, or a forward-only "
+       "profile): what was launched inside an iteration is forward"},
+      {"forward_op", RuleLevel::kLayer,
+       "a backward op takes the layer and operation of its forward op (fwdbwd flow, else the same "
+       "Sequence number)"},
+      {"ddp_bucket_layer", RuleLevel::kLayer,
+       "a backward collective with no layer in its names takes the layer of the last backward "
+       "compute launched before it on its thread (the layer whose gradients filled the bucket)"},
+      {"collective_type", RuleLevel::kOperation,
+       "a communication kernel outside any operation annotation: the operation is the collective "
+       "(all_gather, reduce_scatter, all_reduce, ...)"},
+      {"user_annotation", RuleLevel::kOperation,
+       "the innermost user annotation that is not a structural range"},
+      {"top_op", RuleLevel::kOperation,
+       "no operation annotation: the outermost cpu_op below the innermost structural range (a "
+       "layer, an FSDP/DDP hook, a phase range), so aten::linear and not aten::addmm"},
+      {"leaf_op", RuleLevel::kOperation,
+       "the launching op is itself a structural range with no cpu_op below it: its name"},
+      {"kernel_kind", RuleLevel::kClass,
+       "memcpy, memset and sync activities, and communication kernels (by collective type)"},
+      {"default_elementwise", RuleLevel::kClass,
+       "a compute kernel that no class rule matched: elementwise (vector) work"},
+  };
+  return r;
+}
+
+namespace {
+
+NameRule make(std::string name, RuleLevel level, std::string pattern, std::string doc) {
+  NameRule r;
+  r.name = std::move(name);
+  r.level = level;
+  r.pattern = std::move(pattern);
+  r.source = "builtin";
+  r.doc = std::move(doc);
+  return r;
+}
+NameRule phase_rule(std::string name, std::string pattern, Phase p, bool all_threads,
+                    std::string doc) {
+  NameRule r = make(std::move(name), RuleLevel::kPhase, std::move(pattern), std::move(doc));
+  r.phase = p;
+  r.all_threads = all_threads;
+  return r;
+}
+NameRule op_rule(std::string name, std::string pattern, std::string label, OpClass c,
+                 std::string doc) {
+  NameRule r = make(std::move(name), RuleLevel::kOperation, std::move(pattern), std::move(doc));
+  r.label = std::move(label);
+  r.op_class = c;
+  return r;
+}
+NameRule class_rule(std::string name, std::string pattern, OpClass c, bool kernel,
+                    std::string doc) {
+  NameRule r = make(std::move(name), RuleLevel::kClass, std::move(pattern), std::move(doc));
+  r.op_class = c;
+  r.kernel_target = kernel;
+  r.ignore_case = true;
+  return r;
+}
+
+int count_captures(const std::string& p) {
+  // Counts '(' that open a capturing group: not escaped, not in a class, not "(?".
+  int n = 0;
+  bool in_class = false;
+  for (size_t i = 0; i < p.size(); ++i) {
+    const char c = p[i];
+    if (c == '\\') {
+      ++i;
+      continue;
+    }
+    if (in_class) {
+      if (c == ']') in_class = false;
+      continue;
+    }
+    if (c == '[') in_class = true;
+    if (c == '(' && (i + 1 >= p.size() || p[i + 1] != '?')) ++n;
+  }
+  return n;
+}
+
+std::vector<NameRule> builtin_rules() {
+  using P = Phase;
+  using C = OpClass;
+  const auto I = RuleLevel::kIteration;
+  const auto L = RuleLevel::kLayer;
+  std::vector<NameRule> r;
+  // ---- iteration
+  r.push_back(make("profiler_step", I, R"(^ProfilerStep#(\d+)$)",
+                   "torch.profiler's step ranges (profiler.step())"));
+  r.push_back(make("chopper_iteration", I, R"(^Iteration<?(\d+)>?$)",
+                   "Chopper's record_function(f\"Iteration<{step}>\") around train_step"));
+  // ---- phase
+  r.push_back(phase_rule("autograd_engine", R"(^autograd::engine::evaluate_function: )",
+                         P::kBackward, false, "the autograd engine running a backward node"));
+  r.push_back(phase_rule(
+      "autograd_node",
+      R"(Backward\d*$|^torch::autograd::AccumulateGrad$|^torch\.distributed\.ddp\.reducer::)",
+      P::kBackward, false,
+      "a backward node's own range (MmBackward0, ...), gradient accumulation, DDP's reducer"));
+  r.push_back(phase_rule(
+      "fsdp_backward",
+      R"(^FSDP::(pre_backward|post_backward)|^FullyShardedDataParallel\._(pre|post)_backward)",
+      P::kBackward, false, "FSDP1/FSDP2 backward hooks"));
+  r.push_back(phase_rule("backward_marker", R"(^## backward ##$|^loss\.backward$|^l$)",
+                         P::kBackward, true,
+                         "a backward range on the main thread (Chopper's `l` = loss.backward): "
+                         "applies to every thread during its span"));
+  r.push_back(phase_rule("optimizer_range", R"(^Optimizer\.(step|zero_grad)#|^## optimizer ##$)",
+                         P::kOptimizer, false,
+                         "torch.optim's Optimizer.step#… / Optimizer.zero_grad#… ranges"));
+  r.push_back(phase_rule("chopper_optimizer", R"(^opt_(step|zg|gc|lr)$)", P::kOptimizer, false,
+                         "Chopper's optimizer annotations"));
+  r.push_back(phase_rule("fused_optimizer_op", R"(^aten::_fused_(adam|adamw|sgd|adagrad)_?$)",
+                         P::kOptimizer, false, "fused optimizer kernels' ops"));
+  r.push_back(phase_rule("forward_marker", R"(^## forward ##$)", P::kForward, true,
+                         "a forward range on the main thread: applies to every thread"));
+  r.push_back(phase_rule("ddp_forward", R"(^DistributedDataParallel\.forward$)", P::kForward, false,
+                         "DDP's forward range"));
+  r.push_back(phase_rule(
+      "fsdp_forward",
+      R"(^FSDP::(root_pre_forward|pre_forward|post_forward)|^FullyShardedDataParallel\.forward$|^FullyShardedDataParallel\._pre_forward)",
+      P::kForward, false, "FSDP1/FSDP2 forward hooks"));
+  r.push_back(phase_rule("module_forward", R"(^nn\.Module: )", P::kForward, false,
+                         "nn.Module ranges (profile with with_modules=True): module forwards"));
+  r.push_back(phase_rule(
+      "chopper_forward",
+      R"(^(Layer<?\d+>?|attn_n|q_ip|k_ip|v_ip|qkv_t|qkv_re|attn_i|attn_fa|attn_or|attn_op|attn_ra|ffn_n|ffn_gp|ffn_gs|ffn_up|ffn_gu|ffn_dp|ffn_ra|mlp_\w+|ie|ln|lp|cel)$)",
+      P::kForward, false, "Chopper's layer and operation annotations (forward pass)"));
+  r.push_back(phase_rule(
+      "data_loading", R"(^dl$|DataLoader|^## (data|data_load\w*|sdd_\w+|recmetrics_update) ##$)",
+      P::kOther, false,
+      "data loading and input distribution (Chopper's `dl`, torch DataLoader iteration, "
+      "TorchRec's sparse-data-dist and metrics ranges)"));
+  // ---- layer
+  r.push_back(make("fsdp2_root_group", L, R"(^FSDP::[A-Za-z_]+$)",
+                   "an FSDP2 range without a module: the root group, outside the blocks"));
+  r.push_back(make("module_path", L,
+                   R"((?:^|[\s.(])(?:layers|layer|h|blocks|block)\.(\d+)(?:$|[\s.)]))",
+                   "a module path naming a block: FSDP2 groups `FSDP::pre_forward (layers.3)`, "
+                   "torchtitan/HF `model.layers.3`, Megatron/NeMo `decoder.layers.3`, GPT-2 "
+                   "`transformer.h.3`"));
+  r.push_back(make("chopper_layer", L, R"(^Layer<?(\d+)>?$)", "Chopper's Layer<i> annotation"));
+  r.push_back(make(
+      "module_instance", L,
+      R"(^nn\.Module: \w*(?:DecoderLayer|EncoderLayer|TransformerBlock|TransformerLayer|Block)_(\d+)$)",
+      "an nn.Module range of a transformer block class: its instance number"));
+  // ---- operation
+  r.push_back(op_rule("chopper_gemm_op", R"(^(q_ip|k_ip|v_ip|attn_op|ffn_gp|ffn_up|ffn_dp|lp)$)",
+                      "", C::kGemm, "Chopper's projection annotations"));
+  r.push_back(op_rule("chopper_attention_op", R"(^attn_fa$)", "", C::kAttention,
+                      "Chopper's attention annotation"));
+  r.push_back(op_rule("chopper_norm_op", R"(^(attn_n|ffn_n|ln)$)", "", C::kNorm,
+                      "Chopper's norm annotations"));
+  r.push_back(
+      op_rule("chopper_embedding_op", R"(^ie$)", "", C::kEmbedding, "Chopper's input embedding"));
+  r.push_back(op_rule("chopper_loss_op", R"(^cel$)", "", C::kLoss, "Chopper's cross-entropy"));
+  r.push_back(op_rule("chopper_vector_op",
+                      R"(^(qkv_t|qkv_re|attn_i|attn_or|attn_ra|ffn_gs|ffn_gu|ffn_ra)$)", "",
+                      C::kElementwise, "Chopper's vector (elementwise) annotations"));
+  r.push_back(op_rule("chopper_optimizer_op", R"(^opt_(step|zg|gc|lr)$)", "", C::kOptimizer,
+                      "Chopper's optimizer annotations"));
+  r.push_back(op_rule("optimizer_step", R"(^Optimizer\.step#)", "opt_step", C::kOptimizer,
+                      "torch.optim step, named as Chopper names it"));
+  r.push_back(op_rule("optimizer_zero_grad", R"(^Optimizer\.zero_grad#)", "opt_zg", C::kOptimizer,
+                      "torch.optim zero_grad, named as Chopper names it"));
+  r.push_back(op_rule("fsdp_copy_out", R"(^FSDP::(all_gather_copy_out))", "$1", C::kNone,
+                      "FSDP2 copy of all-gathered parameters out of the communication buffer"));
+  r.push_back(op_rule(
+      "structural_range",
+      R"(^(FSDP::|FullyShardedDataParallel|DistributedDataParallel|ProfilerStep#|Iteration<?\d|Layer<?\d|## .* ##$|nn\.Module: |record_param_comms$))",
+      "-", C::kNone,
+      "framework ranges that group work but are not operations (their kernels take the "
+      "operation inside them or the collective)"));
+  // ---- class: host-op names (root first from the operation's range), then kernel names
+  r.push_back(class_rule("attention_op",
+                         R"(attention|flash|sdpa|_efficient_attention|fmha|ScaledDotProduct)",
+                         C::kAttention, false, "attention ops"));
+  r.push_back(class_rule("conv_op", R"(conv|cudnn_convolution|miopen_convolution)", C::kConv, false,
+                         "convolutions"));
+  r.push_back(class_rule(
+      "gemm_op",
+      R"(^aten::(mm|addmm|bmm|baddbmm|matmul|linear|_scaled_mm|addmv|mv|einsum|_grouped_mm|_addmm_activation)$|^(Mm|Addmm|Bmm|Baddbmm|Linear|Matmul|Mv)Backward)",
+      C::kGemm, false, "matrix multiplies"));
+  r.push_back(class_rule(
+      "norm_op",
+      R"(layer_norm|rms_norm|batch_norm|group_norm|instance_norm|LayerNorm|RmsNorm|BatchNorm|GroupNorm)",
+      C::kNorm, false, "normalisations"));
+  r.push_back(class_rule("embedding_op", R"(embedding)", C::kEmbedding, false, "embeddings"));
+  r.push_back(class_rule("loss_op",
+                         R"(cross_entropy|nll_loss|mse_loss|l1_loss|NllLoss|CrossEntropy|_loss$)",
+                         C::kLoss, false, "losses"));
+  r.push_back(class_rule("optimizer_op", R"(^aten::_fused_(adam|adamw|sgd|adagrad)_?$)",
+                         C::kOptimizer, false, "fused optimizers"));
+  r.push_back(class_rule("attention_kernel", R"(flash|fmha|attn|attention)", C::kAttention, true,
+                         "attention kernels (FlashAttention, CK/aiter fmha, Triton attn)"));
+  r.push_back(class_rule("conv_kernel",
+                         R"(conv|implicit_gemm|winograd|cudnn|miopen|igemm|nchwTo|nhwcTo)",
+                         C::kConv, true, "convolution kernels"));
+  r.push_back(class_rule("gemm_kernel",
+                         R"(gemm|xmma|cutlass|^Cijk_|nvjet|cublas|hipblas|wgmma|_mm_|matmul)",
+                         C::kGemm, true, "GEMM kernels (cuBLAS, CUTLASS, hipBLASLt Cijk_, ...)"));
+  r.push_back(class_rule(
+      "norm_kernel",
+      R"(layer_norm|layernorm|rms_norm|rmsnorm|batch_norm|batchnorm|group_norm|bn_fw|bn_bw)",
+      C::kNorm, true, "normalisation kernels"));
+  r.push_back(
+      class_rule("embedding_kernel", R"(embedding)", C::kEmbedding, true, "embedding kernels"));
+  r.push_back(class_rule("loss_kernel", R"(nll_loss|cross_entropy|LogSoftMax)", C::kLoss, true,
+                         "loss kernels"));
+  r.push_back(class_rule("optimizer_kernel", R"(adam|sgd|adagrad)", C::kOptimizer, true,
+                         "optimizer kernels"));
+  return r;
+}
+
+}  // namespace
+
+void compile_rule(NameRule& rule) {
+  auto flags = std::regex::ECMAScript | std::regex::optimize;
+  if (rule.ignore_case) flags |= std::regex::icase;
+  try {
+    rule.re = std::regex(rule.pattern, flags);
+  } catch (const std::regex_error& e) {
+    throw Error(fmt::format("{}: rule '{}': bad regex '{}': {}", rule.source, rule.name,
+                            rule.pattern, e.what()));
+  }
+  rule.captures = count_captures(rule.pattern);
+  if (rule.level == RuleLevel::kIteration && rule.captures < 1)
+    throw Error(
+        fmt::format("{}: rule '{}': an iteration rule needs a capture group for the "
+                    "iteration number",
+                    rule.source, rule.name));
+}
+
+Taxonomy Taxonomy::builtin() {
+  Taxonomy t;
+  t.rules_ = builtin_rules();
+  for (auto& r : t.rules_) compile_rule(r);
+  return t;
+}
+
+std::vector<std::string> Taxonomy::label_rule_names() const {
+  std::vector<std::string> n;
+  n.reserve(rules_.size() + inferred_rules().size());
+  for (const auto& r : rules_) n.push_back(r.name);
+  for (const auto& r : inferred_rules()) n.emplace_back(r.name);
+  return n;
+}
+
+uint16_t Taxonomy::inferred_index(std::string_view name) const {
+  const auto& inf = inferred_rules();
+  for (size_t i = 0; i < inf.size(); ++i)
+    if (inf[i].name == name) return static_cast<uint16_t>(rules_.size() + i);
+  throw Error(fmt::format("internal: no inferred rule '{}'", name));
+}
+
+namespace {
+
+std::string where(const std::string& source, const toml::node& n) {
+  return fmt::format("{}:{}", source, n.source().begin.line);
+}
+
+// Applies the [[rule]] entries of one parsed file to `rules`.
+void apply_user_rules(const toml::table& tbl, const std::string& source,
+                      std::vector<NameRule>& rules) {
+  for (const auto& [key, node] : tbl)
+    if (key.str() != "rule")
+      throw Error(fmt::format("{}: unknown key '{}' (expected [[rule]] tables)",
+                              where(source, node), key.str()));
+  const toml::array* arr = tbl["rule"].as_array();
+  if (arr == nullptr) {
+    if (tbl.contains("rule"))
+      throw Error(fmt::format("{}: 'rule' must be an array of tables ([[rule]])",
+                              where(source, *tbl.get("rule"))));
+    return;
+  }
+  for (const toml::node& n : *arr) {
+    const toml::table* t = n.as_table();
+    const std::string at = where(source, n);
+    if (t == nullptr) throw Error(at + ": each [[rule]] must be a table");
+    static const char* const kKeys[] = {"name",   "level",       "match", "ignore_case",
+                                        "phase",  "all_threads", "label", "class",
+                                        "target", "enabled",     "doc"};
+    for (const auto& [k, v] : *t)
+      if (std::find(std::begin(kKeys), std::end(kKeys), k.str()) == std::end(kKeys))
+        throw Error(fmt::format("{}: unknown key '{}' in [[rule]]", where(source, v), k.str()));
+    auto str = [&](const char* k) -> std::optional<std::string> {
+      const toml::node* v = t->get(k);
+      if (v == nullptr) return std::nullopt;
+      if (!v->is_string())
+        throw Error(fmt::format("{}: '{}' must be a string", where(source, *v), k));
+      return std::string(*v->value<std::string_view>());
+    };
+    auto boolean = [&](const char* k, bool def) {
+      const toml::node* v = t->get(k);
+      if (v == nullptr) return def;
+      if (!v->is_boolean())
+        throw Error(fmt::format("{}: '{}' must be true or false", where(source, *v), k));
+      return *v->value<bool>();
+    };
+    const auto name = str("name");
+    if (!name || name->empty()) throw Error(at + ": a [[rule]] needs a name");
+    auto existing = std::find_if(rules.begin(), rules.end(),
+                                 [&](const NameRule& r) { return r.name == *name; });
+    if (!boolean("enabled", true)) {
+      if (existing == rules.end())
+        throw Error(fmt::format("{}: rule '{}' is disabled but no such rule exists", at, *name));
+      rules.erase(existing);
+      continue;
+    }
+    NameRule r;
+    r.name = *name;
+    r.source = at;
+    const auto level = str("level");
+    if (!level) throw Error(fmt::format("{}: rule '{}' needs a level", at, *name));
+    bool found = false;
+    for (auto l : {RuleLevel::kIteration, RuleLevel::kPhase, RuleLevel::kLayer,
+                   RuleLevel::kOperation, RuleLevel::kClass})
+      if (rule_level_name(l) == *level) {
+        r.level = l;
+        found = true;
+      }
+    if (!found)
+      throw Error(fmt::format(
+          "{}: rule '{}': level '{}' is not iteration, phase, layer, operation or class", at, *name,
+          *level));
+    const auto match = str("match");
+    if (!match || match->empty())
+      throw Error(fmt::format("{}: rule '{}' needs a match regex", at, *name));
+    r.pattern = *match;
+    r.ignore_case = boolean("ignore_case", false);
+    r.doc = str("doc").value_or("");
+    if (r.level == RuleLevel::kPhase) {
+      const auto ph = str("phase");
+      if (!ph || !parse_phase(*ph, r.phase))
+        throw Error(fmt::format(
+            "{}: phase rule '{}' needs phase = forward, backward, optimizer or other", at, *name));
+      r.all_threads = boolean("all_threads", false);
+    }
+    if (r.level == RuleLevel::kOperation) r.label = str("label").value_or("");
+    if (const auto c = str("class")) {
+      if (!parse_op_class(*c, r.op_class))
+        throw Error(fmt::format("{}: rule '{}': unknown class '{}'", at, *name, *c));
+    } else if (r.level == RuleLevel::kClass) {
+      throw Error(fmt::format("{}: class rule '{}' needs a class", at, *name));
+    }
+    if (r.level == RuleLevel::kClass) {
+      const std::string target = str("target").value_or("host");
+      if (target != "host" && target != "kernel")
+        throw Error(fmt::format("{}: rule '{}': target must be host or kernel", at, *name));
+      r.kernel_target = target == "kernel";
+    }
+    compile_rule(r);
+    if (existing != rules.end()) {
+      *existing = std::move(r);
+    } else {
+      // Before the first rule of its level (and, for class rules, of its target).
+      auto pos = std::find_if(rules.begin(), rules.end(), [&](const NameRule& e) {
+        return e.level == r.level &&
+               (r.level != RuleLevel::kClass || e.kernel_target == r.kernel_target);
+      });
+      rules.insert(pos, std::move(r));
+    }
+  }
+}
+
+}  // namespace
+
+void Taxonomy::load_toml(const std::string& path) {
+  toml::table tbl;
+  try {
+    tbl = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    throw Error(fmt::format("{}:{}:{}: {}", path, e.source().begin.line, e.source().begin.column,
+                            e.description()));
+  }
+  apply_user_rules(tbl, path, rules_);
+}
+
+void Taxonomy::load_toml_text(std::string_view text, const std::string& source) {
+  toml::table tbl;
+  try {
+    tbl = toml::parse(text, source);
+  } catch (const toml::parse_error& e) {
+    throw Error(fmt::format("{}:{}:{}: {}", source, e.source().begin.line, e.source().begin.column,
+                            e.description()));
+  }
+  apply_user_rules(tbl, source, rules_);
+}
+
+}  // namespace chopper

@@ -1,0 +1,77 @@
+#pragma once
+// The taxonomy: the name rules that place GPU activities in iteration -> phase -> layer ->
+// operation, and give operations their class. Built-in rules cover PyTorch eager, autograd,
+// FSDP1, FSDP2, DDP, torchtitan / Hugging Face / Megatron / NeMo module paths and Chopper's own
+// annotations; a user TOML file adds rules or overrides built-in ones by name (docs/hierarchy.md).
+// Rules match host-op names (cpu_op and user_annotation events) with ECMAScript regexes, except
+// class rules with target "kernel", which match GPU kernel names.
+#include <regex>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chopper/model/rank_trace.hpp"
+
+namespace chopper {
+
+enum class RuleLevel : uint8_t { kIteration, kPhase, kLayer, kOperation, kClass };
+std::string_view rule_level_name(RuleLevel l);
+
+struct NameRule {
+  std::string name;
+  RuleLevel level = RuleLevel::kOperation;
+  std::string pattern;  // ECMAScript regex, searched (not anchored unless it says so)
+  bool ignore_case = false;
+  std::string source;  // "builtin" or "FILE:LINE"
+  std::string doc;
+  // kIteration: capture 1 is the iteration number.
+  // kPhase: the phase; all_threads: the range applies to every thread of the process during its
+  //   span (e.g. a loss.backward annotation on the main thread while autograd runs elsewhere).
+  Phase phase = Phase::kNone;
+  bool all_threads = false;
+  // kLayer: capture 1 is the layer number; a pattern without a capture group clears the layer
+  //   (e.g. FSDP2's root group).
+  // kOperation: label ("" = the whole name, "$1" = capture 1, "-" = not an operation: the range
+  //   is structural, like FSDP's hooks) and the class (kNone = inferred from ops and kernels).
+  std::string label;
+  OpClass op_class = OpClass::kNone;
+  // kClass: match host-op names ("host") or kernel names ("kernel").
+  bool kernel_target = false;
+
+  std::regex re;  // compiled pattern
+  int captures = 0;
+};
+
+// A label set by something other than a name rule (documented in docs/hierarchy.md).
+struct InferredRule {
+  std::string_view name;
+  RuleLevel level;
+  std::string_view doc;
+};
+const std::vector<InferredRule>& inferred_rules();
+
+class Taxonomy {
+ public:
+  // The built-in rules.
+  static Taxonomy builtin();
+  // Adds the rules of a user TOML file: a rule named like an existing one replaces it (keeping
+  // its place); `enabled = false` removes it; new rules go before the existing rules of their
+  // level, so they take precedence. Throws InputError naming the file and line.
+  void load_toml(const std::string& path);
+  // Same from TOML text (`source` names it in messages).
+  void load_toml_text(std::string_view text, const std::string& source);
+
+  const std::vector<NameRule>& rules() const { return rules_; }
+  // Every rule name a label can carry: the name rules, then the inferred rules. Index = the
+  // value stored in the GpuActivities *_rule columns.
+  std::vector<std::string> label_rule_names() const;
+  uint16_t inferred_index(std::string_view name) const;
+
+ private:
+  std::vector<NameRule> rules_;
+};
+
+// Compiles rule.pattern into rule.re; throws Error on a bad regex (message names the rule).
+void compile_rule(NameRule& rule);
+
+}  // namespace chopper

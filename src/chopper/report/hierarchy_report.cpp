@@ -1,0 +1,362 @@
+#include "chopper/report/hierarchy_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <functional>
+#include <map>
+#include <tuple>
+
+namespace chopper {
+
+namespace {
+
+using PKey = std::tuple<int64_t, int32_t, int64_t, Phase, int32_t, StrId>;
+
+// The row's key with the fields of levels[k..] cleared.
+PKey key_upto(const AggRow& r, const std::vector<Level>& levels, size_t k) {
+  PKey p{-1, -1, kNoId, Phase::kNone, -1, 0};
+  for (size_t i = 0; i < k && i < levels.size(); ++i) switch (levels[i]) {
+      case Level::kGpu:
+        std::get<0>(p) = r.rank;
+        std::get<1>(p) = r.device;
+        break;
+      case Level::kIteration:
+        std::get<2>(p) = r.iteration;
+        break;
+      case Level::kPhase:
+        std::get<3>(p) = r.phase;
+        break;
+      case Level::kLayer:
+        std::get<4>(p) = r.layer;
+        break;
+      case Level::kOperation:
+        std::get<5>(p) = r.operation;
+        break;
+    }
+  return p;
+}
+
+std::string ms(Ns ns) {
+  return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6);
+}
+
+Cell opt_int(int64_t v, bool present) {
+  return present ? Cell::of(v) : Cell::null();
+}
+
+}  // namespace
+
+std::string level_value(const Aggregation& a, const AggRow& r, Level l) {
+  switch (l) {
+    case Level::kGpu:
+      return r.rank < 0 ? fmt::format("rank ? gpu {}", r.device)
+                        : fmt::format("rank {} gpu {}", r.rank, r.device);
+    case Level::kIteration:
+      return r.iteration == kNoId ? "no iteration" : fmt::format("iteration {}", r.iteration);
+    case Level::kPhase:
+      return r.phase == Phase::kNone ? "no phase" : std::string(phase_name(r.phase));
+    case Level::kLayer:
+      return r.layer < 0 ? "no layer" : fmt::format("layer {}", r.layer);
+    case Level::kOperation:
+      if (r.operation == 0) return "no operation";
+      return r.op_class == OpClass::kNone
+                 ? std::string(a.operation(r))
+                 : fmt::format("{} [{}]", a.operation(r), op_class_name(r.op_class));
+  }
+  return "?";
+}
+
+void write_gpu_activities(const Run& run, TableSink& sink) {
+  TableSchema s{
+      "gpu_activities",
+      "One row per GPU activity (kernel, memcpy, memset, sync) of every readable rank, "
+      "with its place in the hierarchy and the rule that set each label",
+      {
+          {"rank", ColType::kInt, "rank (distributedInfo, else the file name)"},
+          {"device", ColType::kInt, "GPU index on the rank's node"},
+          {"stream", ColType::kInt, "stream (CUDA) or queue (HIP)"},
+          {"kind", ColType::kText, "kernel, memcpy, memset or sync"},
+          {"name", ColType::kText, "kernel or copy name as recorded"},
+          {"correlation", ColType::kInt, "correlation id (links to the runtime call)"},
+          {"start_ns", ColType::kInt, "GPU start, ns on the rank's clock"},
+          {"dur_ns", ColType::kInt, "GPU duration, ns"},
+          {"iteration", ColType::kInt, "iteration (ProfilerStep number) it was launched in"},
+          {"phase", ColType::kText, "forward, backward, optimizer or other"},
+          {"layer", ColType::kInt, "transformer block index; NULL outside blocks"},
+          {"operation", ColType::kText, "the operation that launched it"},
+          {"op_class", ColType::kText,
+           "gemm, conv, attention, norm, elementwise, embedding, loss, optimizer, a "
+           "collective type, memcpy, memset, sync"},
+          {"iteration_rule", ColType::kText, "rule that set iteration"},
+          {"phase_rule", ColType::kText, "rule that set phase"},
+          {"layer_rule", ColType::kText, "rule that set layer"},
+          {"operation_rule", ColType::kText, "rule that set operation"},
+          {"op_class_rule", ColType::kText, "rule that set op_class"},
+      }};
+  sink.begin(s);
+  std::vector<Cell> row(s.columns.size());
+  for (const RankSlot& slot : run.ranks) {
+    if (!slot.ok) continue;
+    const RankTrace& t = slot.trace;
+    const GpuActivities& g = t.gpu;
+    const bool lab = t.labelled();
+    auto rule = [&](const std::vector<uint16_t>& v, size_t a) {
+      return lab && v[a] != kNoRule && v[a] < t.label_rules.size()
+                 ? Cell::of(std::string_view(t.label_rules[v[a]]))
+                 : Cell::null();
+    };
+    for (size_t a = 0; a < g.size(); ++a) {
+      row[0] = Cell::of(slot.rank);
+      row[1] = Cell::of(g.device[a]);
+      row[2] = Cell::of(g.stream[a]);
+      row[3] = Cell::of(gpu_kind_name(g.kind[a]));
+      row[4] = Cell::of(t.strings.str(g.name[a]));
+      row[5] = opt_int(g.correlation[a], g.correlation[a] != kNoId);
+      row[6] = Cell::of(g.start_ns[a]);
+      row[7] = Cell::of(g.dur_ns[a]);
+      row[8] = lab ? opt_int(g.iteration[a], g.iteration[a] != kNoId) : Cell::null();
+      row[9] = lab && g.phase[a] != Phase::kNone ? Cell::of(phase_name(g.phase[a])) : Cell::null();
+      row[10] = lab ? opt_int(g.layer[a], g.layer[a] >= 0) : Cell::null();
+      row[11] = lab && g.operation[a] != 0 ? Cell::of(t.strings.str(g.operation[a])) : Cell::null();
+      row[12] = lab && g.op_class[a] != OpClass::kNone ? Cell::of(op_class_name(g.op_class[a]))
+                                                       : Cell::null();
+      row[13] = rule(g.iteration_rule, a);
+      row[14] = rule(g.phase_rule, a);
+      row[15] = rule(g.layer_rule, a);
+      row[16] = rule(g.operation_rule, a);
+      row[17] = rule(g.op_class_rule, a);
+      sink.row(row);
+    }
+  }
+  sink.end();
+}
+
+Table hierarchy_table(const std::vector<Aggregation>& prefixes) {
+  Table t({"hierarchy",
+           "GPU time at every level of the hierarchy: one row per node of the tree (gpu; gpu x "
+           "iteration; ... x operation). Levels not in a row are NULL",
+           {
+               {"level", ColType::kText, "the deepest level of the row"},
+               {"rank", ColType::kInt, "rank"},
+               {"device", ColType::kInt, "GPU index"},
+               {"iteration", ColType::kInt, "iteration"},
+               {"phase", ColType::kText, "phase ('' = none)"},
+               {"layer", ColType::kInt, "layer (-1 = none)"},
+               {"operation", ColType::kText, "operation ('' = none)"},
+               {"op_class", ColType::kText, "class with the most kernel time in the operation"},
+               {"count", ColType::kInt, "GPU activities"},
+               {"kernel_ns", ColType::kInt, "summed durations"},
+               {"busy_ns", ColType::kInt, "union of the intervals per GPU, summed over GPUs"},
+               {"first_start_ns", ColType::kInt, "earliest start"},
+               {"last_end_ns", ColType::kInt, "latest end"},
+               {"elapsed_ns", ColType::kInt, "last_end_ns - first_start_ns"},
+               {"share_of_parent", ColType::kReal,
+                "kernel_ns / the parent row's kernel_ns (fraction; the top level: of all)"},
+           }});
+  std::vector<std::map<PKey, Ns>> parent_ns(prefixes.size());
+  for (size_t k = 0; k < prefixes.size(); ++k)
+    for (const AggRow& r : prefixes[k].rows)
+      parent_ns[k][key_upto(r, prefixes[k].levels, k + 1)] += r.kernel_ns;
+  for (size_t k = 0; k < prefixes.size(); ++k) {
+    const Aggregation& a = prefixes[k];
+    Ns top_total = 0;
+    if (k == 0)
+      for (const AggRow& r : a.rows) top_total += r.kernel_ns;
+    for (const AggRow& r : a.rows) {
+      auto has = [&](Level l) {
+        return std::find(a.levels.begin(), a.levels.end(), l) != a.levels.end();
+      };
+      Ns parent = top_total;
+      if (k > 0) {
+        auto it = parent_ns[k - 1].find(key_upto(r, a.levels, k));
+        parent = it == parent_ns[k - 1].end() ? 0 : it->second;
+      }
+      const std::string phase(phase_name(r.phase));
+      t.add_row({Cell::of(level_name(a.levels.back())),
+                 has(Level::kGpu) ? Cell::of(r.rank) : Cell::null(),
+                 has(Level::kGpu) ? Cell::of(r.device) : Cell::null(),
+                 has(Level::kIteration) ? opt_int(r.iteration, r.iteration != kNoId) : Cell::null(),
+                 has(Level::kPhase) ? Cell::of(std::string_view(phase)) : Cell::null(),
+                 has(Level::kLayer) ? Cell::of(r.layer) : Cell::null(),
+                 has(Level::kOperation) ? Cell::of(a.operation(r)) : Cell::null(),
+                 has(Level::kOperation) ? Cell::of(op_class_name(r.op_class)) : Cell::null(),
+                 Cell::of(r.count), Cell::of(r.kernel_ns), Cell::of(r.busy_ns),
+                 Cell::of(r.first_start_ns), Cell::of(r.last_end_ns), Cell::of(r.elapsed_ns()),
+                 parent > 0
+                     ? Cell::of(static_cast<double>(r.kernel_ns) / static_cast<double>(parent))
+                     : Cell::null()});
+    }
+  }
+  return t;
+}
+
+Table coverage_table(const std::vector<CoverageRow>& rows) {
+  Table t({"label_coverage",
+           "How much GPU time each rule labelled, per rank and level (rule NULL = no label)",
+           {
+               {"rank", ColType::kInt, "rank"},
+               {"level", ColType::kText, "iteration, phase, layer, operation, op_class"},
+               {"scope", ColType::kText,
+                "all (every activity) or in_iterations (activities launched in an iteration)"},
+               {"rule", ColType::kText, "the rule; NULL = not labelled"},
+               {"activities", ColType::kInt, "GPU activities"},
+               {"kernel_ns", ColType::kInt, "their summed duration"},
+               {"share", ColType::kReal, "kernel_ns / the scope's kernel time (fraction)"},
+           }});
+  for (const CoverageRow& r : rows)
+    t.add_row(
+        {Cell::of(r.rank), Cell::of(std::string_view(r.level)), Cell::of(std::string_view(r.scope)),
+         r.rule.empty() ? Cell::null() : Cell::of(std::string_view(r.rule)), Cell::of(r.activities),
+         Cell::of(r.kernel_ns),
+         r.scope_kernel_ns > 0
+             ? Cell::of(static_cast<double>(r.kernel_ns) / static_cast<double>(r.scope_kernel_ns))
+             : Cell::null()});
+  return t;
+}
+
+Table rules_table(const Taxonomy& taxonomy) {
+  Table t({"label_rules",
+           "Every rule a label can name: the taxonomy's name rules in priority order, then the "
+           "inferred rules",
+           {
+               {"rule", ColType::kText, "name (the *_rule columns hold it)"},
+               {"level", ColType::kText, "iteration, phase, layer, operation or class"},
+               {"kind", ColType::kText, "name (regex on host-op or kernel names) or inferred"},
+               {"pattern", ColType::kText, "the regex (name rules)"},
+               {"value", ColType::kText, "phase, label or class the rule gives"},
+               {"source", ColType::kText, "builtin, FILE:LINE, or inferred"},
+               {"doc", ColType::kText, "what it recognises"},
+           }});
+  for (const NameRule& r : taxonomy.rules()) {
+    std::string value;
+    if (r.level == RuleLevel::kPhase)
+      value = std::string(phase_name(r.phase)) + (r.all_threads ? " (all threads)" : "");
+    if (r.level == RuleLevel::kOperation)
+      value = r.label == "-" ? "structural" : (r.label.empty() ? "the name" : r.label);
+    if (r.level == RuleLevel::kClass ||
+        (r.level == RuleLevel::kOperation && r.op_class != OpClass::kNone))
+      value += (value.empty() ? "" : ", ") + std::string(op_class_name(r.op_class)) +
+               (r.level == RuleLevel::kClass ? (r.kernel_target ? " (kernel names)" : " (host ops)")
+                                             : "");
+    t.add_row({Cell::of(std::string_view(r.name)), Cell::of(rule_level_name(r.level)),
+               Cell::of("name"), Cell::of(std::string_view(r.pattern)),
+               Cell::of(std::string_view(value)), Cell::of(std::string_view(r.source)),
+               Cell::of(std::string_view(r.doc))});
+  }
+  for (const InferredRule& r : inferred_rules())
+    t.add_row({Cell::of(r.name), Cell::of(rule_level_name(r.level)), Cell::of("inferred"),
+               Cell::null(), Cell::null(), Cell::of("inferred"), Cell::of(r.doc)});
+  return t;
+}
+
+std::string tree_text(const std::vector<Aggregation>& prefixes, const TreeOptions& opt) {
+  std::string out;
+  if (prefixes.empty()) return out;
+  const std::vector<Level>& levels = prefixes.back().levels;
+  const size_t depth =
+      opt.depth <= 0 ? prefixes.size() : std::min(prefixes.size(), static_cast<size_t>(opt.depth));
+  // children[k][parent key] = rows of prefixes[k]
+  std::vector<std::map<PKey, std::vector<const AggRow*>>> children(depth);
+  for (size_t k = 0; k < depth; ++k)
+    for (const AggRow& r : prefixes[k].rows) children[k][key_upto(r, levels, k)].push_back(&r);
+  for (auto& level : children)
+    for (auto& [key, v] : level)
+      std::stable_sort(v.begin(), v.end(), [](const AggRow* a, const AggRow* b) {
+        return a->kernel_ns > b->kernel_ns;
+      });
+  fmt::format_to(
+      std::back_inserter(out), "{:<56} {:>9} {:>12} {:>12} {:>7}\n",
+      "hierarchy (" +
+          [&] {
+            std::string s;
+            for (size_t i = 0; i < depth; ++i)
+              s += (i ? " > " : "") + std::string(level_name(levels[i]));
+            return s;
+          }() +
+          ")",
+      "count", "kernel_ms", "busy_ms", "share");
+  // Keep the time-ordered levels (gpu, iteration, layer) in key order, the others by time.
+  auto ordered = [&](size_t k, std::vector<const AggRow*> v) {
+    if (levels[k] == Level::kGpu || levels[k] == Level::kIteration || levels[k] == Level::kLayer ||
+        levels[k] == Level::kPhase)
+      std::stable_sort(v.begin(), v.end(), [&](const AggRow* a, const AggRow* b) {
+        return key_upto(*a, levels, k + 1) < key_upto(*b, levels, k + 1);
+      });
+    return v;
+  };
+  std::function<void(size_t, const PKey&, Ns)> emit = [&](size_t k, const PKey& parent,
+                                                          Ns parent_ns) {
+    auto it = children[k].find(parent);
+    if (it == children[k].end()) return;
+    const std::vector<const AggRow*> rows = ordered(k, it->second);
+    const size_t shown =
+        opt.top <= 0 ? rows.size() : std::min(rows.size(), static_cast<size_t>(opt.top));
+    // The top-N by time, shown in the level's natural order.
+    std::vector<const AggRow*> keep(it->second.begin(),
+                                    it->second.begin() + static_cast<long>(shown));
+    const std::string indent(2 * k, ' ');
+    uint64_t rest_n = 0, rest_count = 0;
+    Ns rest_ns = 0, rest_busy = 0;
+    for (const AggRow* r : rows) {
+      if (std::find(keep.begin(), keep.end(), r) == keep.end()) {
+        ++rest_n;
+        rest_count += r->count;
+        rest_ns += r->kernel_ns;
+        rest_busy += r->busy_ns;
+        continue;
+      }
+      std::string label = indent + level_value(prefixes[k], *r, levels[k]);
+      if (label.size() > 56) label = label.substr(0, 53) + "...";
+      fmt::format_to(
+          std::back_inserter(out), "{:<56} {:>9} {:>12} {:>12} {:>6.1f}%\n", label, r->count,
+          ms(r->kernel_ns), ms(r->busy_ns),
+          parent_ns > 0 ? 100.0 * static_cast<double>(r->kernel_ns) / static_cast<double>(parent_ns)
+                        : 0.0);
+      if (k + 1 < depth) emit(k + 1, key_upto(*r, levels, k + 1), r->kernel_ns);
+    }
+    if (rest_n > 0)
+      fmt::format_to(
+          std::back_inserter(out), "{:<56} {:>9} {:>12} {:>12} {:>6.1f}%\n",
+          indent + fmt::format("... {} more", rest_n), rest_count, ms(rest_ns), ms(rest_busy),
+          parent_ns > 0 ? 100.0 * static_cast<double>(rest_ns) / static_cast<double>(parent_ns)
+                        : 0.0);
+  };
+  Ns total = 0;
+  for (const AggRow& r : prefixes[0].rows) total += r.kernel_ns;
+  emit(0, key_upto(AggRow{}, levels, 0), total);
+  return out;
+}
+
+std::string coverage_text(const std::vector<CoverageRow>& rows) {
+  std::string out = "label coverage (share of GPU time; in iterations = launched inside one):\n";
+  for (const char* level : {"iteration", "phase", "layer", "operation", "op_class"}) {
+    const std::string scope = std::string_view(level) == "iteration" ? "all" : "in_iterations";
+    std::map<std::string, Ns> by_rule;
+    Ns total = 0;
+    std::map<int64_t, Ns> scope_total;
+    for (const CoverageRow& r : rows)
+      if (r.level == level && r.scope == scope) {
+        by_rule[r.rule] += r.kernel_ns;
+        scope_total[r.rank] = r.scope_kernel_ns;
+      }
+    for (const auto& [rk, v] : scope_total) total += v;
+    if (total == 0) continue;
+    std::vector<std::pair<Ns, std::string>> v;
+    for (const auto& [rule, ns] : by_rule) v.emplace_back(ns, rule);
+    std::sort(v.rbegin(), v.rend());
+    const double labelled = coverage_share(rows, level, scope);
+    fmt::format_to(std::back_inserter(out), "  {:<10} {:6.2f}% {}:", level, 100 * labelled,
+                   scope == "all" ? "of all" : "in iterations");
+    int n = 0;
+    for (const auto& [ns, rule] : v) {
+      if (n++ == 5) break;
+      fmt::format_to(std::back_inserter(out), " {} {:.1f}%,", rule.empty() ? "(none)" : rule,
+                     100.0 * static_cast<double>(ns) / static_cast<double>(total));
+    }
+    out.back() = '\n';
+  }
+  return out;
+}
+
+}  // namespace chopper
