@@ -142,6 +142,37 @@ TEST(KinetoReader, KeepPythonAddsPythonFunctionsAsHostOps) {
   EXPECT_EQ(t.x_events("python_function"), 1u);
 }
 
+// nn.Module ranges are kept without --keep-python, whatever the order of their members; other
+// python_function events are skipped (but counted). Four python_function events, two modules.
+TEST(KinetoReader, KeepsModuleRangesAmongPythonFunctions) {
+  const std::string text = trace_of(
+      R"({"ph": "X", "cat": "python_function", "name": "nn.Module: LlamaDecoderLayer_3", )"
+      R"("pid": 1, "tid": 2, "ts": 10, "dur": 50, "args": {"Python id": 7}},)"
+      R"({"ph": "X", "cat": "python_function", "pid": 1, "tid": 2, "ts": 12, "dur": 40, )"
+      R"("name": "nn.Module: Linear_9"},)"
+      R"({"ph": "X", "cat": "python_function", "name": "torch/nn/modules/linear.py(114): forward", )"
+      R"("pid": 1, "tid": 2, "ts": 13, "dur": 30},)"
+      R"({"name": "nn.Modulex", "ph": "X", "cat": "python_function", "pid": 1, "tid": 2, )"
+      R"("ts": 14, "dur": 1})");
+  for (size_t window : {64ul, 8ul << 20}) {
+    KinetoReadOptions opt;
+    opt.window_bytes = window;
+    RankTrace t = parse(text, opt);
+    EXPECT_EQ(t.x_events("python_function"), 4u);
+    ASSERT_EQ(t.host.size(), 2u);
+    EXPECT_EQ(t.strings.str(t.host.name[0]), "nn.Module: LlamaDecoderLayer_3");
+    EXPECT_EQ(t.host.start_ns[0], 10000);
+    EXPECT_EQ(t.host.dur_ns[0], 50000);
+    EXPECT_EQ(t.strings.str(t.host.name[1]), "nn.Module: Linear_9");
+    // ts and dur came before the name: parsed again after the name said "keep".
+    EXPECT_EQ(t.host.start_ns[1], 12000);
+    EXPECT_EQ(t.host.dur_ns[1], 40000);
+    EXPECT_EQ(t.host.tid[1], 2);
+    EXPECT_EQ(t.host.kind[1], HostKind::kPythonFunction);
+    EXPECT_TRUE(t.diagnostics.empty());
+  }
+}
+
 // Same content, plain, gzip and zstd, with windows smaller than one event: identical tables.
 TEST(KinetoReader, CompressionAndWindowSizeDoNotChangeTheResult) {
   const std::string text = mini();

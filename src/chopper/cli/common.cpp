@@ -15,7 +15,8 @@ void add_run_options(CLI::App* app, RunOptions& o) {
   app->add_option("--rules", o.rules,
                   "TOML file of labelling rules that add to or override the built-in taxonomy "
                   "(docs/hierarchy.md)");
-  app->add_flag("--keep-python", o.keep_python, "Keep python_function events as host ops");
+  app->add_flag("--keep-python", o.keep_python,
+                "Keep every python_function event as a host op (nn.Module ranges are always kept)");
   app->add_option("-j,--threads", o.threads, "Threads (default: all cores)");
 }
 

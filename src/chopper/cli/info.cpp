@@ -25,7 +25,8 @@ Command add_info(CLI::App& root) {
                   "Trace files or directories of them (.json, .json.gz, .json.zst)")
       ->required();
   app->add_flag("--json", o->json, "Print a JSON array with one object per file");
-  app->add_flag("--keep-python", o->keep_python, "Keep python_function events as host ops");
+  app->add_flag("--keep-python", o->keep_python,
+                "Keep every python_function event as a host op (nn.Module ranges are always kept)");
   app->add_option("-j,--threads", o->threads, "Parsing threads (default: all cores)");
   return {app, [o]() -> int {
             LoadOptions lo;

@@ -170,6 +170,12 @@ struct Malformed {
   const char* what;
 };
 
+// python_function events kept even without --keep-python: nn.Module ranges (with_modules=True),
+// which give the model's module structure.
+bool is_module_range(std::string_view name) {
+  return name.starts_with("nn.Module: ");
+}
+
 // First '"' or '\\' in [p, end), or end. 32 bytes at a time where AVX2 is available.
 #if defined(__x86_64__)
 __attribute__((target("avx2"))) const char* find_quote_or_backslash_avx2(const char* p,
@@ -1004,15 +1010,32 @@ void KinetoReader::parse_event() {
         skip_value();
         break;
     }
-    // python_function events are most of many traces: once ph and cat are known, skip the rest.
-    if (check_python && ev.ph == 'X' && ev.has_cat && eq(ev.cat, "python_function")) {
-      ev.skipped_python = true;
-      while (next_member('}')) {
+    // python_function events are most of many traces: once ph and cat are known, skip the rest,
+    // unless it is an nn.Module range (the layer structure). Its name usually comes next; if it
+    // does not, the members skipped while looking for it are parsed again.
+    if (check_python && ev.ph == 'X' && ev.has_cat && eq(ev.cat, "python_function") &&
+        !(ev.has_name && is_module_range(ev.name))) {
+      const char* resume = p_;
+      bool module = false;
+      while (!ev.has_name && next_member('}')) {
         ws();
-        key();
+        const std::string_view k2 = key();
+        if (eq(k2, "name") && *p_ == '"') {
+          module = is_module_range(str_value());
+          break;
+        }
         skip_value();
       }
-      return;
+      if (!module) {
+        ev.skipped_python = true;
+        while (next_member('}')) {
+          ws();
+          key();
+          skip_value();
+        }
+        return;
+      }
+      p_ = resume;
     }
     if (!next_member('}')) return;
   }
