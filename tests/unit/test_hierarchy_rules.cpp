@@ -1,0 +1,187 @@
+// The labelling rules on a hand-written trace (tests/data/labels_fixture.json): one step, a
+// forward on the main thread, a backward on the autograd thread, a DDP-style all-reduce, an
+// optimizer step and an orphan kernel. Every expected label follows from the rule named beside
+// it (docs/hierarchy.md); the fixture was written so that each kernel exercises one rule.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "chopper/base/error.hpp"
+#include "chopper/hierarchy/label.hpp"
+#include "test_util.hpp"
+
+using namespace chopper;
+
+namespace {
+
+struct Want {
+  int64_t correlation;
+  int64_t iteration;  // kNoId = none
+  const char* phase;
+  const char* phase_rule;
+  int32_t layer;
+  const char* operation;
+  const char* operation_rule;
+  const char* op_class;
+  const char* op_class_rule;
+};
+
+std::string rule(const RankTrace& t, uint16_t r) {
+  return r == kNoRule ? std::string() : t.label_rules[r];
+}
+
+size_t by_correlation(const RankTrace& t, int64_t c) {
+  for (size_t i = 0; i < t.gpu.size(); ++i)
+    if (t.gpu.correlation[i] == c) return i;
+  ADD_FAILURE() << "no activity with correlation " << c;
+  return 0;
+}
+
+void expect(const RankTrace& t, const Want& w) {
+  SCOPED_TRACE("correlation " + std::to_string(w.correlation));
+  const size_t i = by_correlation(t, w.correlation);
+  EXPECT_EQ(t.gpu.iteration[i], w.iteration);
+  EXPECT_EQ(phase_name(t.gpu.phase[i]), w.phase);
+  EXPECT_EQ(rule(t, t.gpu.phase_rule[i]), w.phase_rule);
+  EXPECT_EQ(t.gpu.layer[i], w.layer);
+  EXPECT_EQ(t.strings.str(t.gpu.operation[i]), w.operation);
+  EXPECT_EQ(rule(t, t.gpu.operation_rule[i]), w.operation_rule);
+  EXPECT_EQ(op_class_name(t.gpu.op_class[i]), w.op_class);
+  EXPECT_EQ(rule(t, t.gpu.op_class_rule[i]), w.op_class_rule);
+}
+
+RankTrace fixture(const Taxonomy& tx) {
+  RankTrace t = test::parse(test::read_file(test::data_path("labels_fixture.json")));
+  label_trace(tx, t);
+  return t;
+}
+
+}  // namespace
+
+TEST(HierarchyRules, BuiltinTaxonomyOnTheFixture) {
+  const RankTrace t = fixture(Taxonomy::builtin());
+  ASSERT_EQ(t.gpu.size(), 8u);
+  // aten::linear carries a Sequence number (autograd recorded it: forward); the operation is the
+  // outermost op (aten::linear, not the launching aten::addmm), a GEMM by its name.
+  expect(t,
+         {1, 3, "forward", "autograd_sequence", -1, "aten::linear", "top_op", "gemm", "gemm_op"});
+  // Inside the user annotation my_op: the operation is the annotation; no class rule matches
+  // my_op, aten::mul or the kernel name, so elementwise by default.
+  expect(t, {2, 3, "forward", "autograd_sequence", -1, "my_op", "user_annotation", "elementwise",
+             "default_elementwise"});
+  // A host-to-device copy whose only forward evidence is aten::to's Sequence number: a transfer.
+  expect(t, {3, 3, "other", "transfer_outside_phases", -1, "aten::to", "top_op", "memcpy",
+             "kernel_kind"});
+  // evaluate_function > AddmmBackward0 with Sequence number 10 = aten::linear's: backward (the
+  // innermost backward range names the rule), with the operation and class of its forward op.
+  expect(t,
+         {4, 3, "backward", "autograd_node", -1, "aten::linear", "forward_op", "gemm", "gemm_op"});
+  // A bare op on the autograd thread (which launched backward and no forward work).
+  expect(t, {5, 3, "backward", "autograd_thread", -1, "aten::copy_", "top_op", "elementwise",
+             "default_elementwise"});
+  // The all-reduce: autograd thread; record_param_comms is structural, so the operation is the
+  // collective type.
+  expect(t, {6, 3, "backward", "autograd_thread", -1, "all_reduce", "collective_type", "all_reduce",
+             "kernel_kind"});
+  // Optimizer.step#…: optimizer phase, operation opt_step (Chopper's name), class optimizer.
+  expect(t, {7, 3, "optimizer", "optimizer_range", -1, "opt_step", "optimizer_step", "optimizer",
+             "optimizer_step"});
+  // No runtime call: no launch time, so no iteration (its GPU start says nothing), and no phase.
+  expect(t, {99, kNoId, "", "", -1, "", "", "elementwise", "default_elementwise"});
+}
+
+TEST(HierarchyRules, UserTomlAddsOverridesAndDisablesRules) {
+  Taxonomy tx = Taxonomy::builtin();
+  tx.load_toml_text(R"(
+[[rule]]
+name = "blocks"
+level = "layer"
+match = '^block_(\d+)$'
+doc = "my model's blocks"
+
+[[rule]]
+name = "optimizer_step"            # replaces the built-in rule of that name
+level = "operation"
+match = '^Optimizer\.step#'
+label = "optimizer.step"
+class = "optimizer"
+
+[[rule]]
+name = "autograd_node"
+enabled = false
+)",
+                    "rules.toml");
+  const RankTrace t = fixture(tx);
+  // block_4 encloses my_op: layer 4 by the user rule.
+  const size_t k2 = by_correlation(t, 2);
+  EXPECT_EQ(t.gpu.layer[k2], 4);
+  EXPECT_EQ(rule(t, t.gpu.layer_rule[k2]), "blocks");
+  EXPECT_EQ(t.strings.str(t.gpu.operation[k2]), "my_op");
+  // The replaced rule keeps its name and gives the new label.
+  expect(t, {7, 3, "optimizer", "optimizer_range", -1, "optimizer.step", "optimizer_step",
+             "optimizer", "optimizer_step"});
+  // Without autograd_node, the enclosing evaluate_function range says backward.
+  expect(t, {4, 3, "backward", "autograd_engine", -1, "aten::linear", "forward_op", "gemm",
+             "gemm_op"});
+  for (const NameRule& r : tx.rules()) EXPECT_NE(r.name, "autograd_node");
+  // A new rule goes before the built-in rules of its level.
+  auto pos = [&](const std::string& n) {
+    for (size_t i = 0; i < tx.rules().size(); ++i)
+      if (tx.rules()[i].name == n) return i;
+    return tx.rules().size();
+  };
+  EXPECT_LT(pos("blocks"), pos("module_path"));
+  EXPECT_EQ(tx.rules()[pos("blocks")].source, "rules.toml:2");
+}
+
+TEST(HierarchyRules, BadRulesFilesNameTheFileAndLine) {
+  auto error_of = [](const std::string& text) {
+    Taxonomy tx = Taxonomy::builtin();
+    try {
+      tx.load_toml_text(text, "bad.toml");
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  EXPECT_EQ(error_of("[[rule]]\nname = \"x\"\nlevel = \"layers\"\nmatch = 'a'\n"),
+            "bad.toml:1: rule 'x': level 'layers' is not iteration, phase, layer, operation or "
+            "class");
+  EXPECT_NE(error_of("[[rule]]\nname = \"x\"\nlevel = \"layer\"\nmatch = '(a'\n")
+                .find("bad.toml:1: rule 'x': bad regex '(a'"),
+            std::string::npos);
+  EXPECT_EQ(error_of("\n[[rule]]\nname = \"x\"\nlevel = \"iteration\"\nmatch = 'step'\n"),
+            "bad.toml:2: rule 'x': an iteration rule needs a capture group for the iteration "
+            "number");
+  EXPECT_EQ(error_of("[[rule]]\nname = \"x\"\nlevel = \"phase\"\nmatch = 'a'\nphase = \"fwd\"\n"),
+            "bad.toml:1: phase rule 'x' needs phase = forward, backward, optimizer or other");
+  EXPECT_EQ(error_of("[[rule]]\nname = \"nope\"\nenabled = false\n"),
+            "bad.toml:1: rule 'nope' is disabled but no such rule exists");
+  EXPECT_EQ(error_of("[[rule]]\nname = \"x\"\nlevel = \"layer\"\nmatch = 'a'\ncolour = 1\n"),
+            "bad.toml:5: unknown key 'colour' in [[rule]]");
+  EXPECT_NE(error_of("[[rule]\n").find("bad.toml:1:"), std::string::npos);
+  // A file that does not exist.
+  Taxonomy tx = Taxonomy::builtin();
+  EXPECT_THROW(tx.load_toml("/nonexistent/rules.toml"), Error);
+}
+
+// The labels do not depend on how many ranks are labelled at once.
+TEST(HierarchyRules, LabelRunMatchesLabelTrace) {
+  const Taxonomy tx = Taxonomy::builtin();
+  const RankTrace one = fixture(tx);
+  chopper::Run run;
+  for (int r = 0; r < 3; ++r) {
+    RankSlot s;
+    s.ok = true;
+    s.rank = r;
+    s.trace = test::parse(test::read_file(test::data_path("labels_fixture.json")));
+    run.ranks.push_back(std::move(s));
+  }
+  label_run(tx, run, 3);
+  for (const RankSlot& s : run.ranks) {
+    EXPECT_EQ(s.trace.gpu.phase, one.gpu.phase);
+    EXPECT_EQ(s.trace.gpu.operation_rule, one.gpu.operation_rule);
+    EXPECT_EQ(s.trace.gpu.iteration, one.gpu.iteration);
+  }
+}
