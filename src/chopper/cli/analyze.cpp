@@ -1,6 +1,5 @@
 #include <fmt/format.h>
 
-#include <chrono>
 #include <cstdio>
 #include <filesystem>
 
@@ -13,6 +12,54 @@
 #include "chopper/report/sqlite_sink.hpp"
 
 namespace chopper::cli {
+
+int analyze_run(const RunOptions& ro, const std::string& out_dir, bool no_csv) {
+  auto lr = load_labelled(ro, "analyze");
+  if (!lr) return 2;
+  const std::vector<Level> levels = {Level::kGpu, Level::kIteration, Level::kPhase, Level::kLayer,
+                                     Level::kOperation};
+  std::vector<Aggregation> prefixes;
+  auto strings = std::make_shared<StringTable>();
+  for (size_t k = 1; k <= levels.size(); ++k)
+    prefixes.push_back(aggregate(lr->run, std::span(levels.data(), k), strings));
+  const std::vector<CoverageRow> coverage = label_coverage(lr->run);
+  try {
+    std::filesystem::create_directories(out_dir);
+    SqliteSink db(out_dir + "/chopper.sqlite");
+    std::optional<CsvSink> csv;
+    FanoutSink sink;
+    sink.add(db);
+    if (!no_csv) {
+      csv.emplace(out_dir);
+      sink.add(*csv);
+    }
+    write_gpu_activities(lr->run, sink);
+    write_table(hierarchy_table(prefixes), sink);
+    write_table(coverage_table(coverage), sink);
+    write_table(rules_table(lr->taxonomy), sink);
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "chopper analyze: {}\n", e.what());
+    return 2;
+  }
+  // The summary: all GPUs together, iteration > phase > top operations (`chopper tree` shows
+  // every level per GPU).
+  const std::vector<Level> summary = {Level::kIteration, Level::kPhase, Level::kOperation};
+  std::vector<Aggregation> sp;
+  for (size_t k = 1; k <= summary.size(); ++k)
+    sp.push_back(aggregate(lr->run, std::span(summary.data(), k), strings));
+  TreeOptions to;
+  to.top = 4;
+  size_t gpus = 0;
+  for (const RankSlot& r : lr->run.ranks) gpus += r.ok ? 1 : 0;
+  std::string out =
+      fmt::format("{} rank{} labelled; GPU time summed over them.\n\n", gpus, gpus == 1 ? "" : "s");
+  out += tree_text(sp, to);
+  out += "\n" + coverage_text(coverage);
+  out += fmt::format("\nwrote {}/chopper.sqlite{}\n", out_dir,
+                     no_csv ? "" : fmt::format(" and {}/*.csv", out_dir));
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return lr->run.failed() > 0 ? 1 : 0;
+}
 
 Command add_analyze(CLI::App& root) {
   auto* app = root.add_subcommand(
@@ -27,45 +74,7 @@ Command add_analyze(CLI::App& root) {
   add_run_options(app, o->run);
   app->add_option("-o,--out", o->out, "Output directory")->required();
   app->add_flag("--no-csv", o->no_csv, "Write only the SQLite database");
-  return {app, [o]() -> int {
-            auto lr = load_labelled(o->run, "analyze");
-            if (!lr) return 2;
-            const std::vector<Level> levels = {Level::kGpu, Level::kIteration, Level::kPhase,
-                                               Level::kLayer, Level::kOperation};
-            std::vector<Aggregation> prefixes;
-            auto strings = std::make_shared<StringTable>();
-            for (size_t k = 1; k <= levels.size(); ++k)
-              prefixes.push_back(aggregate(lr->run, std::span(levels.data(), k), strings));
-            const std::vector<CoverageRow> coverage = label_coverage(lr->run);
-            try {
-              std::filesystem::create_directories(o->out);
-              SqliteSink db(o->out + "/chopper.sqlite");
-              std::optional<CsvSink> csv;
-              FanoutSink sink;
-              sink.add(db);
-              if (!o->no_csv) {
-                csv.emplace(o->out);
-                sink.add(*csv);
-              }
-              write_gpu_activities(lr->run, sink);
-              write_table(hierarchy_table(prefixes), sink);
-              write_table(coverage_table(coverage), sink);
-              write_table(rules_table(lr->taxonomy), sink);
-            } catch (const std::exception& e) {
-              fmt::print(stderr, "chopper analyze: {}\n", e.what());
-              return 2;
-            }
-            TreeOptions to;
-            to.depth = 3;
-            to.top = 4;
-            std::string out =
-                tree_text(std::vector<Aggregation>(prefixes.begin(), prefixes.begin() + 3), to);
-            out += "\n" + coverage_text(coverage);
-            out += fmt::format("\nwrote {}/chopper.sqlite{}\n", o->out,
-                               o->no_csv ? "" : fmt::format(" and {}/*.csv", o->out));
-            std::fwrite(out.data(), 1, out.size(), stdout);
-            return lr->run.failed() > 0 ? 1 : 0;
-          }};
+  return {app, [o]() -> int { return analyze_run(o->run, o->out, o->no_csv); }};
 }
 
 }  // namespace chopper::cli

@@ -16,4 +16,8 @@ Command add_demo(CLI::App& root);
 Command add_tree(CLI::App& root);
 Command add_analyze(CLI::App& root);
 
+struct RunOptions;
+// chopper analyze: load, label, write DIR/chopper.sqlite (+ CSV), print the summary.
+int analyze_run(const RunOptions& run, const std::string& out_dir, bool no_csv);
+
 }  // namespace chopper::cli

@@ -7,6 +7,7 @@
 
 #include "chopper/base/error.hpp"
 #include "chopper/cli/commands.hpp"
+#include "chopper/cli/common.hpp"
 #include "chopper/ingest/load.hpp"
 #include "chopper/report/info_report.hpp"
 
@@ -167,20 +168,15 @@ Command add_demo(CLI::App& root) {
                 static_cast<double>(c.data_loader_stall_ns) / 1e6, c.straggler_rank,
                 c.straggler_clock * 100);
             if (int rc = run_synth(c, *out, false); rc != 0) return rc;
-            fmt::print("\nchopper info {}:\n\n", *out);
-            Run run;
-            try {
-              run = load_run({*out});
-            } catch (const Error& e) {
-              fmt::print(stderr, "chopper demo: {}\n", e.what());
-              return 1;
-            }
-            const std::string txt = info_text(run);
-            std::fwrite(txt.data(), 1, txt.size(), stdout);
+            fmt::print("\nchopper analyze {} -o {}/analysis:\n\n", *out, *out);
+            RunOptions ro;
+            ro.paths = {*out};
+            const int rc = analyze_run(ro, *out + "/analysis", false);
             fmt::print(
-                "The injected effects and every kernel's true labels are in {}/truth.json.\n",
-                *out);
-            return run.failed() > 0 ? 1 : 0;
+                "\nThe injected effects and every kernel's true labels are in {}/truth.json.\n"
+                "Per GPU: chopper tree {}\n",
+                *out, *out);
+            return rc;
           }};
 }
 
