@@ -33,6 +33,8 @@
 #include <vector>
 
 #include "chopper/base/input.hpp"
+#include "chopper/hierarchy/aggregate.hpp"
+#include "chopper/hierarchy/label.hpp"
 #include "chopper/ingest/kineto/kineto_reader.hpp"
 #include "chopper/link/link.hpp"
 
@@ -102,7 +104,7 @@ bool reset_peak_rss() {
 }
 
 struct Run {
-  Clock ingest, link;
+  Clock ingest, link, label;
   int64_t rss_before = 0, rss_after_ingest = 0, rss_peak_ingest = 0, rss_peak_total = 0;
 };
 
@@ -170,6 +172,8 @@ int main(int argc, char** argv) {
   const bool hwm_reset = reset_peak_rss();
   std::vector<Run> runs;
   uint64_t uncompressed = 0, total_events = 0, x_events = 0, diag_total = 0;
+  const chopper::Taxonomy taxonomy = chopper::Taxonomy::builtin();
+  uint64_t agg_rows = 0;
   uint64_t gpu_rows = 0, host_rows = 0, runtime_rows = 0, flow_rows = 0, linked = 0, linkable = 0;
   std::vector<std::string> diag_lines;
   for (int r = 0; r < repeat; ++r) {
@@ -187,7 +191,21 @@ int main(int argc, char** argv) {
       if (do_link) {
         chopper::link_trace(t);
         chopper::classify_trace(t);
-        run.link = Clock::now() - c1;
+        const Clock c2 = Clock::now();
+        run.link = c2 - c1;
+        // The hierarchy: label every activity, then aggregate at every prefix of
+        // gpu > iteration > phase > layer > operation (what chopper analyze does).
+        chopper::label_trace(taxonomy, t);
+        chopper::Run one;
+        one.ranks.emplace_back();
+        one.ranks.back().ok = true;
+        one.ranks.back().trace = std::move(t);
+        const chopper::Level levels[] = {chopper::Level::kGpu, chopper::Level::kIteration,
+                                         chopper::Level::kPhase, chopper::Level::kLayer,
+                                         chopper::Level::kOperation};
+        for (const auto& a : chopper::aggregate_prefixes(one, levels)) agg_rows += a.rows.size();
+        run.label = Clock::now() - c2;
+        t = std::move(one.ranks.back().trace);
       }
       run.rss_peak_total = peak_rss_bytes();
       if (r == 0) {
@@ -233,6 +251,9 @@ int main(int argc, char** argv) {
   const bool pass_tput = mbps_core >= min_mbps;
   const bool pass_rss = ratio <= max_ratio && uncompressed > 0;
   const bool pass_x = expect_x < 0 || static_cast<uint64_t>(expect_x) == x_events;
+  // ARCHITECTURE.md: analyses cost less than 20% of ingest.
+  const double label_share = best.ingest.cpu > 0 ? best.label.cpu / best.ingest.cpu : 0;
+  const bool pass_label = !do_link || label_share <= 0.20;
   const auto verdict = [](bool ok) { return ok ? "PASS" : "FAIL"; };
 
   fmt::print("chopper-bench-ingest\n");
@@ -268,6 +289,8 @@ int main(int argc, char** argv) {
     fmt::print("  link+classify s     {:.3f} CPU, {:.3f} wall\n", best.link.cpu, best.link.wall);
     fmt::print("  MB/s/core w/ link   {:.1f}  (ingest + link + classify; informational)\n",
                mbps_with_link);
+    fmt::print("  label+aggregate s   {:.3f} CPU, {:.3f} wall ({} aggregate rows)\n",
+               best.label.cpu, best.label.wall, agg_rows / runs.size());
   }
   fmt::print("  RSS before run      {:.1f} MB\n", mb(static_cast<double>(best.rss_before)));
   fmt::print("  RSS after ingest    {:.1f} MB (the model)\n",
@@ -285,14 +308,19 @@ int main(int argc, char** argv) {
   if (expect_x >= 0)
     fmt::print("  check x events      expected {}, read {}  {}\n", expect_x, x_events,
                verdict(pass_x));
-  const bool ok = pass_tput && pass_rss && pass_x;
+  if (do_link)
+    fmt::print("  target hierarchy    label+aggregate <= 0.20 x ingest CPU: {:.3f}  {}\n",
+               label_share, verdict(pass_label));
+  const bool ok = pass_tput && pass_rss && pass_x && pass_label;
   fmt::print("  RESULT              {}\n", verdict(ok));
   // One line for scripts.
   fmt::print(
       "bench_result file={} compression={} uncompressed_mb={:.1f} events={} x_events={} "
-      "wall_s={:.3f} cpu_s={:.3f} mbps_per_core={:.1f} link_classify_s={:.3f} peak_rss_mb={:.1f} "
-      "rss_ratio={:.3f} result={}\n",
+      "wall_s={:.3f} cpu_s={:.3f} mbps_per_core={:.1f} link_classify_s={:.3f} "
+      "label_aggregate_s={:.3f} "
+      "peak_rss_mb={:.1f} rss_ratio={:.3f} result={}\n",
       path, compression, mb(u), total_events, x_events, best.ingest.wall, best.ingest.cpu,
-      mbps_core, best.link.cpu, mb(static_cast<double>(peak_total)), ratio, verdict(ok));
+      mbps_core, best.link.cpu, best.label.cpu, mb(static_cast<double>(peak_total)), ratio,
+      verdict(ok));
   return ok ? 0 : 1;
 }

@@ -18,10 +18,8 @@ int analyze_run(const RunOptions& ro, const std::string& out_dir, bool no_csv) {
   if (!lr) return 2;
   const std::vector<Level> levels = {Level::kGpu, Level::kIteration, Level::kPhase, Level::kLayer,
                                      Level::kOperation};
-  std::vector<Aggregation> prefixes;
   auto strings = std::make_shared<StringTable>();
-  for (size_t k = 1; k <= levels.size(); ++k)
-    prefixes.push_back(aggregate(lr->run, std::span(levels.data(), k), strings));
+  const std::vector<Aggregation> prefixes = aggregate_prefixes(lr->run, levels, strings);
   const std::vector<CoverageRow> coverage = label_coverage(lr->run);
   try {
     std::filesystem::create_directories(out_dir);
@@ -44,9 +42,7 @@ int analyze_run(const RunOptions& ro, const std::string& out_dir, bool no_csv) {
   // The summary: all GPUs together, iteration > phase > top operations (`chopper tree` shows
   // every level per GPU).
   const std::vector<Level> summary = {Level::kIteration, Level::kPhase, Level::kOperation};
-  std::vector<Aggregation> sp;
-  for (size_t k = 1; k <= summary.size(); ++k)
-    sp.push_back(aggregate(lr->run, std::span(summary.data(), k), strings));
+  const std::vector<Aggregation> sp = aggregate_prefixes(lr->run, summary, strings);
   TreeOptions to;
   to.top = 4;
   size_t gpus = 0;

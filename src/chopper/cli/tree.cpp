@@ -39,10 +39,7 @@ Command add_tree(CLI::App& root) {
             }
             auto lr = load_labelled(o->run, "tree");
             if (!lr) return 2;
-            std::vector<Aggregation> prefixes;
-            auto strings = std::make_shared<StringTable>();
-            for (size_t k = 1; k <= levels.size(); ++k)
-              prefixes.push_back(aggregate(lr->run, std::span(levels.data(), k), strings));
+            const std::vector<Aggregation> prefixes = aggregate_prefixes(lr->run, levels);
             TreeOptions to;
             to.depth = o->depth;
             to.top = o->top;

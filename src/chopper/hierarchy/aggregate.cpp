@@ -97,74 +97,35 @@ struct Acc {
 
 }  // namespace
 
-Aggregation aggregate(const Run& run, std::span<const Level> levels,
-                      std::shared_ptr<StringTable> strings) {
+namespace {
+
+struct Grouping {
+  bool by_gpu, by_iter, by_phase, by_layer, by_op;
+  explicit Grouping(std::span<const Level> levels) {
+    auto has = [&](Level l) { return std::find(levels.begin(), levels.end(), l) != levels.end(); };
+    by_gpu = has(Level::kGpu);
+    by_iter = has(Level::kIteration);
+    by_phase = has(Level::kPhase);
+    by_layer = has(Level::kLayer);
+    by_op = has(Level::kOperation);
+  }
+};
+
+void add_to(Acc& tot, const Acc& acc) {
+  tot.count += acc.count;
+  tot.kernel_ns += acc.kernel_ns;
+  tot.busy_ns += acc.busy_ns;
+  tot.first = std::min(tot.first, acc.first);
+  tot.last = std::max(tot.last, acc.last);
+  for (size_t c = 0; c < kClasses; ++c) tot.by_class[c] += acc.by_class[c];
+}
+
+Aggregation finish(std::span<const Level> levels, const Grouping& gr,
+                   const std::unordered_map<Key, Acc, KeyHash>& total,
+                   std::shared_ptr<StringTable> strings) {
   Aggregation out;
   out.levels.assign(levels.begin(), levels.end());
-  out.strings = strings ? std::move(strings) : std::make_shared<StringTable>();
-  auto has = [&](Level l) { return std::find(levels.begin(), levels.end(), l) != levels.end(); };
-  const bool by_gpu = has(Level::kGpu), by_iter = has(Level::kIteration),
-             by_phase = has(Level::kPhase), by_layer = has(Level::kLayer),
-             by_op = has(Level::kOperation);
-  std::unordered_map<Key, Acc, KeyHash> total;
-  for (const RankSlot& slot : run.ranks) {
-    if (!slot.ok || !slot.trace.labelled()) continue;
-    const RankTrace& t = slot.trace;
-    const GpuActivities& g = t.gpu;
-    std::vector<StrId> op_map(t.strings.size(), UINT32_MAX);
-    // Per GPU of this rank first (busy time is a union on one GPU), in start order.
-    std::vector<uint32_t> order(g.size());
-    std::iota(order.begin(), order.end(), 0u);
-    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
-      if (g.device[a] != g.device[b]) return g.device[a] < g.device[b];
-      if (g.start_ns[a] != g.start_ns[b]) return g.start_ns[a] < g.start_ns[b];
-      return a < b;
-    });
-    std::unordered_map<Key, Acc, KeyHash> local;
-    for (uint32_t a : order) {
-      if (g.kind[a] == GpuKind::kSync) continue;  // waits, not work
-      StrId op = 0;
-      if (by_op && g.operation[a] != 0) {
-        StrId& m = op_map[g.operation[a]];
-        if (m == UINT32_MAX) m = out.strings->intern(t.strings.str(g.operation[a]));
-        op = m;
-      }
-      const Key k{slot.rank,
-                  g.device[a],
-                  by_iter ? g.iteration[a] : kNoId,
-                  by_phase ? g.phase[a] : Phase::kNone,
-                  by_layer ? g.layer[a] : -1,
-                  op};
-      Acc& acc = local[k];
-      const Ns s = g.start_ns[a], e = s + g.dur_ns[a];
-      ++acc.count;
-      acc.kernel_ns += g.dur_ns[a];
-      acc.first = std::min(acc.first, s);
-      acc.last = std::max(acc.last, e);
-      if (s >= acc.cur_end) {
-        acc.busy_ns += e - s;
-        acc.cur_end = e;
-      } else if (e > acc.cur_end) {
-        acc.busy_ns += e - acc.cur_end;
-        acc.cur_end = e;
-      }
-      acc.by_class[static_cast<size_t>(g.op_class[a])] += g.dur_ns[a];
-    }
-    for (const auto& [k, acc] : local) {
-      Key gk = k;
-      if (!by_gpu) {
-        gk.rank = -1;
-        gk.device = -1;
-      }
-      Acc& tot = total[gk];
-      tot.count += acc.count;
-      tot.kernel_ns += acc.kernel_ns;
-      tot.busy_ns += acc.busy_ns;
-      tot.first = std::min(tot.first, acc.first);
-      tot.last = std::max(tot.last, acc.last);
-      for (size_t c = 0; c < kClasses; ++c) tot.by_class[c] += acc.by_class[c];
-    }
-  }
+  out.strings = std::move(strings);
   std::vector<std::pair<Key, const Acc*>> sorted;
   sorted.reserve(total.size());
   for (const auto& [k, acc] : total) sorted.emplace_back(k, &acc);
@@ -184,7 +145,7 @@ Aggregation aggregate(const Run& run, std::span<const Level> levels,
     r.busy_ns = acc->busy_ns;
     r.first_start_ns = acc->first;
     r.last_end_ns = acc->last;
-    if (by_op) {
+    if (gr.by_op) {
       size_t best = 0;
       for (size_t c = 1; c < kClasses; ++c)
         if (acc->by_class[c] > acc->by_class[best]) best = c;
@@ -193,6 +154,91 @@ Aggregation aggregate(const Run& run, std::span<const Level> levels,
     out.rows.push_back(r);
   }
   return out;
+}
+
+// Aggregates one grouping per entry of `groupings` over every readable rank.
+std::vector<Aggregation> aggregate_groupings(const Run& run,
+                                             const std::vector<std::vector<Level>>& groupings,
+                                             std::shared_ptr<StringTable> strings) {
+  if (!strings) strings = std::make_shared<StringTable>();
+  std::vector<Grouping> gr;
+  for (const auto& g : groupings) gr.emplace_back(g);
+  std::vector<std::unordered_map<Key, Acc, KeyHash>> total(groupings.size());
+  for (const RankSlot& slot : run.ranks) {
+    if (!slot.ok || !slot.trace.labelled()) continue;
+    const RankTrace& t = slot.trace;
+    const GpuActivities& g = t.gpu;
+    std::vector<StrId> op_map(t.strings.size(), UINT32_MAX);
+    // Busy time is a union on one GPU: per GPU of this rank, in start order.
+    std::vector<uint32_t> order;
+    order.reserve(g.size());
+    for (size_t a = 0; a < g.size(); ++a)
+      if (g.kind[a] != GpuKind::kSync) order.push_back(static_cast<uint32_t>(a));  // waits
+    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+      if (g.device[a] != g.device[b]) return g.device[a] < g.device[b];
+      if (g.start_ns[a] != g.start_ns[b]) return g.start_ns[a] < g.start_ns[b];
+      return a < b;
+    });
+    for (size_t q = 0; q < groupings.size(); ++q) {
+      const Grouping& G = gr[q];
+      std::unordered_map<Key, Acc, KeyHash> local;
+      for (uint32_t a : order) {
+        StrId op = 0;
+        if (G.by_op && g.operation[a] != 0) {
+          StrId& m = op_map[g.operation[a]];
+          if (m == UINT32_MAX) m = strings->intern(t.strings.str(g.operation[a]));
+          op = m;
+        }
+        const Key k{slot.rank,
+                    g.device[a],
+                    G.by_iter ? g.iteration[a] : kNoId,
+                    G.by_phase ? g.phase[a] : Phase::kNone,
+                    G.by_layer ? g.layer[a] : -1,
+                    op};
+        Acc& acc = local[k];
+        const Ns s = g.start_ns[a], e = s + g.dur_ns[a];
+        ++acc.count;
+        acc.kernel_ns += g.dur_ns[a];
+        acc.first = std::min(acc.first, s);
+        acc.last = std::max(acc.last, e);
+        if (s >= acc.cur_end) {
+          acc.busy_ns += e - s;
+          acc.cur_end = e;
+        } else if (e > acc.cur_end) {
+          acc.busy_ns += e - acc.cur_end;
+          acc.cur_end = e;
+        }
+        acc.by_class[static_cast<size_t>(g.op_class[a])] += g.dur_ns[a];
+      }
+      for (const auto& [k, acc] : local) {
+        Key gk = k;
+        if (!G.by_gpu) {
+          gk.rank = -1;
+          gk.device = -1;
+        }
+        add_to(total[q][gk], acc);
+      }
+    }
+  }
+  std::vector<Aggregation> out;
+  for (size_t q = 0; q < groupings.size(); ++q)
+    out.push_back(finish(groupings[q], gr[q], total[q], strings));
+  return out;
+}
+
+}  // namespace
+
+Aggregation aggregate(const Run& run, std::span<const Level> levels,
+                      std::shared_ptr<StringTable> strings) {
+  return std::move(aggregate_groupings(run, {std::vector<Level>(levels.begin(), levels.end())},
+                                       std::move(strings))[0]);
+}
+
+std::vector<Aggregation> aggregate_prefixes(const Run& run, std::span<const Level> levels,
+                                            std::shared_ptr<StringTable> strings) {
+  std::vector<std::vector<Level>> g;
+  for (size_t k = 1; k <= levels.size(); ++k) g.emplace_back(levels.begin(), levels.begin() + k);
+  return aggregate_groupings(run, g, std::move(strings));
 }
 
 std::vector<CoverageRow> label_coverage(const Run& run) {

@@ -48,6 +48,11 @@ struct Aggregation {
 Aggregation aggregate(const Run& run, std::span<const Level> levels,
                       std::shared_ptr<StringTable> strings = nullptr);
 
+// aggregate() for every prefix of `levels` (levels[0]; levels[0..1]; ...), in one pass over the
+// activities: what the tree and the hierarchy table need.
+std::vector<Aggregation> aggregate_prefixes(const Run& run, std::span<const Level> levels,
+                                            std::shared_ptr<StringTable> strings = nullptr);
+
 // Label coverage: per rank, level and rule, the activities and GPU time the rule labelled
 // (rule "" = unlabelled). Scope "all" covers every activity; "in_iterations" only those that
 // have an iteration.

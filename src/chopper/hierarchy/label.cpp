@@ -295,29 +295,27 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
     bool any = false;
     for (size_t i = 0; i < f.size() && !any; ++i) any = f.kind[i] == FlowKind::kFwdBwd;
     if (any) {
-      struct Key {
-        int64_t pid, tid;
-        Ns ts;
-        bool operator==(const Key& o) const { return pid == o.pid && tid == o.tid && ts == o.ts; }
-      };
-      struct KeyHash {
-        size_t operator()(const Key& k) const {
-          return std::hash<int64_t>()(k.ts * 1000003 ^ k.tid * 31 ^ k.pid);
-        }
-      };
-      std::unordered_map<Key, int32_t, KeyHash> at;
-      at.reserve(nh);
-      for (int32_t i : order) {
-        const auto u = static_cast<size_t>(i);
-        at.emplace(Key{h.pid[u], h.tid[u], h.start_ns[u]}, i);  // first = outermost
-      }
+      // Endpoints in time order, merged with the ops (also in start order): the op of an
+      // endpoint is the first (outermost) op on its thread that starts at its ts.
+      std::vector<uint32_t> ends;
+      for (size_t i = 0; i < f.size(); ++i)
+        if (f.kind[i] == FlowKind::kFwdBwd && f.phase[i] != FlowPhase::kStep)
+          ends.push_back(static_cast<uint32_t>(i));
+      std::sort(ends.begin(), ends.end(), [&](uint32_t x, uint32_t y) {
+        return f.ts_ns[x] != f.ts_ns[y] ? f.ts_ns[x] < f.ts_ns[y] : x < y;
+      });
       std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> by_id;  // id -> (start, end op)
-      for (size_t i = 0; i < f.size(); ++i) {
-        if (f.kind[i] != FlowKind::kFwdBwd || f.phase[i] == FlowPhase::kStep) continue;
-        auto it = at.find(Key{f.pid[i], f.tid[i], f.ts_ns[i]});
-        if (it == at.end()) continue;
-        auto& slot = by_id.try_emplace(f.id[i], kNoRow, kNoRow).first->second;
-        (f.phase[i] == FlowPhase::kStart ? slot.first : slot.second) = it->second;
+      size_t j = 0;
+      for (uint32_t e : ends) {
+        const Ns ts = f.ts_ns[e];
+        while (j < nh && h.start_ns[static_cast<size_t>(order[j])] < ts) ++j;
+        for (size_t k = j; k < nh && h.start_ns[static_cast<size_t>(order[k])] == ts; ++k) {
+          const auto u = static_cast<size_t>(order[k]);
+          if (h.pid[u] != f.pid[e] || h.tid[u] != f.tid[e]) continue;
+          auto& slot = by_id.try_emplace(f.id[e], kNoRow, kNoRow).first->second;
+          (f.phase[e] == FlowPhase::kStart ? slot.first : slot.second) = order[k];
+          break;
+        }
       }
       for (const auto& [id, se] : by_id) {
         if (se.first != kNoRow) flow_start[static_cast<size_t>(se.first)] = 1;
