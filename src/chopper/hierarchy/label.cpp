@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <map>
 #include <numeric>
 #include <unordered_map>
 
@@ -86,6 +87,7 @@ class Matcher {
       switch (rule.level) {
         case RuleLevel::kIteration:
           if (m.iter_rule == kNoRule && std::regex_search(s.begin(), s.end(), mm, rule.re) &&
+              mm[1].matched &&
               parse_i64(std::string_view(&*mm[1].first, static_cast<size_t>(mm[1].length())),
                         m.iter_num))
             m.iter_rule = ri;
@@ -123,7 +125,10 @@ class Matcher {
             } else {
               std::string out;
               mm.format(std::back_inserter(out), rule.label);
-              m.op_label = t_.strings.intern(out);
+              if (out.empty())
+                m.structural = true;  // "$1" with nothing captured: not an operation
+              else
+                m.op_label = t_.strings.intern(out);
             }
           }
           break;
@@ -204,6 +209,7 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
   const uint16_t r_seq = tx.inferred_index("autograd_sequence");
   const uint16_t r_thread = tx.inferred_index("autograd_thread");
   const uint16_t r_fwd_only = tx.inferred_index("forward_only_trace");
+  const uint16_t r_seed = tx.inferred_index("backward_seed");
   const uint16_t r_transfer = tx.inferred_index("transfer_outside_phases");
   const uint16_t r_forward_op = tx.inferred_index("forward_op");
   const uint16_t r_bucket = tx.inferred_index("ddp_bucket_layer");
@@ -431,9 +437,11 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
       if (f != kNoRow && f != i) {
         const Ctx& fc = ctx[static_cast<size_t>(f)];
         c.fwd = f;
-        if (nm.layer_rule == kNoRule) {
+        // The forward op's layer, unless it has none (then what the backward op's own ranges
+        // say stands).
+        if (nm.layer_rule == kNoRule && (fc.layer >= 0 || fc.layer_rule != kNoRule)) {
           c.layer = fc.layer;
-          c.layer_rule = (fc.layer >= 0 || fc.layer_rule != kNoRule) ? r_forward_op : kNoRule;
+          c.layer_rule = r_forward_op;
         }
         c.op = op_of(f);
         c.op_rule = r_forward_op;
@@ -465,15 +473,21 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
 
   // ---- per activity
   std::vector<Ns> launch_ts(ng, kNoId);
-  std::vector<int64_t> launch_tid(ng, kNoId);
+  std::vector<int64_t> launch_tid(ng, kNoId);  // dense id of the launching (pid, tid)
+  std::map<std::pair<int64_t, int64_t>, int64_t> thread_ids;
+  auto thread_id = [&](int64_t pid, int64_t tid) {
+    return thread_ids.try_emplace({pid, tid}, static_cast<int64_t>(thread_ids.size()))
+        .first->second;
+  };
   for (size_t a = 0; a < ng; ++a) {
     const int32_t hop = g.host_op_idx[a], rt = g.runtime_idx[a];
     if (rt != kNoRow) {
       launch_ts[a] = t.runtime.start_ns[static_cast<size_t>(rt)];
-      launch_tid[a] = t.runtime.tid[static_cast<size_t>(rt)];
+      launch_tid[a] =
+          thread_id(t.runtime.pid[static_cast<size_t>(rt)], t.runtime.tid[static_cast<size_t>(rt)]);
     } else if (hop != kNoRow) {
       launch_ts[a] = h.start_ns[static_cast<size_t>(hop)];
-      launch_tid[a] = h.tid[static_cast<size_t>(hop)];
+      launch_tid[a] = thread_id(h.pid[static_cast<size_t>(hop)], h.tid[static_cast<size_t>(hop)]);
     }
     // iteration: the one the launch falls in. An activity with no launch (work launched before
     // the profiler started) gets none: GPU time lags the launch by up to ~100 ms, so the
@@ -483,9 +497,13 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
       if (g.iteration[a] != kNoId) g.iteration_rule[a] = iter_rule;
     }
     const bool comm = g.cls[a] == GpuClass::kCommunication;
-    const CollType ctype = g.collective[a] != kNoRow
-                               ? t.collectives[static_cast<size_t>(g.collective[a])].type
-                               : CollType::kUnknown;
+    // A collective's operation and class are the collective the framework called (an
+    // all-to-all run as SendRecv kernels is an all_to_all), else the kernel's own type.
+    CollType ctype = CollType::kUnknown;
+    if (g.collective[a] != kNoRow) {
+      const Collective& col = t.collectives[static_cast<size_t>(g.collective[a])];
+      ctype = col.called != CollType::kUnknown ? col.called : col.type;
+    }
     // class from the kind
     switch (g.cls[a]) {
       case GpuClass::kMemcpy:
@@ -600,7 +618,33 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
       g.phase_rule[a] = r_transfer;
     }
   }
-  // 4. a rank with no backward and no optimizer work: everything in an iteration is forward.
+  // 4. compute launched between the iteration's last forward launch and its first backward
+  // launch: loss.backward()'s gradient seed (aten::ones_like), which has no Sequence number and
+  // sits in no range.
+  {
+    struct Gap {
+      Ns last_fwd = INT64_MIN, first_bwd = INT64_MAX;
+    };
+    std::map<int64_t, Gap> gaps;  // iteration -> gap
+    for (size_t a = 0; a < ng; ++a) {
+      if (g.iteration[a] == kNoId || launch_ts[a] == kNoId) continue;
+      if (g.phase[a] == Phase::kForward)
+        gaps[g.iteration[a]].last_fwd = std::max(gaps[g.iteration[a]].last_fwd, launch_ts[a]);
+      if (g.phase[a] == Phase::kBackward)
+        gaps[g.iteration[a]].first_bwd = std::min(gaps[g.iteration[a]].first_bwd, launch_ts[a]);
+    }
+    for (size_t a = 0; a < ng; ++a) {
+      if (g.phase[a] != Phase::kNone || g.iteration[a] == kNoId || launch_ts[a] == kNoId) continue;
+      auto it = gaps.find(g.iteration[a]);
+      if (it != gaps.end() && it->second.last_fwd < launch_ts[a] &&
+          launch_ts[a] < it->second.first_bwd && it->second.last_fwd != INT64_MIN &&
+          it->second.first_bwd != INT64_MAX) {
+        g.phase[a] = Phase::kBackward;
+        g.phase_rule[a] = r_seed;
+      }
+    }
+  }
+  // 5. a rank with no backward and no optimizer work: everything in an iteration is forward.
   {
     bool training = false;
     for (size_t a = 0; a < ng && !training; ++a)

@@ -4,6 +4,9 @@
 #include <toml++/toml.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
 #include <iterator>
 #include <optional>
 
@@ -42,6 +45,9 @@ const std::vector<InferredRule>& inferred_rules() {
        "a memcpy or memset launched outside forward, backward and optimizer ranges, or a "
        "host<->device copy whose only forward evidence is a Sequence number (batch upload with "
        "aten::to, loss readback)"},
+      {"backward_seed", RuleLevel::kPhase,
+       "compute launched after the iteration's last forward launch and before its first "
+       "backward launch: loss.backward()'s gradient seed (aten::ones_like)"},
       {"forward_only_trace", RuleLevel::kPhase,
        "the rank has no backward and no optimizer work at all (inference, or a forward-only "
        "profile): what was launched inside an iteration is forward"},
@@ -53,7 +59,8 @@ const std::vector<InferredRule>& inferred_rules() {
        "compute launched before it on its thread (the layer whose gradients filled the bucket)"},
       {"collective_type", RuleLevel::kOperation,
        "a communication kernel outside any operation annotation: the operation is the collective "
-       "(all_gather, reduce_scatter, all_reduce, ...)"},
+       "the framework called (record_param_comms args, else an nccl:* range), else the kernel's "
+       "own type (all_gather, reduce_scatter, all_reduce, ...)"},
       {"user_annotation", RuleLevel::kOperation,
        "the innermost user annotation that is not a structural range"},
       {"top_op", RuleLevel::kOperation,
@@ -62,7 +69,8 @@ const std::vector<InferredRule>& inferred_rules() {
       {"leaf_op", RuleLevel::kOperation,
        "the launching op is itself a structural range with no cpu_op below it: its name"},
       {"kernel_kind", RuleLevel::kClass,
-       "memcpy, memset and sync activities, and communication kernels (by collective type)"},
+       "memcpy, memset and sync activities, and communication kernels (the collective called, "
+       "else the kernel's type)"},
       {"default_elementwise", RuleLevel::kClass,
        "a compute kernel that no class rule matched: elementwise (vector) work"},
   };
@@ -212,7 +220,7 @@ std::vector<NameRule> builtin_rules() {
                       "FSDP2 copy of all-gathered parameters out of the communication buffer"));
   r.push_back(op_rule(
       "structural_range",
-      R"(^(FSDP::|FullyShardedDataParallel|DistributedDataParallel|ProfilerStep#|Iteration<?\d|Layer<?\d|## .* ##$|nn\.Module: |record_param_comms$))",
+      R"(^(FSDP::|FullyShardedDataParallel|DistributedDataParallel|ProfilerStep#|Iteration<?\d|Layer<?\d|## .* ##$|nn\.Module: |record_param_comms$|nccl:))",
       "-", C::kNone,
       "framework ranges that group work but are not operations (their kernels take the "
       "operation inside them or the collective)"));
@@ -344,6 +352,10 @@ void apply_user_rules(const toml::table& tbl, const std::string& source,
     };
     const auto name = str("name");
     if (!name || name->empty()) throw Error(at + ": a [[rule]] needs a name");
+    for (const InferredRule& inf : inferred_rules())
+      if (inf.name == *name)
+        throw Error(
+            fmt::format("{}: '{}' is the name of an inferred rule; choose another", at, *name));
     auto existing = std::find_if(rules.begin(), rules.end(),
                                  [&](const NameRule& r) { return r.name == *name; });
     if (!boolean("enabled", true)) {
@@ -398,9 +410,10 @@ void apply_user_rules(const toml::table& tbl, const std::string& source,
     if (existing != rules.end()) {
       *existing = std::move(r);
     } else {
-      // Before the first rule of its level (and, for class rules, of its target).
+      // Before the first built-in rule of its level (and, for class rules, of its target), so
+      // after the user rules already added: a file's rules keep their order.
       auto pos = std::find_if(rules.begin(), rules.end(), [&](const NameRule& e) {
-        return e.level == r.level &&
+        return e.level == r.level && e.source == "builtin" &&
                (r.level != RuleLevel::kClass || e.kernel_target == r.kernel_target);
       });
       rules.insert(pos, std::move(r));
@@ -411,6 +424,10 @@ void apply_user_rules(const toml::table& tbl, const std::string& source,
 }  // namespace
 
 void Taxonomy::load_toml(const std::string& path) {
+  if (std::FILE* f = std::fopen(path.c_str(), "rb"))
+    std::fclose(f);
+  else
+    throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
   toml::table tbl;
   try {
     tbl = toml::parse_file(path);

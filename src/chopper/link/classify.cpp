@@ -226,6 +226,10 @@ void classify_trace(RankTrace& t) {
       c.pg_desc = args->pg_desc;
       c.pg_ranks = args->pg_ranks;
     }
+    if (args != nullptr && args->collective_name != 0)
+      c.called = coll_from_pytorch_name(t.strings.str(args->collective_name));
+    if (c.called == CollType::kUnknown && !host_coll_name.empty())
+      c.called = coll_from_pytorch_name(host_coll_name);
     if (c.type == CollType::kUnknown && !host_coll_name.empty()) {
       c.type = coll_from_pytorch_name(host_coll_name);
       if (c.type != CollType::kUnknown && c.source == 0) c.source = src_host;

@@ -237,6 +237,9 @@ struct Collective {
   StrId pg_ranks = 0;
   // Where the type came from: "kernel_name", "kernel_args", "host_args".
   StrId source = 0;
+  // The collective the framework called (its args' collective name, else an nccl:* range): may
+  // differ from `type`, e.g. an all-to-all that NCCL runs as SendRecv kernels. kUnknown if none.
+  CollType called = CollType::kUnknown;
 };
 
 struct ProcessGroup {
