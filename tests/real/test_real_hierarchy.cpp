@@ -94,7 +94,7 @@ const std::vector<Case>& cases() {
         {179634, 103, "backward", nullptr, kAnyLayer,
          "memcpy under `torch.distributed.ddp.reducer::copy_bucket_to_grad`"},
         {170153, 103, "forward", "aten::conv2d", kAnyLayer, "memset under `## forward ##`"}}},
-      // 0.99999: 6 us of aten::ones_like (loss.backward()'s seed, see mi250) have no phase.
+      // 1.0 since backward_seed labels the 6 us of aten::ones_like (loss.backward()'s seed).
       {"kineto_v100_resnet50_2021_legacy.json.gz",
        9096,
        603558000,
@@ -128,7 +128,7 @@ const std::vector<Case>& cases() {
        {{49514, 6, "forward", "aten::linear", 0, "GEMM in `nn.Module: Qwen2DecoderLayer_0`"},
         {49490, 6, "forward", "aten::is_nonzero", -1,
          "DtoD copy in Qwen2Model_0 outside the decoder layers"}}},
-      // 0.9998: 13.8 us of aten::ones_like (loss.backward()'s seed, see mi250) have no phase.
+      // 1.0 since backward_seed labels the 13.8 us of aten::ones_like (loss.backward()'s seed).
       {"tracelens_mi300x_resnet_ddp_rank0.json.gz",
        2685,
        68395667,
