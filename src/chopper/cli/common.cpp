@@ -8,16 +8,35 @@
 
 namespace chopper::cli {
 
-void add_run_options(CLI::App* app, RunOptions& o) {
+void add_run_options(CLI::App* app, RunOptions& o, bool rules) {
   app->add_option("paths", o.paths,
                   "Trace files or directories of them (.json, .json.gz, .json.zst)")
       ->required();
-  app->add_option("--rules", o.rules,
-                  "TOML file of labelling rules that add to or override the built-in taxonomy "
-                  "(docs/hierarchy.md)");
+  if (rules)
+    app->add_option("--rules", o.rules,
+                    "TOML file of labelling rules that add to or override the built-in taxonomy "
+                    "(docs/hierarchy.md)");
   app->add_flag("--keep-python", o.keep_python,
                 "Keep every python_function event as a host op (nn.Module ranges are always kept)");
   app->add_option("-j,--threads", o.threads, "Threads (default: all cores)");
+}
+
+std::optional<Run> load_reporting(const RunOptions& o, const char* cmd) {
+  Run run;
+  try {
+    LoadOptions lo;
+    lo.kineto.keep_python = o.keep_python;
+    lo.threads = o.threads;
+    run = load_run(o.paths, lo);
+  } catch (const Error& e) {
+    fmt::print(stderr, "chopper {}: {}\n", cmd, e.what());
+    return std::nullopt;
+  }
+  for (const auto& [file, why] : run.skipped)
+    fmt::print(stderr, "chopper: skipped {} (not a trace: {})\n", file, why);
+  for (const auto& r : run.ranks)
+    if (!r.ok) fmt::print(stderr, "chopper: {}\n", r.error);
+  return run;
 }
 
 std::optional<LabelledRun> load_labelled(const RunOptions& o, const char* cmd) {
@@ -25,18 +44,13 @@ std::optional<LabelledRun> load_labelled(const RunOptions& o, const char* cmd) {
   try {
     lr.taxonomy = Taxonomy::builtin();
     if (!o.rules.empty()) lr.taxonomy.load_toml(o.rules);
-    LoadOptions lo;
-    lo.kineto.keep_python = o.keep_python;
-    lo.threads = o.threads;
-    lr.run = load_run(o.paths, lo);
   } catch (const Error& e) {
     fmt::print(stderr, "chopper {}: {}\n", cmd, e.what());
     return std::nullopt;
   }
-  for (const auto& [file, why] : lr.run.skipped)
-    fmt::print(stderr, "chopper: skipped {} (not a trace: {})\n", file, why);
-  for (const auto& r : lr.run.ranks)
-    if (!r.ok) fmt::print(stderr, "chopper: {}\n", r.error);
+  std::optional<Run> run = load_reporting(o, cmd);
+  if (!run) return std::nullopt;
+  lr.run = std::move(*run);
   if (lr.run.ranks.size() == lr.run.failed()) {
     fmt::print(stderr, "chopper {}: no readable trace files\n", cmd);
     return std::nullopt;

@@ -17,8 +17,12 @@ struct RunOptions {
   bool keep_python = false;
   unsigned threads = 0;
 };
-// Adds paths, --rules, --keep-python and -j to `app`.
-void add_run_options(CLI::App* app, RunOptions& o);
+// Adds paths, --rules (unless `rules` is false), --keep-python and -j to `app`.
+void add_run_options(CLI::App* app, RunOptions& o, bool rules = true);
+
+// Loads the run; prints skipped files and unreadable ranks on stderr. nullopt (after printing
+// "chopper CMD: ...") when the paths cannot be listed.
+std::optional<Run> load_reporting(const RunOptions& o, const char* cmd);
 
 struct LabelledRun {
   Taxonomy taxonomy;

@@ -4,7 +4,7 @@
 
 #include <algorithm>
 #include <array>
-#include <functional>
+#include <iterator>
 #include <map>
 #include <memory>
 #include <numeric>
@@ -247,17 +247,31 @@ std::vector<CoverageRow> label_coverage(const Run& run) {
     if (!slot.ok || !slot.trace.labelled()) continue;
     const RankTrace& t = slot.trace;
     const GpuActivities& g = t.gpu;
+    const size_t none = t.label_rules.size();  // the "no label" slot
     struct Level_ {
       const char* name;
       const std::vector<uint16_t>* rule;
-      std::function<bool(size_t)> labelled;
     };
-    const Level_ lv[] = {
-        {"iteration", &g.iteration_rule, [&](size_t a) { return g.iteration[a] != kNoId; }},
-        {"phase", &g.phase_rule, [&](size_t a) { return g.phase[a] != Phase::kNone; }},
-        {"layer", &g.layer_rule, [&](size_t a) { return g.layer[a] >= 0; }},
-        {"operation", &g.operation_rule, [&](size_t a) { return g.operation[a] != 0; }},
-        {"op_class", &g.op_class_rule, [&](size_t a) { return g.op_class[a] != OpClass::kNone; }},
+    const Level_ lv[] = {{"iteration", &g.iteration_rule},
+                         {"phase", &g.phase_rule},
+                         {"layer", &g.layer_rule},
+                         {"operation", &g.operation_rule},
+                         {"op_class", &g.op_class_rule}};
+    // Whether activity a has a label at level l (a rule may be set with no label: a rule that
+    // clears the layer).
+    auto labelled = [&](size_t l, size_t a) {
+      switch (l) {
+        case 0:
+          return g.iteration[a] != kNoId;
+        case 1:
+          return g.phase[a] != Phase::kNone;
+        case 2:
+          return g.layer[a] >= 0;
+        case 3:
+          return g.operation[a] != 0;
+        default:
+          return g.op_class[a] != OpClass::kNone;
+      }
     };
     for (const char* scope : {"all", "in_iterations"}) {
       const bool in_it = std::string_view(scope) == "in_iterations";
@@ -265,21 +279,24 @@ std::vector<CoverageRow> label_coverage(const Run& run) {
       for (size_t a = 0; a < g.size(); ++a)
         if (g.kind[a] != GpuKind::kSync && (!in_it || g.iteration[a] != kNoId))
           scope_ns += g.dur_ns[a];
-      for (const Level_& l : lv) {
-        if (in_it && std::string_view(l.name) == "iteration") continue;
-        std::map<std::string, std::pair<uint64_t, Ns>> by_rule;
+      for (size_t l = in_it ? 1 : 0; l < std::size(lv); ++l) {
+        std::vector<std::pair<uint64_t, Ns>> by_rule(none + 1);
         for (size_t a = 0; a < g.size(); ++a) {
           if (g.kind[a] == GpuKind::kSync || (in_it && g.iteration[a] == kNoId)) continue;
-          const uint16_t r = (*l.rule)[a];
-          std::string rule = l.labelled(a) && r != kNoRule && r < t.label_rules.size()
-                                 ? t.label_rules[r]
-                                 : std::string();
-          auto& e = by_rule[rule];
+          const uint16_t r = (*lv[l].rule)[a];
+          auto& e = by_rule[labelled(l, a) && r < none ? r : none];
           ++e.first;
           e.second += g.dur_ns[a];
         }
-        for (const auto& [rule, v] : by_rule)
-          out.push_back({slot.rank, l.name, scope, rule, v.first, v.second, scope_ns});
+        // Rows in rule-name order, "" (no label) first.
+        std::vector<std::pair<std::string_view, size_t>> rows;
+        for (size_t r = 0; r <= none; ++r)
+          if (by_rule[r].first > 0)
+            rows.emplace_back(r == none ? std::string_view() : t.label_rules[r], r);
+        std::sort(rows.begin(), rows.end());
+        for (const auto& [rule, r] : rows)
+          out.push_back({slot.rank, lv[l].name, scope, std::string(rule), by_rule[r].first,
+                         by_rule[r].second, scope_ns});
       }
     }
   }
