@@ -1,10 +1,12 @@
-// libFuzzer target for the Kineto reader, linker and classifier. The first byte picks the
-// decompression window (tiny windows exercise events that straddle refills); the rest is the file.
-// Any input must end in a RankTrace or an InputError: never a crash, hang or sanitizer report.
+// libFuzzer target for the Kineto reader, linker and classifier, and for op_cost() on every host
+// op's recorded shapes. The first byte picks the decompression window (tiny windows exercise
+// events that straddle refills); the rest is the file. Any input must end in a RankTrace or an
+// InputError: never a crash, hang or sanitizer report.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
 
+#include "chopper/analysis/flops.hpp"
 #include "chopper/base/error.hpp"
 #include "chopper/base/input.hpp"
 #include "chopper/ingest/kineto/kineto_reader.hpp"
@@ -21,6 +23,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     chopper::RankTrace t = chopper::read_kineto(*src, opt);
     chopper::link_trace(t);
     chopper::classify_trace(t);
+    const chopper::HostOps& h = t.host;
+    for (size_t i = 0; i < h.size(); ++i)
+      (void)chopper::op_cost(t.strings.str(h.name[i]), t.strings.str(h.input_dims[i]),
+                             t.strings.str(h.input_types[i]), t.strings.str(h.concrete_inputs[i]));
   } catch (const chopper::InputError&) {
   }
   return 0;

@@ -37,7 +37,8 @@ inline SynthConfig small(const std::string& device, Parallelism par) {
 
 struct TruthKernel {
   int64_t correlation, iteration, layer, clock_mhz, start_ns, dur_ns, nominal_ns, mfu_ns,
-      straggler_ns, dvfs_ns, interference_ns, noise_ns;
+      straggler_ns, dvfs_ns, interference_ns, noise_ns, exposed_comm_ns, launch_overhead_ns,
+      host_stall_ns;
   std::string phase, operation, op_class;
   double flops, bytes;
 };
@@ -84,6 +85,9 @@ inline std::vector<TruthRank> read_truth(const fs::path& dir) {
       k.dvfs_ns = a.at(12).get_int64();
       k.interference_ns = a.at(13).get_int64();
       k.noise_ns = a.at(14).get_int64();
+      k.exposed_comm_ns = a.at(15).get_int64();
+      k.launch_overhead_ns = a.at(16).get_int64();
+      k.host_stall_ns = a.at(17).get_int64();
       k.flops = a.at(18).get_double();
       k.bytes = a.at(19).get_double();
       t.kernels.push_back(k);

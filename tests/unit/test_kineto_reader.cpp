@@ -304,6 +304,25 @@ TEST(KinetoReader, EscapedQuotesAndBracketsInsideStrings) {
   EXPECT_TRUE(t.diagnostics.empty());
 }
 
+// "Concrete Inputs" (recent PyTorch with record_shapes) is kept as its raw JSON text, like
+// "Input Dims"; an op without it, or with a value that is not an array, gets 0.
+TEST(KinetoReader, ConcreteInputsKept) {
+  const std::string text = trace_of(R"J(
+    {"ph": "X", "cat": "cpu_op", "name": "aten::_flash_attention_forward", "pid": 1, "tid": 1, "ts": 1, "dur": 5, "args": {"External id": 3, "Concrete Inputs": ["", "", "", "", "", "559", "559", "0.", "True", "False", "0.125"], "Input type": ["c10::BFloat16"], "Input Dims": [[16, 559, 16, 64]]}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 7, "dur": 1, "args": {"Input Dims": [[2, 3], [3, 4]]}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 9, "dur": 1, "args": {"Concrete Inputs": "odd"}})J");
+  RankTrace t = parse(text);
+  ASSERT_EQ(t.host.size(), 3u);
+  ASSERT_EQ(t.host.concrete_inputs.size(), 3u);
+  EXPECT_EQ(t.strings.str(t.host.concrete_inputs[0]),
+            R"(["", "", "", "", "", "559", "559", "0.", "True", "False", "0.125"])");
+  EXPECT_EQ(t.strings.str(t.host.input_dims[0]), "[[16, 559, 16, 64]]");
+  EXPECT_EQ(t.host.external_id[0], 3);
+  EXPECT_EQ(t.host.concrete_inputs[1], 0u);
+  EXPECT_EQ(t.host.concrete_inputs[2], 0u);
+  EXPECT_TRUE(t.diagnostics.empty());
+}
+
 // The parser unescapes strings itself: \uXXXX (with surrogate pairs) becomes UTF-8; a bad escape
 // is kept as written and counted.
 TEST(KinetoReader, UnicodeEscapes) {

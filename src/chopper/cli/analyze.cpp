@@ -1,58 +1,102 @@
 #include <fmt/format.h>
+#include <toml++/toml.h>
 
 #include <cstdio>
 #include <filesystem>
 
+#include "chopper/analysis/analysis.hpp"
 #include "chopper/base/error.hpp"
 #include "chopper/cli/commands.hpp"
 #include "chopper/cli/common.hpp"
 #include "chopper/hierarchy/aggregate.hpp"
+#include "chopper/report/analysis_report.hpp"
 #include "chopper/report/csv_sink.hpp"
 #include "chopper/report/hierarchy_report.hpp"
 #include "chopper/report/sqlite_sink.hpp"
 
 namespace chopper::cli {
+namespace {
 
-int analyze_run(const RunOptions& ro, const std::string& out_dir, bool no_csv) {
-  auto lr = load_labelled(ro, "analyze");
+// The run manifest: what the traces do not say. Keys: tokens_per_step, device, dtype.
+void read_manifest(const std::string& path, AnalysisOptions& a) {
+  toml::table t;
+  try {
+    t = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    throw Error(fmt::format("{}:{}: {}", path, e.source().begin.line, e.description()));
+  }
+  for (const auto& [k, v] : t) {
+    const std::string_view key = k.str();
+    if (key == "tokens_per_step") {
+      auto n = v.value<int64_t>();
+      if (!n || *n <= 0)
+        throw Error(fmt::format("{}:{}: tokens_per_step must be a positive integer", path,
+                                v.source().begin.line));
+      if (a.tokens_per_step == 0) a.tokens_per_step = *n;
+    } else if (key == "device") {
+      auto s = v.value<std::string>();
+      if (!s || find_device(*s) == nullptr)
+        throw Error(
+            fmt::format("{}:{}: unknown device (known: h100, h200, b200, a100, mi300x, "
+                        "mi250)",
+                        path, v.source().begin.line));
+      if (a.device.empty()) a.device = *s;
+    } else if (key == "dtype") {
+      auto s = v.value<std::string>();
+      auto d = s ? parse_dtype(*s) : std::nullopt;
+      if (!d)
+        throw Error(fmt::format("{}:{}: dtype must be one of bf16, fp16, fp8, tf32, fp32", path,
+                                v.source().begin.line));
+      a.dtype = *d;
+    } else {
+      throw Error(fmt::format("{}:{}: unknown key '{}' (tokens_per_step, device, dtype)", path,
+                              v.source().begin.line, key));
+    }
+  }
+}
+
+}  // namespace
+
+int analyze_run(const AnalyzeOptions& in) {
+  AnalyzeOptions o = in;
+  try {
+    if (!o.manifest.empty()) read_manifest(o.manifest, o.analysis);
+  } catch (const Error& e) {
+    fmt::print(stderr, "chopper analyze: {}\n", e.what());
+    return 2;
+  }
+  auto lr = load_labelled(o.run, "analyze");
   if (!lr) return 2;
+  o.analysis.threads = o.run.threads;
+  const RunAnalysis ra = analyze_run(lr->run, o.analysis);
   const std::vector<Level> levels = {Level::kGpu, Level::kIteration, Level::kPhase, Level::kLayer,
                                      Level::kOperation};
   auto strings = std::make_shared<StringTable>();
   const std::vector<Aggregation> prefixes = aggregate_prefixes(lr->run, levels, strings);
   const std::vector<CoverageRow> coverage = label_coverage(lr->run);
   try {
-    std::filesystem::create_directories(out_dir);
-    SqliteSink db(out_dir + "/chopper.sqlite");
+    std::filesystem::create_directories(o.out);
+    SqliteSink db(o.out + "/chopper.sqlite");
     std::optional<CsvSink> csv;
     FanoutSink sink;
     sink.add(db);
-    if (!no_csv) {
-      csv.emplace(out_dir);
+    if (!o.no_csv) {
+      csv.emplace(o.out);
       sink.add(*csv);
     }
     write_gpu_activities(lr->run, sink);
     write_table(hierarchy_table(prefixes), sink);
     write_table(coverage_table(coverage), sink);
     write_table(rules_table(lr->taxonomy), sink);
+    analysis_tables(ra, o.analysis, [&](const Table& t) { write_table(t, sink); });
   } catch (const std::exception& e) {
     fmt::print(stderr, "chopper analyze: {}\n", e.what());
     return 2;
   }
-  // The summary: all GPUs together, iteration > phase > top operations (`chopper tree` shows
-  // every level per GPU).
-  const std::vector<Level> summary = {Level::kIteration, Level::kPhase, Level::kOperation};
-  const std::vector<Aggregation> sp = aggregate_prefixes(lr->run, summary, strings);
-  TreeOptions to;
-  to.top = 4;
-  size_t gpus = 0;
-  for (const RankSlot& r : lr->run.ranks) gpus += r.ok ? 1 : 0;
-  std::string out =
-      fmt::format("{} rank{} labelled; GPU time summed over them.\n\n", gpus, gpus == 1 ? "" : "s");
-  out += tree_text(sp, to);
+  std::string out = analysis_summary(ra, o.analysis);
   out += "\n" + coverage_text(coverage);
-  out += fmt::format("\nwrote {}/chopper.sqlite{}\n", out_dir,
-                     no_csv ? "" : fmt::format(" and {}/*.csv", out_dir));
+  out += fmt::format("\nwrote {}/chopper.sqlite{}; per GPU and level: chopper tree\n", o.out,
+                     o.no_csv ? "" : fmt::format(" and {}/*.csv", o.out));
   std::fwrite(out.data(), 1, out.size(), stdout);
   return lr->run.failed() > 0 ? 1 : 0;
 }
@@ -60,17 +104,44 @@ int analyze_run(const RunOptions& ro, const std::string& out_dir, bool no_csv) {
 Command add_analyze(CLI::App& root) {
   auto* app = root.add_subcommand(
       "analyze",
-      "Label every GPU activity and write the tables (DIR/chopper.sqlite and DIR/*.csv)");
-  struct Opts {
-    RunOptions run;
-    std::string out;
-    bool no_csv = false;
-  };
-  auto o = std::make_shared<Opts>();
+      "Label every GPU activity, run every analysis, write the tables (DIR/chopper.sqlite and "
+      "DIR/*.csv) and print the findings");
+  auto o = std::make_shared<AnalyzeOptions>();
+  auto dtype = std::make_shared<std::string>("bf16");
   add_run_options(app, o->run);
   app->add_option("-o,--out", o->out, "Output directory")->required();
   app->add_flag("--no-csv", o->no_csv, "Write only the SQLite database");
-  return {app, [o]() -> int { return analyze_run(o->run, o->out, o->no_csv); }};
+  app->add_option("--tokens-per-step", o->analysis.tokens_per_step,
+                  "Tokens per iteration over all ranks (global batch x sequence length), for "
+                  "tokens/s and time per token");
+  app->add_option(
+      "--device", o->analysis.device,
+      "Device for MFU (h100, h200, b200, a100, mi300x, mi250); default: from the trace");
+  app->add_option("--dtype", *dtype, "Matrix dtype MFU is measured against")->capture_default_str();
+  app->add_option("--manifest", o->manifest,
+                  "TOML run manifest: tokens_per_step, device, dtype (flags win)");
+  app->add_option("--top", o->analysis.top_n, "Rows per rank in the name breakdowns")
+      ->capture_default_str();
+  app->add_flag(
+      "--no-align", [o](int64_t) { o->analysis.align_clocks = false; },
+      "Do not apply the clock offsets estimated from collectives");
+  app->add_option("--kernel-wait-ns", o->analysis.kernel_wait_ns,
+                  "Idle gaps shorter than this count as kernel wait (HTA: 30 µs)")
+      ->capture_default_str();
+  return {app, [o, dtype]() -> int {
+            auto d = parse_dtype(*dtype);
+            if (!d) {
+              fmt::print(stderr, "chopper analyze: --dtype: unknown dtype '{}'\n", *dtype);
+              return 2;
+            }
+            o->analysis.dtype = *d;
+            if (!o->analysis.device.empty() && find_device(o->analysis.device) == nullptr) {
+              fmt::print(stderr, "chopper analyze: --device: unknown device '{}'\n",
+                         o->analysis.device);
+              return 2;
+            }
+            return analyze_run(*o);
+          }};
 }
 
 }  // namespace chopper::cli

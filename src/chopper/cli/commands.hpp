@@ -1,5 +1,9 @@
 #pragma once
 #include <CLI/CLI.hpp>
+#include <string>
+
+#include "chopper/analysis/analysis.hpp"
+#include "chopper/cli/common.hpp"
 
 namespace chopper::cli {
 
@@ -16,8 +20,14 @@ Command add_demo(CLI::App& root);
 Command add_tree(CLI::App& root);
 Command add_analyze(CLI::App& root);
 
-struct RunOptions;
 // chopper analyze: load, label, write DIR/chopper.sqlite (+ CSV), print the summary.
-int analyze_run(const RunOptions& run, const std::string& out_dir, bool no_csv);
+struct AnalyzeOptions {
+  RunOptions run;
+  std::string out;
+  bool no_csv = false;
+  AnalysisOptions analysis;
+  std::string manifest;  // TOML run manifest (tokens_per_step, device, dtype); "" = none
+};
+int analyze_run(const AnalyzeOptions& o);
 
 }  // namespace chopper::cli

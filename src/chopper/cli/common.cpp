@@ -1,6 +1,12 @@
 #include "chopper/cli/common.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <thread>
 
 #include "chopper/base/error.hpp"
 #include "chopper/hierarchy/label.hpp"
@@ -27,6 +33,43 @@ std::optional<Run> load_reporting(const RunOptions& o, const char* cmd) {
     LoadOptions lo;
     lo.kineto.keep_python = o.keep_python;
     lo.threads = o.threads;
+    // Progress on stderr for long loads: only on a terminal, from the first second on, a line
+    // redrawn five times a second (files done, bytes, elapsed).
+    std::atomic<size_t> done{0}, total{0};
+    std::atomic<uint64_t> bytes{0};
+    std::atomic<bool> finished{false};
+    std::thread ticker;
+    if (o.progress && ::isatty(2) != 0) {
+      lo.progress = [&](size_t d, size_t n, uint64_t b) {
+        done = d;
+        total = n;
+        bytes = b;
+      };
+      ticker = std::thread([&] {
+        const auto t0 = std::chrono::steady_clock::now();
+        bool shown = false;
+        while (!finished) {
+          std::this_thread::sleep_for(std::chrono::milliseconds(200));
+          const double secs =
+              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+          if (secs < 1.0 || finished) continue;
+          shown = true;
+          fmt::print(stderr, "\rchopper {}: loading… {} file(s) done{}, {:.1f} MB, {:.1f} s\033[K",
+                     cmd, done.load(), total ? fmt::format(" of {}", total.load()) : "",
+                     static_cast<double>(bytes.load()) / 1e6, secs);
+          std::fflush(stderr);
+        }
+        if (shown) fmt::print(stderr, "\r\033[K");
+      });
+    }
+    struct Stop {
+      std::atomic<bool>& f;
+      std::thread& t;
+      ~Stop() {
+        f = true;
+        if (t.joinable()) t.join();
+      }
+    } stop{finished, ticker};
     run = load_run(o.paths, lo);
   } catch (const Error& e) {
     fmt::print(stderr, "chopper {}: {}\n", cmd, e.what());

@@ -16,6 +16,7 @@ struct RunOptions {
   std::string rules;  // user TOML
   bool keep_python = false;
   unsigned threads = 0;
+  bool progress = true;  // a progress line on stderr while loading, when it is a terminal
 };
 // Adds paths, --rules (unless `rules` is false), --keep-python and -j to `app`.
 void add_run_options(CLI::App* app, RunOptions& o, bool rules = true);

@@ -168,10 +168,13 @@ Command add_demo(CLI::App& root) {
                 static_cast<double>(c.data_loader_stall_ns) / 1e6, c.straggler_rank,
                 c.straggler_clock * 100);
             if (int rc = run_synth(c, *out, false); rc != 0) return rc;
-            fmt::print("\nchopper analyze {} -o {}/analysis:\n\n", *out, *out);
-            RunOptions ro;
-            ro.paths = {*out};
-            const int rc = analyze_run(ro, *out + "/analysis", false);
+            fmt::print("\nchopper analyze {} -o {}/analysis --tokens-per-step {}:\n\n", *out, *out,
+                       static_cast<int64_t>(c.batch) * c.seq * c.ranks);
+            AnalyzeOptions ao;
+            ao.run.paths = {*out};
+            ao.out = *out + "/analysis";
+            ao.analysis.tokens_per_step = static_cast<int64_t>(c.batch) * c.seq * c.ranks;
+            const int rc = analyze_run(ao);
             fmt::print(
                 "\nThe injected effects and every kernel's true labels are in {}/truth.json.\n"
                 "Per GPU: chopper tree {}\n",

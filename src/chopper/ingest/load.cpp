@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
+#include <mutex>
 
 #include "chopper/base/error.hpp"
 #include "chopper/base/thread_pool.hpp"
@@ -84,7 +85,22 @@ Run load_run(const std::vector<std::string>& paths, const LoadOptions& opt) {
   std::vector<RankSlot> slots(files.size());
   std::vector<std::string> not_trace(files.size());
   const unsigned threads = opt.threads == 0 ? default_threads() : opt.threads;
+  std::mutex progress_mu;
+  size_t done = 0;
+  uint64_t done_bytes = 0;
   parallel_for(files.size(), threads, [&](size_t i) {
+    struct Report {  // after the file, however it went
+      const std::function<void()> fn;
+      ~Report() { fn(); }
+    } report{[&] {
+      if (!opt.progress) return;
+      std::error_code ec;
+      const auto sz = std::filesystem::file_size(files[i].path, ec);
+      std::lock_guard<std::mutex> lk(progress_mu);
+      ++done;
+      done_bytes += ec ? 0 : sz;
+      opt.progress(done, files.size(), done_bytes);
+    }};
     RankSlot& s = slots[i];
     s.file = files[i].path;
     try {

@@ -2,6 +2,7 @@
 // Loading a run: directories are searched (not recursively) for trace files (*.json, *.json.gz,
 // *.json.zst and the same with .pt.trace); files are parsed in parallel, linked and classified.
 // The result does not depend on the thread count or on the order the paths were given in.
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,9 @@ namespace chopper {
 struct LoadOptions {
   KinetoReadOptions kineto;
   unsigned threads = 0;  // 0 = all cores
+  // Called (serialised, from the loading threads) after each file: files done, files in all,
+  // bytes of the files done. For a progress display; may be empty.
+  std::function<void(size_t, size_t, uint64_t)> progress;
 };
 
 struct TracePath {

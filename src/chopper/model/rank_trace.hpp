@@ -124,9 +124,10 @@ struct HostOps {
   std::vector<int64_t> sequence_number;
   std::vector<int64_t> fwd_thread_id;
   std::vector<int64_t> record_function_id;
-  std::vector<StrId> input_dims;   // raw JSON text of "Input Dims", interned; 0 = none
-  std::vector<StrId> input_types;  // raw JSON text of "Input type", interned; 0 = none
-  std::vector<int32_t> comm_args;  // row in RankTrace::comm_args, -1 none
+  std::vector<StrId> input_dims;       // raw JSON text of "Input Dims", interned; 0 = none
+  std::vector<StrId> input_types;      // raw JSON text of "Input type", interned; 0 = none
+  std::vector<StrId> concrete_inputs;  // raw JSON text of "Concrete Inputs", interned; 0 = none
+  std::vector<int32_t> comm_args;      // row in RankTrace::comm_args, -1 none
   // link/: parent in the per-thread host-op tree
   std::vector<int32_t> parent;
 

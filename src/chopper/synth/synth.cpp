@@ -143,6 +143,8 @@ struct KernelDef {
   int64_t coll_bytes = 0;  // collectives: unsharded message bytes
   std::string host_op;     // aten op name that launches it
   std::string dims;        // "Input Dims" JSON
+  std::string types;       // "Input type" JSON; empty = ["c10::BFloat16"]
+  std::string concrete;    // "Concrete Inputs" JSON; empty = not written
 };
 
 struct Program {
@@ -160,7 +162,7 @@ struct Program {
 
 struct Shapes {
   double T, h, kv, f, vocab, seq, B;
-  int layers, experts, top_k;
+  int layers, experts, top_k, heads, kv_heads;
   double params_layer, params_outer;
 };
 
@@ -177,6 +179,8 @@ class ProgramBuilder {
     s_.layers = c.layers > 0 ? c.layers : m.layers;
     s_.experts = m.experts;
     s_.top_k = m.top_k;
+    s_.heads = m.heads;
+    s_.kv_heads = m.kv_heads;
     s_.params_layer =
         s_.h * (s_.h + 2 * s_.kv) + s_.h * s_.h + 3.0 * s_.h * s_.f * m.experts + 2 * s_.h;
     s_.params_outer = 2.0 * s_.vocab * s_.h + s_.h;
@@ -227,6 +231,50 @@ class ProgramBuilder {
   std::string dims2(double a, double b, double c2, double d) const {
     return fmt::format("[[{}, {}], [{}, {}]]", static_cast<int64_t>(a), static_cast<int64_t>(b),
                        static_cast<int64_t>(c2), static_cast<int64_t>(d));
+  }
+
+  // "Input Dims", "Input type" and "Concrete Inputs" as PyTorch 2.5+ records them for the ops
+  // that launch FlashAttention's kernels under scaled_dot_product_attention (schemas from
+  // native_functions.yaml):
+  //   _flash_attention_forward(query, key, value, cum_seq_q?, cum_seq_k?, max_q, max_k, dropout_p,
+  //     is_causal, return_debug_mask, *, scale?, window_size_left?, window_size_right?,
+  //     seqused_k?, alibi_slopes?)
+  //   _flash_attention_backward(grad_out, query, key, value, out, logsumexp, cum_seq_q, cum_seq_k,
+  //     max_q, max_k, dropout_p, is_causal, rng_state, unused, *, scale?, window_size_left?,
+  //     window_size_right?)
+  // query, out and grad_out are [batch, seq, heads, head_dim], key and value [batch, seq,
+  // kv_heads, head_dim]; logsumexp is [batch, heads, seq] float; causal, no dropout. Scalars print
+  // as c10 prints doubles (17 significant digits, "0." for zero).
+  void flash_args(KernelDef& d, bool bwd) const {
+    const int64_t b = c_.batch, sq = c_.seq, hq = s_.heads, hkv = s_.kv_heads;
+    const int64_t hd = static_cast<int64_t>(s_.h) / s_.heads;
+    const std::string q = fmt::format("[{}, {}, {}, {}]", b, sq, hq, hd);
+    const std::string kv = fmt::format("[{}, {}, {}, {}]", b, sq, hkv, hd);
+    const std::string scale = fmt::format("{:.17g}", 1.0 / std::sqrt(static_cast<double>(hd)));
+    if (!bwd) {
+      d.dims =
+          fmt::format("[{}, {}, {}, [], [], [], [], [], [], [], [], [], [], [], []]", q, kv, kv);
+      d.types =
+          "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", \"\", \"\", \"Scalar\", "
+          "\"Scalar\", \"Scalar\", \"Scalar\", \"Scalar\", \"Scalar\", \"\", \"\", \"\", \"\"]";
+      d.concrete = fmt::format(
+          "[\"\", \"\", \"\", \"\", \"\", \"{0}\", \"{0}\", \"0.\", \"True\", \"False\", "
+          "\"{1}\", \"\", \"\", \"\", \"\"]",
+          sq, scale);
+    } else {
+      d.dims = fmt::format(
+          "[{0}, {0}, {1}, {1}, {0}, [{2}, {3}, {4}], [], [], [], [], [], [], [2], [0], [], [], "
+          "[]]",
+          q, kv, b, hq, sq);
+      d.types =
+          "[\"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", \"c10::BFloat16\", "
+          "\"c10::BFloat16\", \"float\", \"\", \"\", \"Scalar\", \"Scalar\", \"Scalar\", "
+          "\"Scalar\", \"long unsigned int\", \"long unsigned int\", \"Scalar\", \"\", \"\"]";
+      d.concrete = fmt::format(
+          "[\"\", \"\", \"\", \"\", \"\", \"\", \"\", \"\", \"{0}\", \"{0}\", \"0.\", "
+          "\"True\", \"\", \"\", \"{1}\", \"\", \"\"]",
+          sq, scale);
+    }
   }
 
   void range(Act a, const std::string& nm, bool annotation, Phase ph, int layer, bool bwd = false) {
@@ -324,7 +372,7 @@ class ProgramBuilder {
                           "true, true, false, false>(pytorch_flash::Flash_fwd_params)",
                   OpClass::kAttention, 2.0 * s_.seq * T * h, 4 * T * h * B, true};
       d.host_op = "aten::_flash_attention_forward";
-      d.dims = fmt::format("[[{}, {}, {}, 128]]", c_.batch, static_cast<int64_t>(h / 128), c_.seq);
+      flash_args(d, false);
       op("attn_fa", d);
     }
     op("attn_op", gemm(T, h, h, false, 0, "aten::mm"));
@@ -374,6 +422,7 @@ class ProgramBuilder {
       a.flops *= 2.5;
       a.bytes *= 2;
       a.host_op = "aten::_flash_attention_backward";
+      flash_args(a, true);
       launch(fo.op, kdef(a), Phase::kBackward, L, true);
     } else {
       KernelDef v = d;
@@ -1073,10 +1122,14 @@ class Simulator {
                    host_op, pid(r), tid(r, bwd), w.ts(op_start + off), us(r.host - op_start), ext);
     if (seq >= 0)
       fmt::format_to(std::back_inserter(b), "\"Sequence number\": {}, \"Fwd thread id\": 0, ", seq);
-    fmt::format_to(
-        std::back_inserter(b),
-        "\"Record function id\": 0, \"Input Dims\": {}, \"Input type\": [\"c10::BFloat16\"]}}}}",
-        dims);
+    const std::string_view types =
+        k != nullptr && !k->types.empty() ? std::string_view(k->types) : "[\"c10::BFloat16\"]";
+    fmt::format_to(std::back_inserter(b),
+                   "\"Record function id\": 0, \"Input Dims\": {}, \"Input type\": {}", dims,
+                   types);
+    if (k != nullptr && !k->concrete.empty())
+      fmt::format_to(std::back_inserter(b), ", \"Concrete Inputs\": {}", k->concrete);
+    b += "}}";
     const bool copy = cls == OpClass::kMemcpy && k == nullptr;
     const bool memset = cls == OpClass::kMemset;
     const char* rt = copy     ? (amd ? "hipMemcpyAsync" : "cudaMemcpyAsync")

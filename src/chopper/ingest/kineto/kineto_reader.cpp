@@ -75,6 +75,7 @@ enum class ArgKey : uint8_t {
   kSharedMemory,
   kBytes,
   kInputDims,
+  kConcreteInputs,
   kInputType,
   kCollectiveName,
   kDtype,
@@ -142,6 +143,7 @@ ArgKey arg_key_of(std::string_view k) {
       if (eq(k, "Sequence number")) return ArgKey::kSequenceNumber;
       if (eq(k, "Collective name")) return ArgKey::kCollectiveName;
       if (eq(k, "Total Allocated")) return ArgKey::kTotalAllocated;
+      if (eq(k, "Concrete Inputs")) return ArgKey::kConcreteInputs;
       break;
     case 18:
       if (eq(k, "Record function id")) return ArgKey::kRecordFunctionId;
@@ -394,7 +396,7 @@ struct Ev {
   int64_t registers = -1, shared_mem = -1, bytes = -1, mem_bytes = 0, total_alloc = 0,
           device_id = -1;
   std::array<int32_t, 3> grid{0, 0, 0}, block{0, 0, 0};
-  std::string_view input_dims, input_types;
+  std::string_view input_dims, input_types, concrete_inputs;
   std::string_view arg_name;
   CommFields comm;
   std::vector<std::pair<std::string_view, double>> counter_values;  // ph "C"
@@ -1166,6 +1168,12 @@ void KinetoReader::parse_args() {
         else
           skip_value();
         break;
+      case ArgKey::kConcreteInputs:
+        if (*p_ == '[')
+          ev.concrete_inputs = skip_value();
+        else
+          skip_value();
+        break;
       case ArgKey::kName:
         if (*p_ == '"')
           ev.arg_name = str_value();
@@ -1444,6 +1452,8 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
           h.record_function_id.push_back(ev.rf_id);
           h.input_dims.push_back(ev.input_dims.empty() ? 0 : t_.strings.intern(ev.input_dims));
           h.input_types.push_back(ev.input_types.empty() ? 0 : t_.strings.intern(ev.input_types));
+          h.concrete_inputs.push_back(
+              ev.concrete_inputs.empty() ? 0 : t_.strings.intern(ev.concrete_inputs));
           h.comm_args.push_back(ev.comm.any ? add_comm(ev.comm) : kNoRow);
           return;
         }

@@ -1,0 +1,236 @@
+#pragma once
+// Where the time goes: every analysis of a labelled run, each in three steps (ARCHITECTURE.md):
+// a *partial* over one rank (analyze_rank, run in parallel), a *merge* of the partials, and a
+// *finalize* that does the cross-rank work (collective matching, clock offsets, stragglers, the
+// end-to-end view). Formulas, units and sources: docs/metrics.md.
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "chopper/analysis/intervals.hpp"
+#include "chopper/devices/device_db.hpp"
+#include "chopper/model/run.hpp"
+
+namespace chopper {
+
+struct AnalysisOptions {
+  unsigned threads = 0;                // 0 = all cores
+  Ns kernel_wait_ns = 30000;           // HTA's consecutive_kernel_delay (30 µs)
+  Ns runtime_cutoff_ns = 50000;        // HTA launch stats: CPU launch duration outlier
+  Ns launch_delay_cutoff_ns = 100000;  // HTA launch stats: launch delay outlier
+  int64_t queue_full = 1024;           // HTA: queue length at which launches block
+  size_t top_n = 20;                   // kernel/operation breakdowns: rows before "others"
+  int64_t tokens_per_step = 0;         // global tokens per iteration (0 = unknown)
+  std::string device;                  // device-database key; "" = from the trace
+  DType dtype = DType::kBf16;          // the matrix rate MFU is measured against
+  bool align_clocks = true;            // apply the estimated clock offsets
+};
+
+// A label key: iteration (kNoId = none), phase, layer (-1 = none), operation (text).
+struct LabelKey {
+  int64_t iteration = kNoId;
+  Phase phase = Phase::kNone;
+  int32_t layer = -1;
+  std::string operation;
+  auto operator<=>(const LabelKey&) const = default;
+};
+
+// Temporal breakdown of one rank over one window (an iteration, or the whole trace).
+struct BreakdownRow {
+  int64_t rank = -1;
+  int64_t iteration = kNoId;  // kNoId = the whole trace
+  Ns start_ns = 0, total_ns = 0;
+  Ns compute_ns = 0, non_compute_ns = 0, idle_ns = 0;
+  Ns exposed_comm_ns = 0, exposed_memcpy_ns = 0;
+  Ns comm_ns = 0, overlapped_comm_ns = 0, memcpy_ns = 0;
+};
+
+// Idle time of one stream by cause (HTA's idle_time_breakdown).
+struct IdleRow {
+  int64_t rank = -1;
+  int32_t device = -1;
+  int64_t stream = -1;
+  int64_t iteration = kNoId;  // kNoId = the whole trace
+  uint64_t gaps = 0;
+  Ns host_wait_ns = 0, kernel_wait_ns = 0, other_ns = 0;
+};
+
+// Communication and its exposure per label (phase, layer, operation of the collectives).
+struct ExposedRow {
+  int64_t rank = -1;
+  LabelKey key;
+  OpClass op_class = OpClass::kNone;
+  uint64_t kernels = 0;
+  Ns comm_ns = 0;     // this label's share of the union of communication time
+  Ns exposed_ns = 0;  // of which no compute ran
+};
+
+// One compute-operation instance on one rank (Chopper's (gpu, iteration, layer, op)).
+struct OpInstance {
+  int64_t rank = -1;
+  LabelKey key;
+  OpClass op_class = OpClass::kNone;
+  uint64_t kernels = 0;
+  Ns first_start_ns = 0, last_end_ns = 0;  // on this rank's clock
+  Ns kernel_ns = 0;
+  Ns comm_overlap_ns = 0;  // |[first, last) ∩ union(communication)|
+  double flops = 0;
+  Ns lead_ns = -1;  // finalize: max over ranks of first_start (aligned) − own; -1 if unmatched
+};
+
+// Launch overhead per label (Chopper's prep/call split, with waits on other GPU work removed).
+struct LaunchRow {
+  int64_t rank = -1;
+  LabelKey key;
+  uint64_t kernels = 0, gaps = 0;
+  Ns gap_ns = 0;        // GPU idle before the kernel (between compute kernels)
+  Ns gpu_wait_ns = 0;   // of which communication or copies ran (not launch overhead)
+  Ns prep_ns = 0;       // of the rest: before the host issued the launch
+  Ns call_ns = 0;       // of the rest: launch call to kernel start
+  Ns no_launch_ns = 0;  // of the rest: kernel with no launch in the trace (cannot split)
+  Ns overhead_ns() const { return prep_ns + call_ns + no_launch_ns; }
+};
+
+// HTA's launch statistics, per rank.
+struct LaunchStats {
+  int64_t rank = -1;
+  uint64_t launches = 0;
+  Ns cpu_mean_ns = 0, cpu_p50_ns = 0, cpu_p95_ns = 0, cpu_max_ns = 0;
+  Ns delay_mean_ns = 0, delay_p50_ns = 0, delay_p95_ns = 0, delay_max_ns = 0;
+  uint64_t short_kernels = 0, runtime_outliers = 0, delay_outliers = 0;
+};
+
+struct QueueRow {
+  int64_t rank = -1;
+  int32_t device = -1;
+  int64_t stream = -1;
+  uint64_t launches = 0;
+  int64_t max_queue = 0;
+  double mean_queue = 0;  // time-weighted, from the first launch to the last start
+  Ns full_ns = 0;         // time with queue length >= queue_full
+};
+
+// Kernel / operation / class breakdown rows (rank -1 = all ranks).
+struct NameStat {
+  int64_t rank = -1;
+  std::string name;   // kernel name, operation, or class; "others" = folded rest
+  std::string group;  // gpu class (kernels), op class (operations)
+  uint64_t count = 0;
+  Ns total_ns = 0, min_ns = 0, max_ns = 0;
+  double share = 0;  // of the rank's (or run's) GPU activity time
+};
+
+// One communication activity, ready to be matched across ranks.
+struct CollRecord {
+  int64_t rank = -1;
+  std::string group;  // process group name, else its ranks, else "" (default group)
+  int64_t index = 0;  // order within (rank, group)
+  CollType type = CollType::kUnknown, called = CollType::kUnknown;
+  Ns start_ns = 0, end_ns = 0;  // rank's clock
+  int64_t bytes = -1;           // message size (NCCL convention), -1 unknown
+  int64_t in_bytes = -1, out_bytes = -1;
+  int64_t group_size = -1;
+  std::string dtype, algorithm, protocol;
+  LabelKey key;
+};
+
+// One collective matched across ranks.
+struct CollectiveRow {
+  std::string group;
+  int64_t index = 0;
+  CollType type = CollType::kUnknown, called = CollType::kUnknown;
+  LabelKey key;  // from the lowest rank
+  int64_t ranks = 0, group_size = -1;
+  int64_t bytes = -1;
+  std::string dtype, algorithm;
+  Ns start_ns = 0;                          // earliest start (aligned)
+  Ns latency_ns = 0;                        // min duration over ranks (TraceLens's comm_latency)
+  Ns max_dur_ns = 0;                        // max duration over ranks
+  Ns arrival_skew_ns = 0;                   // latest start − earliest start
+  Ns end_skew_ns = 0;                       // latest end − earliest end
+  int64_t last_rank = -1, first_rank = -1;  // arrived last / first
+  double algbw_gbs = 0, busbw_gbs = 0;      // 0 when the size is unknown
+  double imbalance = 0;                     // all-to-all(v): max/mean rank bytes; 0 otherwise
+};
+
+struct ClockOffset {
+  int64_t rank = -1;
+  int64_t reference_rank = -1;
+  Ns offset_ns = 0;  // rank clock − reference clock; subtract to align
+  uint64_t collectives = 0;
+  Ns spread_ns = 0;  // median absolute deviation of the per-collective estimates
+  bool applied = false;
+};
+
+struct StragglerRow {
+  int64_t rank = -1;
+  int64_t iteration = kNoId;
+  uint64_t op_instances = 0;
+  Ns total_lead_ns = 0, mean_lead_ns = 0, max_lead_ns = 0;
+  uint64_t collectives = 0, arrived_last = 0;
+  Ns coll_wait_ns = 0;      // Σ (latest arrival − own arrival) over its collectives
+  bool waited_for = false;  // the rank with the least total lead in this iteration
+};
+
+// One iteration, end to end (time of the slowest rank).
+struct IterationRow {
+  int64_t iteration = 0;
+  int64_t ranks = 0;
+  Ns time_ns = 0, min_time_ns = 0, mean_time_ns = 0;
+  int64_t slowest_rank = -1;
+  int64_t tokens = 0;
+  double tokens_per_s = 0, time_per_token_ns = 0;
+  double flops = 0, tflops_per_gpu = 0, mfu = -1;  // mfu -1 = no peak rate known
+  // Components of the slowest rank's iteration (they add up to time_ns).
+  std::map<std::string, Ns> components;
+  int64_t straggler_rank = -1;
+  Ns straggler_lead_ns = 0;  // mean lead of the other ranks over the waited-for rank
+};
+
+// What one rank contributes (the partial).
+struct RankAnalysis {
+  int64_t rank = -1;
+  bool ok = false;
+  std::string device_name;
+  std::vector<BreakdownRow> breakdown;
+  std::vector<IdleRow> idle;
+  std::vector<ExposedRow> exposed;
+  std::vector<OpInstance> ops;
+  std::vector<LaunchRow> launch;
+  LaunchStats launch_stats;
+  std::vector<QueueRow> queues;
+  std::vector<NameStat> kernels, operations, classes;  // full, unfolded
+  std::vector<CollRecord> colls;
+  // Per iteration window: the components (compute by phase.class, exposed comm, ...).
+  std::map<int64_t, std::map<std::string, Ns>> components;
+  std::map<int64_t, double> flops;
+  Ns gpu_time_ns = 0;
+};
+
+struct RunAnalysis {
+  std::vector<RankAnalysis> ranks;
+  std::vector<CollectiveRow> collectives;
+  std::vector<ClockOffset> clock_offsets;
+  std::vector<StragglerRow> stragglers;
+  std::vector<IterationRow> iterations;
+  std::vector<NameStat> kernels, operations, classes;  // folded to top_n, per rank and overall
+  const DeviceSpec* device = nullptr;
+  uint64_t unmatched_collectives = 0, mismatched_collectives = 0;
+  // finalize_collectives -> finalize_stragglers: collective waits per (rank, iteration).
+  std::map<std::pair<int64_t, int64_t>, StragglerRow> straggler_acc;
+};
+
+// The partial: one rank (must be labelled).
+RankAnalysis analyze_rank(const RankTrace& t, int64_t rank, const AnalysisOptions& o);
+// Merge + finalize over every readable rank of a labelled run.
+RunAnalysis analyze_run(const Run& run, const AnalysisOptions& o);
+RunAnalysis finalize(std::vector<RankAnalysis> partials, const AnalysisOptions& o);
+
+// NCCL's bus-bandwidth factor for a collective of n ranks (docs/metrics.md).
+double busbw_factor(CollType t, int64_t n);
+// Bytes per element of a PyTorch dtype name ("BFloat16", "Float", ...); 0 if unknown.
+int dtype_size(std::string_view dtype);
+
+}  // namespace chopper

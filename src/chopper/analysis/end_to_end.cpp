@@ -1,0 +1,160 @@
+// End to end: each iteration's time is its slowest rank's (the others wait for it at the next
+// collective), with that rank's time split into components that add up to it; tokens/s and
+// time per token given the tokens per step; FLOPs from recorded shapes, achieved TFLOP/s and MFU
+// against the device database. Also the kernel/operation/class breakdowns folded to the top N.
+// Formulas: docs/metrics.md.
+#include <algorithm>
+#include <cctype>
+#include <map>
+#include <set>
+#include <unordered_map>
+
+#include "chopper/analysis/parts.hpp"
+
+namespace chopper {
+namespace {
+
+const DeviceSpec* device_from_name(std::string_view name) {
+  std::string l;
+  for (char ch : name) l.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+  if (l.empty()) return nullptr;
+  if (const DeviceSpec* d = find_device(l)) return d;
+  for (const DeviceSpec& d : device_db()) {
+    std::string m;
+    for (char ch : d.marketing_name)
+      m.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+    if (l == m || l.find(d.name) != std::string::npos) return &d;
+  }
+  return nullptr;
+}
+
+// Top n by total time, the rest folded into one "others" row; shares of `total`.
+void fold(std::vector<NameStat> v, size_t n, int64_t rank, Ns total, std::vector<NameStat>& out) {
+  std::sort(v.begin(), v.end(), [](const NameStat& a, const NameStat& b) {
+    return a.total_ns != b.total_ns ? a.total_ns > b.total_ns : a.name < b.name;
+  });
+  NameStat rest;
+  rest.rank = rank;
+  rest.name = "others";
+  for (size_t i = 0; i < v.size(); ++i) {
+    NameStat& s = v[i];
+    s.rank = rank;
+    s.share = total > 0 ? static_cast<double>(s.total_ns) / static_cast<double>(total) : 0;
+    if (i < n) {
+      out.push_back(std::move(s));
+      continue;
+    }
+    if (rest.count == 0 || s.min_ns < rest.min_ns) rest.min_ns = s.min_ns;
+    rest.max_ns = std::max(rest.max_ns, s.max_ns);
+    rest.count += s.count;
+    rest.total_ns += s.total_ns;
+  }
+  if (rest.count > 0) {
+    rest.share = total > 0 ? static_cast<double>(rest.total_ns) / static_cast<double>(total) : 0;
+    out.push_back(std::move(rest));
+  }
+}
+
+void fold_all(RunAnalysis& ra, size_t n, std::vector<NameStat> RankAnalysis::*field,
+              std::vector<NameStat>& out) {
+  std::map<std::pair<std::string, std::string>, NameStat> all;
+  Ns total = 0;
+  for (RankAnalysis& r : ra.ranks) {
+    if (!r.ok) continue;
+    total += r.gpu_time_ns;
+    for (const NameStat& s : r.*field) {
+      NameStat& a = all[{s.name, s.group}];
+      if (a.count == 0) {
+        a = s;
+        continue;
+      }
+      a.min_ns = std::min(a.min_ns, s.min_ns);
+      a.max_ns = std::max(a.max_ns, s.max_ns);
+      a.count += s.count;
+      a.total_ns += s.total_ns;
+    }
+  }
+  std::vector<NameStat> v;
+  v.reserve(all.size());
+  for (auto& [k, s] : all) v.push_back(std::move(s));
+  fold(std::move(v), n, -1, total, out);
+  for (RankAnalysis& r : ra.ranks)
+    if (r.ok) fold(r.*field, n, r.rank, r.gpu_time_ns, out);
+}
+
+}  // namespace
+
+void finalize_end_to_end(RunAnalysis& ra, const AnalysisOptions& o) {
+  fold_all(ra, o.top_n, &RankAnalysis::kernels, ra.kernels);
+  fold_all(ra, o.top_n, &RankAnalysis::operations, ra.operations);
+  fold_all(ra, o.top_n, &RankAnalysis::classes, ra.classes);
+
+  ra.device = !o.device.empty() ? find_device(o.device) : nullptr;
+  for (const RankAnalysis& r : ra.ranks)
+    if (ra.device == nullptr && r.ok) ra.device = device_from_name(r.device_name);
+  const double peak = ra.device != nullptr ? ra.device->matrix_tflops(o.dtype) * 1e12 : 0;
+
+  // Iteration -> per rank window time.
+  std::map<int64_t, std::vector<std::pair<int64_t, const RankAnalysis*>>> times;
+  for (const RankAnalysis& r : ra.ranks) {
+    if (!r.ok) continue;
+    for (const BreakdownRow& b : r.breakdown)
+      if (b.iteration != kNoId) times[b.iteration].push_back({b.total_ns, &r});
+  }
+  std::map<int64_t, std::pair<int64_t, Ns>> straggler;  // iteration -> waited-for rank, lead
+  {
+    std::map<int64_t, std::pair<Ns, int>> others;  // iteration -> Σ mean lead of others, count
+    std::map<int64_t, int64_t> waited;
+    for (const StragglerRow& s : ra.stragglers)
+      if (s.waited_for) waited[s.iteration] = s.rank;
+    for (const StragglerRow& s : ra.stragglers) {
+      auto w = waited.find(s.iteration);
+      if (w == waited.end() || w->second == s.rank || s.op_instances == 0) continue;
+      others[s.iteration].first += s.mean_lead_ns;
+      ++others[s.iteration].second;
+    }
+    for (auto& [it, rank] : waited) {
+      const auto& x = others[it];
+      straggler[it] = {rank, x.second ? x.first / x.second : 0};
+    }
+  }
+  for (auto& [it, v] : times) {
+    IterationRow row;
+    row.iteration = it;
+    row.ranks = static_cast<int64_t>(v.size());
+    Ns sum = 0;
+    row.min_time_ns = INT64_MAX;
+    const RankAnalysis* slow = nullptr;
+    for (const auto& [t, r] : v) {
+      sum += t;
+      row.min_time_ns = std::min(row.min_time_ns, t);
+      if (slow == nullptr || t > row.time_ns) row.time_ns = t, slow = r;
+    }
+    row.mean_time_ns = sum / static_cast<Ns>(v.size());
+    row.slowest_rank = slow->rank;
+    auto c = slow->components.find(it);
+    if (c != slow->components.end()) row.components = c->second;
+    for (const auto& [t, r] : v) {
+      auto f = r->flops.find(it);
+      if (f != r->flops.end()) row.flops += f->second;
+    }
+    const double secs = static_cast<double>(row.time_ns) * 1e-9;
+    row.tokens = o.tokens_per_step;
+    if (row.tokens > 0 && row.time_ns > 0) {
+      row.tokens_per_s = static_cast<double>(row.tokens) / secs;
+      row.time_per_token_ns = static_cast<double>(row.time_ns) / static_cast<double>(row.tokens);
+    }
+    if (row.time_ns > 0 && row.flops > 0) {
+      row.tflops_per_gpu = row.flops / static_cast<double>(row.ranks) / secs * 1e-12;
+      if (peak > 0) row.mfu = row.flops / (secs * static_cast<double>(row.ranks) * peak);
+    }
+    auto s = straggler.find(it);
+    if (s != straggler.end()) {
+      row.straggler_rank = s->second.first;
+      row.straggler_lead_ns = s->second.second;
+    }
+    ra.iterations.push_back(std::move(row));
+  }
+}
+
+}  // namespace chopper

@@ -1,0 +1,629 @@
+#include "chopper/report/analysis_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+
+namespace chopper {
+namespace {
+
+constexpr ColType I = ColType::kInt, R = ColType::kReal, T = ColType::kText;
+
+Cell opt_iter(int64_t it) {
+  return it == kNoId ? Cell::null() : Cell::of(it);
+}
+Cell opt_rank(int64_t r) {
+  return r < 0 ? Cell::null() : Cell::of(r);
+}
+Cell opt_text(std::string_view s) {
+  return s.empty() ? Cell::null() : Cell::of(s);
+}
+Cell share(Ns a, Ns b) {
+  return b > 0 ? Cell::of(static_cast<double>(a) / static_cast<double>(b)) : Cell::null();
+}
+
+std::vector<ColumnSpec> label_cols() {
+  return {{"iteration", I, "ProfilerStep number (NULL = none)"},
+          {"phase", T, "forward, backward, optimizer, other (NULL = none)"},
+          {"layer", I, "transformer block (NULL = none)"},
+          {"operation", T, "operation label (NULL = none)"}};
+}
+void push_label(std::vector<Cell>& c, const LabelKey& k) {
+  c.push_back(opt_iter(k.iteration));
+  c.push_back(opt_text(phase_name(k.phase)));
+  c.push_back(k.layer < 0 ? Cell::null() : Cell::of(k.layer));
+  c.push_back(opt_text(k.operation));
+}
+
+Table make(std::string name, std::string doc, std::vector<ColumnSpec> cols) {
+  return Table(TableSchema{std::move(name), std::move(doc), std::move(cols)});
+}
+
+std::vector<ColumnSpec> cat(std::vector<ColumnSpec> a, const std::vector<ColumnSpec>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+std::string ms(double ns) {
+  return fmt::format("{:.3f} ms", ns / 1e6);
+}
+std::string pct(double x) {
+  return fmt::format("{:.1f}%", 100.0 * x);
+}
+
+Table name_table(const char* name, const char* doc, const char* group_doc,
+                 const std::vector<NameStat>& v) {
+  Table t = make(name, doc,
+                 {{"rank", I, "rank (NULL = all ranks)"},
+                  {"name", T, "name; 'others' = every name below the top N, folded"},
+                  {"class", T, group_doc},
+                  {"count", I, "activities"},
+                  {"total_ns", I, "summed duration"},
+                  {"mean_ns", R, "total_ns / count"},
+                  {"min_ns", I, "shortest"},
+                  {"max_ns", I, "longest"},
+                  {"share", R, "of the GPU activity time of the rank (or run)"}});
+  for (const NameStat& s : v)
+    t.add_row(
+        {opt_rank(s.rank), Cell::of(s.name), opt_text(s.group), Cell::of(s.count),
+         Cell::of(s.total_ns),
+         Cell::of(s.count ? static_cast<double>(s.total_ns) / static_cast<double>(s.count) : 0.0),
+         Cell::of(s.min_ns), Cell::of(s.max_ns), Cell::of(s.share)});
+  return t;
+}
+
+}  // namespace
+
+void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o,
+                     const std::function<void(const Table&)>& out) {
+  // temporal_breakdown
+  {
+    Table t = make(
+        "temporal_breakdown",
+        "GPU time of each rank per iteration window and for the whole trace (iteration NULL): "
+        "HTA's idle/compute/non-compute and TraceLens's compute/exposed comm/exposed memcpy/idle",
+        {{"rank", I, "rank"},
+         {"iteration", I, "iteration window (NULL = whole trace: first start to last end)"},
+         {"start_ns", I, "window start"},
+         {"total_ns", I, "window length"},
+         {"compute_ns", I, "|union of compute kernels and memsets|"},
+         {"non_compute_ns", I,
+          "total − compute − idle (communication and copies not under compute)"},
+         {"idle_ns", I, "total − |union of all GPU activities|"},
+         {"exposed_comm_ns", I, "|union(comm) \\ union(compute)|"},
+         {"exposed_memcpy_ns", I, "|union(memcpy) \\ union(compute) \\ union(comm)|"},
+         {"comm_ns", I, "|union(comm)|"},
+         {"memcpy_ns", I, "|union(memcpy)|"},
+         {"compute_share", R, "compute_ns / total_ns"},
+         {"idle_share", R, "idle_ns / total_ns"}});
+    for (const RankAnalysis& r : ra.ranks)
+      for (const BreakdownRow& b : r.breakdown)
+        t.add_row({Cell::of(b.rank), opt_iter(b.iteration), Cell::of(b.start_ns),
+                   Cell::of(b.total_ns), Cell::of(b.compute_ns), Cell::of(b.non_compute_ns),
+                   Cell::of(b.idle_ns), Cell::of(b.exposed_comm_ns), Cell::of(b.exposed_memcpy_ns),
+                   Cell::of(b.comm_ns), Cell::of(b.memcpy_ns), share(b.compute_ns, b.total_ns),
+                   share(b.idle_ns, b.total_ns)});
+    out(t);
+  }
+  // idle_breakdown
+  {
+    Table t =
+        make("idle_breakdown",
+             "Idle gaps of each stream by cause (HTA): host_wait = the launch was issued after "
+             "the stream went idle; kernel_wait = a shorter gap than the threshold; other",
+             {{"rank", I, "rank"},
+              {"device", I, "GPU index"},
+              {"stream", I, "stream"},
+              {"iteration", I, "window of the gap's end (NULL = whole trace)"},
+              {"gaps", I, "idle gaps"},
+              {"idle_ns", I, "host_wait_ns + kernel_wait_ns + other_ns"},
+              {"host_wait_ns", I, "gaps whose activity was launched after the stream went idle"},
+              {"kernel_wait_ns", I, "other gaps shorter than the kernel-wait threshold"},
+              {"other_ns", I, "the rest"}});
+    for (const RankAnalysis& r : ra.ranks)
+      for (const IdleRow& x : r.idle)
+        t.add_row({Cell::of(x.rank), Cell::of(x.device), Cell::of(x.stream), opt_iter(x.iteration),
+                   Cell::of(x.gaps), Cell::of(x.host_wait_ns + x.kernel_wait_ns + x.other_ns),
+                   Cell::of(x.host_wait_ns), Cell::of(x.kernel_wait_ns), Cell::of(x.other_ns)});
+    out(t);
+  }
+  // overlap
+  {
+    Table t = make("overlap",
+                   "Communication-computation overlap per rank and iteration window (NULL = whole "
+                   "trace): the share of communication time during which compute ran (HTA)",
+                   {{"rank", I, "rank"},
+                    {"iteration", I, "iteration window (NULL = whole trace)"},
+                    {"comm_ns", I, "|union(comm)|"},
+                    {"overlapped_comm_ns", I, "|union(comm) ∩ union(compute)|"},
+                    {"exposed_comm_ns", I, "comm_ns − overlapped_comm_ns"},
+                    {"overlap_share", R, "overlapped_comm_ns / comm_ns (NULL without comm)"}});
+    for (const RankAnalysis& r : ra.ranks)
+      for (const BreakdownRow& b : r.breakdown)
+        t.add_row({Cell::of(b.rank), opt_iter(b.iteration), Cell::of(b.comm_ns),
+                   Cell::of(b.overlapped_comm_ns), Cell::of(b.exposed_comm_ns),
+                   share(b.overlapped_comm_ns, b.comm_ns)});
+    out(t);
+  }
+  // exposed_comm
+  {
+    Table t = make("exposed_comm",
+                   "Communication per label: each instant of communication time goes to one "
+                   "collective (no double counting); exposed = no compute ran",
+                   cat(cat({{"rank", I, "rank"}}, label_cols()),
+                       {{"op_class", T, "collective type class"},
+                        {"kernels", I, "communication activities"},
+                        {"comm_ns", I, "this label's share of |union(comm)|"},
+                        {"exposed_comm_ns", I, "of which no compute ran"},
+                        {"exposed_share", R, "exposed_comm_ns / comm_ns"}}));
+    for (const RankAnalysis& r : ra.ranks)
+      for (const ExposedRow& x : r.exposed) {
+        std::vector<Cell> c{Cell::of(x.rank)};
+        push_label(c, x.key);
+        c.push_back(opt_text(op_class_name(x.op_class)));
+        c.push_back(Cell::of(x.kernels));
+        c.push_back(Cell::of(x.comm_ns));
+        c.push_back(Cell::of(x.exposed_ns));
+        c.push_back(share(x.exposed_ns, x.comm_ns));
+        t.add_row(c);
+      }
+    out(t);
+  }
+  // operation_instances
+  {
+    Table t = make(
+        "operation_instances",
+        "Compute-operation instances (rank, iteration, phase, layer, operation): span, overlap "
+        "with communication (Chopper's overlap ratio, communication as a union), lead",
+        cat(cat({{"rank", I, "rank"}}, label_cols()),
+            {{"op_class", T, "class of the operation"},
+             {"kernels", I, "compute kernels"},
+             {"first_start_ns", I, "first kernel start (rank's clock)"},
+             {"elapsed_ns", I, "last end − first start"},
+             {"kernel_ns", I, "summed kernel time"},
+             {"comm_overlap_ns", I, "|[first start, last end) ∩ union(comm)|"},
+             {"overlap_ratio", R, "comm_overlap_ns / elapsed_ns"},
+             {"flops", R, "FLOPs from the recorded shapes (docs/flops.md); 0 = unknown"},
+             {"lead_ns", I,
+              "latest first start over ranks − own (aligned clocks); NULL = on one rank only"}}));
+    for (const RankAnalysis& r : ra.ranks)
+      for (const OpInstance& x : r.ops) {
+        std::vector<Cell> c{Cell::of(x.rank)};
+        push_label(c, x.key);
+        const Ns el = x.last_end_ns - x.first_start_ns;
+        c.push_back(opt_text(op_class_name(x.op_class)));
+        c.push_back(Cell::of(x.kernels));
+        c.push_back(Cell::of(x.first_start_ns));
+        c.push_back(Cell::of(el));
+        c.push_back(Cell::of(x.kernel_ns));
+        c.push_back(Cell::of(x.comm_overlap_ns));
+        c.push_back(share(x.comm_overlap_ns, el));
+        c.push_back(Cell::of(x.flops));
+        c.push_back(x.lead_ns < 0 ? Cell::null() : Cell::of(x.lead_ns));
+        t.add_row(c);
+      }
+    out(t);
+  }
+  // launch_overhead
+  {
+    Table t =
+        make("launch_overhead",
+             "Gaps before compute kernels (Chopper's launch overhead), per label: the part where "
+             "communication or copies ran is GPU wait, the rest splits into prep (before the host "
+             "issued the launch) and call (launch call to kernel start)",
+             cat(cat({{"rank", I, "rank"}}, label_cols()),
+                 {{"kernels", I, "compute kernels"},
+                  {"gaps", I, "kernels that started after the GPU's compute went idle"},
+                  {"gap_ns", I, "Σ (start − latest end of earlier compute kernels)"},
+                  {"gpu_wait_ns", I, "of gap_ns: communication or copies ran"},
+                  {"prep_ns", I, "of the rest: before the launch call started"},
+                  {"call_ns", I, "of the rest: from the launch call to the kernel start"},
+                  {"no_launch_ns", I, "of the rest: the kernel has no launch in the trace"},
+                  {"launch_overhead_ns", I, "prep_ns + call_ns + no_launch_ns"}}));
+    for (const RankAnalysis& r : ra.ranks)
+      for (const LaunchRow& x : r.launch) {
+        std::vector<Cell> c{Cell::of(x.rank)};
+        push_label(c, x.key);
+        for (int64_t v : {static_cast<int64_t>(x.kernels), static_cast<int64_t>(x.gaps), x.gap_ns,
+                          x.gpu_wait_ns, x.prep_ns, x.call_ns, x.no_launch_ns, x.overhead_ns()})
+          c.push_back(Cell::of(v));
+        t.add_row(c);
+      }
+    out(t);
+  }
+  // launch_stats
+  {
+    Table t = make(
+        "launch_stats",
+        "HTA's launch statistics per rank: launch call duration (cpu), launch delay (kernel start "
+        "− launch call end, ≥ 0), short kernels and outliers",
+        {{"rank", I, "rank"},
+         {"launches", I, "GPU activities with a launch call"},
+         {"cpu_mean_ns", I, "launch call duration, mean"},
+         {"cpu_p50_ns", I, "median"},
+         {"cpu_p95_ns", I, "95th percentile"},
+         {"cpu_max_ns", I, "max"},
+         {"launch_delay_mean_ns", I, "launch delay, mean"},
+         {"launch_delay_p50_ns", I, "median"},
+         {"launch_delay_p95_ns", I, "95th percentile"},
+         {"launch_delay_max_ns", I, "max"},
+         {"short_kernels", I, "launch call ≤ runtime cutoff and GPU time < launch call"},
+         {"runtime_outliers", I, "launch call > runtime cutoff"},
+         {"launch_delay_outliers", I, "launch delay > delay cutoff"},
+         {"runtime_cutoff_ns", I, "HTA default 50 µs"},
+         {"launch_delay_cutoff_ns", I, "HTA default 100 µs"}});
+    for (const RankAnalysis& r : ra.ranks) {
+      if (!r.ok) continue;
+      const LaunchStats& s = r.launch_stats;
+      t.add_row({Cell::of(s.rank), Cell::of(s.launches), Cell::of(s.cpu_mean_ns),
+                 Cell::of(s.cpu_p50_ns), Cell::of(s.cpu_p95_ns), Cell::of(s.cpu_max_ns),
+                 Cell::of(s.delay_mean_ns), Cell::of(s.delay_p50_ns), Cell::of(s.delay_p95_ns),
+                 Cell::of(s.delay_max_ns), Cell::of(s.short_kernels), Cell::of(s.runtime_outliers),
+                 Cell::of(s.delay_outliers), Cell::of(o.runtime_cutoff_ns),
+                 Cell::of(o.launch_delay_cutoff_ns)});
+    }
+    out(t);
+  }
+  // queue_length
+  {
+    Table t = make("queue_length",
+                   "Launch queue per stream (HTA): +1 at the launch call, −1 when the activity "
+                   "starts on the GPU",
+                   {{"rank", I, "rank"},
+                    {"device", I, "GPU index"},
+                    {"stream", I, "stream"},
+                    {"launches", I, "launched activities"},
+                    {"max_queue", I, "longest queue"},
+                    {"mean_queue", R, "time-weighted mean, first launch to last start"},
+                    {"full_queue_ns", I, "time with queue ≥ the blocking length (1024)"}});
+    for (const RankAnalysis& r : ra.ranks)
+      for (const QueueRow& q : r.queues)
+        t.add_row({Cell::of(q.rank), Cell::of(q.device), Cell::of(q.stream), Cell::of(q.launches),
+                   Cell::of(q.max_queue), Cell::of(q.mean_queue), Cell::of(q.full_ns)});
+    out(t);
+  }
+  out(name_table("kernel_breakdown",
+                 "GPU activities by kernel name, top N per rank and over all ranks",
+                 "compute, communication, memcpy, memset", ra.kernels));
+  out(name_table("operation_breakdown",
+                 "GPU activities by operation label, top N per rank and overall", "op class",
+                 ra.operations));
+  out(name_table("class_breakdown", "GPU activities by op class, per rank and overall", "",
+                 ra.classes));
+  // collectives
+  {
+    Table t = make(
+        "collectives",
+        "Each collective matched across ranks (process group, order within it), on the aligned "
+        "clock: latency, arrival and end skew, algorithm and bus bandwidth (NCCL's formulas)",
+        cat(cat({{"group", T, "process group name (or its ranks); NULL = default"},
+                 {"seq", I, "order within the group"},
+                 {"type", T, "collective the kernel ran"},
+                 {"called", T, "collective the framework called (NULL = unknown)"}},
+                label_cols()),
+            {{"ranks", I, "ranks that ran it"},
+             {"group_size", I, "process group size (NULL = unknown)"},
+             {"size_bytes", I, "message size: output for all-gather, input otherwise"},
+             {"dtype", T, "element type"},
+             {"algorithm", T, "NCCL algorithm from the kernel name"},
+             {"start_ns", I, "earliest start (aligned)"},
+             {"latency_ns", I, "shortest duration over ranks (the transfer itself)"},
+             {"max_dur_ns", I, "longest duration (includes waiting for late ranks)"},
+             {"arrival_skew_ns", I, "latest start − earliest start"},
+             {"end_skew_ns", I, "latest end − earliest end"},
+             {"first_rank", I, "rank that started first"},
+             {"last_rank", I, "rank that started last (the others waited for it)"},
+             {"algbw_gbs", R, "size_bytes / latency_ns (GB/s)"},
+             {"busbw_gbs", R, "algbw × NCCL bus factor"},
+             {"imbalance", R, "all-to-all: max/mean rank input bytes"}}));
+    for (const CollectiveRow& x : ra.collectives) {
+      std::vector<Cell> c{
+          opt_text(x.group), Cell::of(x.index), Cell::of(coll_type_name(x.type)),
+          x.called == CollType::kUnknown ? Cell::null() : Cell::of(coll_type_name(x.called))};
+      push_label(c, x.key);
+      c.push_back(Cell::of(x.ranks));
+      c.push_back(x.group_size > 0 ? Cell::of(x.group_size) : Cell::null());
+      c.push_back(x.bytes >= 0 ? Cell::of(x.bytes) : Cell::null());
+      c.push_back(opt_text(x.dtype));
+      c.push_back(opt_text(x.algorithm));
+      for (int64_t v : {x.start_ns, x.latency_ns, x.max_dur_ns, x.arrival_skew_ns, x.end_skew_ns,
+                        x.first_rank, x.last_rank})
+        c.push_back(Cell::of(v));
+      c.push_back(x.bytes > 0 ? Cell::of(x.algbw_gbs) : Cell::null());
+      c.push_back(x.bytes > 0 ? Cell::of(x.busbw_gbs) : Cell::null());
+      c.push_back(x.imbalance > 0 ? Cell::of(x.imbalance) : Cell::null());
+      t.add_row(c);
+    }
+    out(t);
+  }
+  // collective_summary
+  {
+    Table t = make("collective_summary", "Matched collectives per type and message size",
+                   {{"type", T, "collective called (else the kernel's)"},
+                    {"size_bytes", I, "message size (NULL = unknown)"},
+                    {"count", I, "matched collectives"},
+                    {"ranks", I, "most ranks in one"},
+                    {"latency_mean_ns", R, "mean latency"},
+                    {"arrival_skew_mean_ns", R, "mean arrival skew"},
+                    {"end_skew_mean_ns", R, "mean end skew"},
+                    {"algbw_mean_gbs", R, "mean algorithm bandwidth"},
+                    {"busbw_mean_gbs", R, "mean bus bandwidth"}});
+    struct Acc {
+      uint64_t n = 0;
+      int64_t ranks = 0;
+      double lat = 0, arr = 0, end = 0, alg = 0, bus = 0;
+    };
+    std::map<std::pair<std::string, int64_t>, Acc> m;
+    for (const CollectiveRow& x : ra.collectives) {
+      Acc& a = m[{std::string(coll_type_name(x.called != CollType::kUnknown ? x.called : x.type)),
+                  x.bytes}];
+      ++a.n;
+      a.ranks = std::max(a.ranks, x.ranks);
+      a.lat += static_cast<double>(x.latency_ns);
+      a.arr += static_cast<double>(x.arrival_skew_ns);
+      a.end += static_cast<double>(x.end_skew_ns);
+      a.alg += x.algbw_gbs;
+      a.bus += x.busbw_gbs;
+    }
+    for (const auto& [k, a] : m) {
+      const double n = static_cast<double>(a.n);
+      t.add_row({Cell::of(k.first), k.second >= 0 ? Cell::of(k.second) : Cell::null(),
+                 Cell::of(a.n), Cell::of(a.ranks), Cell::of(a.lat / n), Cell::of(a.arr / n),
+                 Cell::of(a.end / n), k.second > 0 ? Cell::of(a.alg / n) : Cell::null(),
+                 k.second > 0 ? Cell::of(a.bus / n) : Cell::null()});
+    }
+    out(t);
+  }
+  // clock_offsets
+  {
+    Table t = make("clock_offsets",
+                   "Per-rank clock offsets estimated from the ends of matched collectives; "
+                   "aligned time = rank time − offset_ns",
+                   {{"rank", I, "rank"},
+                    {"reference_rank", I, "rank whose clock the offset is relative to"},
+                    {"offset_ns", I, "median of (own end − reference end), chained across groups"},
+                    {"collectives", I, "matched collectives the estimate used"},
+                    {"spread_ns", I, "median absolute deviation of the per-collective estimates"},
+                    {"applied", I, "1 if cross-rank metrics used it"}});
+    for (const ClockOffset& c : ra.clock_offsets)
+      t.add_row({Cell::of(c.rank), Cell::of(c.reference_rank), Cell::of(c.offset_ns),
+                 Cell::of(c.collectives), Cell::of(c.spread_ns), Cell::of(c.applied ? 1 : 0)});
+    out(t);
+  }
+  // stragglers
+  {
+    Table t = make(
+        "stragglers",
+        "Chopper's lead per rank and iteration (how far ahead of the latest rank each operation "
+        "started, aligned clocks), waits at collectives, and the rank the others wait for",
+        {{"rank", I, "rank"},
+         {"iteration", I, "iteration (NULL = none)"},
+         {"op_instances", I, "operation instances found on several ranks"},
+         {"total_lead_ns", I, "Σ lead"},
+         {"mean_lead_ns", I, "total_lead_ns / op_instances"},
+         {"max_lead_ns", I, "largest lead"},
+         {"collectives", I, "matched collectives"},
+         {"arrived_last", I, "collectives this rank started last"},
+         {"coll_wait_ns", I, "Σ (latest start − own start) over its collectives"},
+         {"waited_for", I, "1 = the rank with the least total lead (the others wait for it)"}});
+    for (const StragglerRow& s : ra.stragglers)
+      t.add_row({Cell::of(s.rank), opt_iter(s.iteration), Cell::of(s.op_instances),
+                 Cell::of(s.total_lead_ns), Cell::of(s.mean_lead_ns), Cell::of(s.max_lead_ns),
+                 Cell::of(s.collectives), Cell::of(s.arrived_last), Cell::of(s.coll_wait_ns),
+                 Cell::of(s.waited_for ? 1 : 0)});
+    out(t);
+  }
+  // iterations
+  {
+    Table t = make(
+        "iterations",
+        "Each iteration end to end: time of the slowest rank, throughput, FLOPs, MFU, straggler",
+        {{"iteration", I, "ProfilerStep number"},
+         {"ranks", I, "ranks with this iteration"},
+         {"time_ns", I, "slowest rank's iteration window"},
+         {"min_time_ns", I, "fastest rank's"},
+         {"mean_time_ns", I, "mean over ranks"},
+         {"slowest_rank", I, "rank with the longest window"},
+         {"tokens", I, "tokens per step (given; NULL = unknown)"},
+         {"tokens_per_s", R, "tokens / time"},
+         {"time_per_token_ns", R, "time / tokens"},
+         {"flops", R, "Σ FLOPs of the operations with known shapes, all ranks"},
+         {"tflops_per_gpu", R, "flops / ranks / time (TFLOP/s)"},
+         {"mfu", R, "flops / (time × ranks × peak matrix rate); NULL = device or FLOPs unknown"},
+         {"straggler_rank", I, "rank the others wait for (least lead)"},
+         {"straggler_lead_ns", I, "mean lead of the other ranks over it"}});
+    for (const IterationRow& x : ra.iterations)
+      t.add_row({Cell::of(x.iteration), Cell::of(x.ranks), Cell::of(x.time_ns),
+                 Cell::of(x.min_time_ns), Cell::of(x.mean_time_ns), Cell::of(x.slowest_rank),
+                 x.tokens > 0 ? Cell::of(x.tokens) : Cell::null(),
+                 x.tokens > 0 ? Cell::of(x.tokens_per_s) : Cell::null(),
+                 x.tokens > 0 ? Cell::of(x.time_per_token_ns) : Cell::null(), Cell::of(x.flops),
+                 x.flops > 0 ? Cell::of(x.tflops_per_gpu) : Cell::null(),
+                 x.mfu >= 0 ? Cell::of(x.mfu) : Cell::null(), opt_rank(x.straggler_rank),
+                 x.straggler_rank >= 0 ? Cell::of(x.straggler_lead_ns) : Cell::null()});
+    out(t);
+  }
+  // end_to_end
+  {
+    Table t = make(
+        "end_to_end",
+        "The slowest rank's iteration time split into components that add up to it: compute "
+        "by phase.class (union, no double counting), exposed_comm, exposed_memcpy, "
+        "launch_overhead, idle",
+        {{"iteration", I, "ProfilerStep number"},
+         {"rank", I, "the slowest rank"},
+         {"component", T, "phase.class, exposed_comm, exposed_memcpy, launch_overhead or idle"},
+         {"time_ns", I, "time"},
+         {"share", R, "of the iteration time"},
+         {"per_token_ns", R, "time_ns / tokens (NULL = tokens unknown)"}});
+    for (const IterationRow& x : ra.iterations)
+      for (const auto& [name, ns] : x.components)
+        t.add_row({Cell::of(x.iteration), Cell::of(x.slowest_rank), Cell::of(name), Cell::of(ns),
+                   share(ns, x.time_ns),
+                   x.tokens > 0 ? Cell::of(static_cast<double>(ns) / static_cast<double>(x.tokens))
+                                : Cell::null()});
+    out(t);
+  }
+}
+
+std::string analysis_summary(const RunAnalysis& ra, const AnalysisOptions& o) {
+  std::string s;
+  size_t ok = 0;
+  for (const RankAnalysis& r : ra.ranks) ok += r.ok ? 1 : 0;
+  if (ra.iterations.empty()) {
+    s += "No iterations found (no ProfilerStep#N ranges); see the whole-trace rows of "
+         "temporal_breakdown.\n";
+    for (const RankAnalysis& r : ra.ranks)
+      for (const BreakdownRow& b : r.breakdown)
+        if (b.iteration == kNoId && b.total_ns > 0)
+          s += fmt::format(
+              "  rank {}: {} traced; compute {}, exposed comm {}, exposed memcpy {}, idle {}\n",
+              r.rank, ms(static_cast<double>(b.total_ns)),
+              pct(static_cast<double>(b.compute_ns) / static_cast<double>(b.total_ns)),
+              pct(static_cast<double>(b.exposed_comm_ns) / static_cast<double>(b.total_ns)),
+              pct(static_cast<double>(b.exposed_memcpy_ns) / static_cast<double>(b.total_ns)),
+              pct(static_cast<double>(b.idle_ns) / static_cast<double>(b.total_ns)));
+    return s;
+  }
+  // Means over iterations of the slowest rank's components.
+  const double n = static_cast<double>(ra.iterations.size());
+  double time = 0, mfu = 0, tps = 0;
+  int mfu_n = 0;
+  std::map<std::string, double> comp;
+  for (const IterationRow& x : ra.iterations) {
+    time += static_cast<double>(x.time_ns) / n;
+    for (const auto& [k, v] : x.components) comp[k] += static_cast<double>(v) / n;
+    if (x.mfu >= 0) mfu += x.mfu, ++mfu_n;
+    tps += x.tokens_per_s / n;
+  }
+  s += fmt::format("{} rank{}, {} iteration{} ({}..{})", ok, ok == 1 ? "" : "s",
+                   ra.iterations.size(), ra.iterations.size() == 1 ? "" : "s",
+                   ra.iterations.front().iteration, ra.iterations.back().iteration);
+  if (ra.device != nullptr)
+    s += fmt::format(", {} ({} TFLOP/s {} peak)", ra.device->marketing_name,
+                     ra.device->matrix_tflops(o.dtype), dtype_name(o.dtype));
+  s += fmt::format("\niteration time (slowest rank, mean): {}", ms(time));
+  if (o.tokens_per_step > 0)
+    s += fmt::format("; {:.0f} tokens/s; {:.1f} µs per token", tps,
+                     time / static_cast<double>(o.tokens_per_step) / 1e3);
+  if (mfu_n > 0) s += fmt::format("; MFU {}", pct(mfu / mfu_n));
+  s += "\n\nwhere the slowest rank's time goes (mean over iterations):\n";
+  std::map<std::string, double> phases;
+  for (const auto& [k, v] : comp) {
+    const auto dot = k.find('.');
+    if (dot != std::string::npos) phases["compute, " + k.substr(0, dot)] += v;
+  }
+  std::vector<std::pair<double, std::string>> parts;
+  for (const auto& [k, v] : phases) parts.push_back({v, k});
+  for (const char* k : {"exposed_comm", "exposed_memcpy", "launch_overhead", "idle"})
+    if (comp.count(k)) parts.push_back({comp[k], k});
+  std::sort(parts.rbegin(), parts.rend());
+  for (const auto& [v, k] : parts) {
+    std::string name = k == "exposed_comm"      ? "exposed communication"
+                       : k == "exposed_memcpy"  ? "exposed memcpy"
+                       : k == "launch_overhead" ? "launch overhead"
+                       : k == "idle"            ? "idle (other)"
+                                                : k;
+    s += fmt::format("  {:<28} {:>14} {:>7}\n", name, ms(v), pct(time > 0 ? v / time : 0));
+  }
+
+  // Findings, largest loss first.
+  std::vector<std::pair<double, std::string>> f;
+  if (comp["exposed_comm"] > 0) {
+    // Where: the label with the most exposed time, over the slowest ranks' rows.
+    std::map<std::string, double> where;
+    for (const RankAnalysis& r : ra.ranks)
+      for (const ExposedRow& x : r.exposed) {
+        std::string w = x.key.operation.empty() ? std::string("(unlabelled)") : x.key.operation;
+        if (x.key.phase != Phase::kNone) w = std::string(phase_name(x.key.phase)) + " " + w;
+        where[w] += static_cast<double>(x.exposed_ns);
+      }
+    std::string top;
+    double best = 0, all = 0;
+    for (const auto& [k, v] : where) {
+      all += v;
+      if (v > best) best = v, top = k;
+    }
+    f.push_back({comp["exposed_comm"],
+                 fmt::format("exposed communication: {} of iteration time ({} per iteration); "
+                             "largest: {} ({} of all exposed communication)",
+                             pct(comp["exposed_comm"] / time), ms(comp["exposed_comm"]), top,
+                             pct(all > 0 ? best / all : 0))});
+  }
+  if (comp["launch_overhead"] > 0) {
+    Ns prep = 0, call = 0;
+    for (const RankAnalysis& r : ra.ranks)
+      for (const LaunchRow& x : r.launch) prep += x.prep_ns, call += x.call_ns;
+    f.push_back(
+        {comp["launch_overhead"],
+         fmt::format(
+             "launch overhead: {} of iteration time ({}); prep (host late) {} / "
+             "call (launch latency) {} over all ranks",
+             pct(comp["launch_overhead"] / time), ms(comp["launch_overhead"]),
+             pct(prep + call > 0 ? static_cast<double>(prep) / static_cast<double>(prep + call)
+                                 : 0),
+             pct(prep + call > 0 ? static_cast<double>(call) / static_cast<double>(prep + call)
+                                 : 0))});
+  }
+  if (comp["idle"] > 0)
+    f.push_back({comp["idle"], fmt::format("other idle: {} of iteration time ({})",
+                                           pct(comp["idle"] / time), ms(comp["idle"]))});
+  if (comp["exposed_memcpy"] > 0)
+    f.push_back({comp["exposed_memcpy"],
+                 fmt::format("exposed memcpy: {} of iteration time ({})",
+                             pct(comp["exposed_memcpy"] / time), ms(comp["exposed_memcpy"]))});
+  {
+    std::map<int64_t, int> waited;
+    double lead = 0;
+    for (const IterationRow& x : ra.iterations)
+      if (x.straggler_rank >= 0)
+        ++waited[x.straggler_rank], lead += static_cast<double>(x.straggler_lead_ns) / n;
+    if (!waited.empty()) {
+      auto top = std::max_element(waited.begin(), waited.end(),
+                                  [](const auto& a, const auto& b) { return a.second < b.second; });
+      f.push_back({lead, fmt::format("straggler: rank {} is the one the others wait for in {} of "
+                                     "{} iterations; the others lead it by {} on average ({})",
+                                     top->first, top->second, ra.iterations.size(), ms(lead),
+                                     pct(time > 0 ? lead / time : 0))});
+    }
+  }
+  {
+    double skew = 0;
+    for (const CollectiveRow& c : ra.collectives) skew += static_cast<double>(c.arrival_skew_ns);
+    if (!ra.collectives.empty())
+      f.push_back({skew / n, fmt::format("collectives: {} matched across ranks; arrival skew {} "
+                                         "per iteration in total (see collectives, "
+                                         "collective_summary)",
+                                         ra.collectives.size(), ms(skew / n))});
+  }
+  if (mfu_n > 0) {
+    const double m = mfu / mfu_n;
+    f.push_back({(1 - m) * time * 0.01,  // ordered low: the gap is context, not a loss of its own
+                 fmt::format("MFU {}: achieved matrix throughput against the {} peak", pct(m),
+                             ra.device ? ra.device->name : "device")});
+  }
+  std::sort(f.begin(), f.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  s += "\nfindings, largest loss first:\n";
+  for (size_t i = 0; i < f.size(); ++i) s += fmt::format("  {}. {}\n", i + 1, f[i].second);
+  std::vector<std::string> offs;
+  for (const ClockOffset& c : ra.clock_offsets)
+    if (c.applied && c.offset_ns != 0)
+      offs.push_back(
+          fmt::format("rank {} {:+.3f} µs", c.rank, static_cast<double>(c.offset_ns) / 1e3));
+  if (!offs.empty()) {
+    s += "\nclock offsets applied (from collective ends): ";
+    for (size_t i = 0; i < offs.size() && i < 8; ++i) s += (i ? ", " : "") + offs[i];
+    if (offs.size() > 8) s += fmt::format(", … ({} ranks)", offs.size());
+    s += "\n";
+  }
+  if (ra.unmatched_collectives + ra.mismatched_collectives > 0)
+    s += fmt::format(
+        "collectives not matched across ranks: {} on one rank only, {} of different "
+        "types at the same position\n",
+        ra.unmatched_collectives, ra.mismatched_collectives);
+  return s;
+}
+
+}  // namespace chopper

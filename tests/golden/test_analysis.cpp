@@ -1,0 +1,262 @@
+// Golden tests for the analyses: on synthetic runs with known injected effects, chopper must
+// recover each effect per rank and iteration within 2% of the iteration time (exposed
+// communication, launch overhead, the straggler rank and its lead) and the clock offsets between
+// nodes within 1 µs. Truth comes from truth.json, which the generator writes while it builds every
+// duration effect by effect (docs/formats.md).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdio>
+#include <map>
+#include <set>
+
+#include "chopper/analysis/analysis.hpp"
+#include "chopper/hierarchy/label.hpp"
+#include "chopper/ingest/load.hpp"
+#include "golden/truth.hpp"
+
+using namespace chopper;
+using namespace chopper::test;
+
+namespace {
+
+struct Golden {
+  std::vector<TruthRank> truth;
+  RunAnalysis ra;
+  // Truth iteration time per (rank, iteration): the host's ProfilerStep span.
+  Ns iter_ns(int64_t rank, int64_t it) const {
+    for (const auto& [n, s, e] : truth[static_cast<size_t>(rank)].iterations)
+      if (n == it) return e - s;
+    return 0;
+  }
+};
+
+Golden run_golden(const std::string& name, const SynthConfig& c) {
+  const fs::path dir = temp_dir("analysis_" + name);
+  synthesize(c, dir.string());
+  Run run = load_run({dir.string()});
+  label_run(Taxonomy::builtin(), run, 2);
+  Golden g;
+  g.truth = read_truth(dir);
+  AnalysisOptions o;
+  o.threads = 2;
+  g.ra = analyze_run(run, o);
+  fs::remove_all(dir);
+  return g;
+}
+
+bool is_comm_class(const std::string& c) {
+  return c == "all_gather" || c == "reduce_scatter" || c == "all_reduce" || c == "all_to_all" ||
+         c == "broadcast" || c == "send_recv" || c == "collective";
+}
+
+// The largest error seen, as a share of the iteration time (printed for the record).
+double worst_exposed_err = 0, worst_launch_err = 0, worst_lead_err = 0;
+Ns worst_offset_err = 0;
+
+// Exposed communication and launch overhead per (rank, iteration) against truth.
+void check_effects(const Golden& g, bool skip_first_launch) {
+  for (const RankAnalysis& r : g.ra.ranks) {
+    const TruthRank& tr = g.truth[static_cast<size_t>(r.rank)];
+    std::map<int64_t, Ns> t_exposed, t_launch;
+    for (const TruthKernel& k : tr.kernels) {
+      t_exposed[k.iteration] += k.exposed_comm_ns;
+      t_launch[k.iteration] += k.launch_overhead_ns + k.host_stall_ns;
+    }
+    std::map<int64_t, Ns> c_launch;
+    for (const LaunchRow& l : r.launch) c_launch[l.key.iteration] += l.overhead_ns();
+    int checked = 0;
+    for (const BreakdownRow& b : r.breakdown) {
+      if (b.iteration == kNoId) continue;
+      const Ns it = g.iter_ns(r.rank, b.iteration);
+      ASSERT_GT(it, 0);
+      const double tol = 0.02 * static_cast<double>(it);
+      SCOPED_TRACE("rank " + std::to_string(r.rank) + " iteration " + std::to_string(b.iteration));
+      EXPECT_NEAR(static_cast<double>(b.exposed_comm_ns),
+                  static_cast<double>(t_exposed[b.iteration]), tol);
+      worst_exposed_err =
+          std::max(worst_exposed_err,
+                   std::abs(static_cast<double>(b.exposed_comm_ns - t_exposed[b.iteration])) /
+                       static_cast<double>(it));
+      // (The first iteration's stall comes before the trace's first kernel: chopper sees it from
+      // the host's ProfilerStep start, where the first window opens.)
+      if (!(skip_first_launch && b.iteration == tr.kernels.front().iteration)) {
+        EXPECT_NEAR(static_cast<double>(c_launch[b.iteration]),
+                    static_cast<double>(t_launch[b.iteration]), tol);
+        worst_launch_err =
+            std::max(worst_launch_err,
+                     std::abs(static_cast<double>(c_launch[b.iteration] - t_launch[b.iteration])) /
+                         static_cast<double>(it));
+      }
+      ++checked;
+    }
+    EXPECT_EQ(checked, static_cast<int>(tr.iterations.size()));
+  }
+}
+
+// Every rank's estimated clock offset relative to rank 0 within 1 µs of the truth.
+void check_offsets(const Golden& g) {
+  ASSERT_EQ(g.ra.clock_offsets.size(), g.truth.size());
+  for (const ClockOffset& o : g.ra.clock_offsets) {
+    SCOPED_TRACE("rank " + std::to_string(o.rank));
+    EXPECT_EQ(o.reference_rank, 0);
+    const Ns want = g.truth[static_cast<size_t>(o.rank)].offset_ns - g.truth[0].offset_ns;
+    EXPECT_NEAR(static_cast<double>(o.offset_ns), static_cast<double>(want), 1000.0);
+    worst_offset_err = std::max(worst_offset_err, std::abs(o.offset_ns - want));
+    EXPECT_GT(o.collectives, 0u);
+  }
+}
+
+// Lead per (rank, iteration) from truth: for every compute-operation instance, the true (offset-
+// free) first kernel start; lead = latest over ranks − own. Mean over the instances.
+std::map<std::pair<int64_t, int64_t>, double> truth_leads(const Golden& g) {
+  using Key = std::tuple<int64_t, std::string, int64_t, std::string>;
+  std::map<Key, std::map<int64_t, Ns>> first;  // instance -> rank -> first start
+  for (const TruthRank& tr : g.truth)
+    for (const TruthKernel& k : tr.kernels) {
+      if (is_comm_class(k.op_class) || k.op_class == "memcpy") continue;
+      const Key key{k.iteration, k.phase, k.layer, k.operation};
+      auto [it, fresh] = first[key].try_emplace(tr.rank, k.start_ns - tr.offset_ns);
+      if (!fresh) it->second = std::min(it->second, k.start_ns - tr.offset_ns);
+    }
+  std::map<std::pair<int64_t, int64_t>, std::pair<double, int>> sum;
+  for (const auto& [key, by_rank] : first) {
+    Ns ref = INT64_MIN;
+    for (const auto& [r, s] : by_rank) ref = std::max(ref, s);
+    for (const auto& [r, s] : by_rank) {
+      auto& x = sum[{r, std::get<0>(key)}];
+      x.first += static_cast<double>(ref - s);
+      ++x.second;
+    }
+  }
+  std::map<std::pair<int64_t, int64_t>, double> out;
+  for (const auto& [k, v] : sum) out[k] = v.first / v.second;
+  return out;
+}
+
+void check_straggler(const Golden& g, int64_t straggler) {
+  const auto want = truth_leads(g);
+  std::set<int64_t> iterations;
+  for (const StragglerRow& s : g.ra.stragglers) {
+    if (s.iteration == kNoId) continue;
+    iterations.insert(s.iteration);
+    SCOPED_TRACE("rank " + std::to_string(s.rank) + " iteration " + std::to_string(s.iteration));
+    EXPECT_EQ(s.waited_for, s.rank == straggler);
+    // Both sides compute the same quantity exactly (truth from the true, offset-free starts):
+    // only wrong labels or a wrong clock alignment (137 µs here) can move it, so 10 µs, far
+    // tighter than the 2% of iteration time the issue asks for.
+    const double tol = 10'000;
+    ASSERT_TRUE(want.count({s.rank, s.iteration}));
+    EXPECT_NEAR(static_cast<double>(s.mean_lead_ns), want.at({s.rank, s.iteration}), tol);
+    worst_lead_err =
+        std::max(worst_lead_err,
+                 std::abs(static_cast<double>(s.mean_lead_ns) - want.at({s.rank, s.iteration})) /
+                     static_cast<double>(g.iter_ns(s.rank, s.iteration)));
+  }
+  EXPECT_EQ(iterations.size(), g.truth[0].iterations.size());
+  for (const IterationRow& it : g.ra.iterations) EXPECT_EQ(it.straggler_rank, straggler);
+}
+
+// Prints the largest errors of this test (for the record; ctest -V shows them) and resets them.
+void report(const char* name) {
+  std::printf(
+      "%s: largest errors: exposed comm %.4f%%, launch overhead %.4f%%, lead %.4f%% of "
+      "iteration time; clock offset %lld ns\n",
+      name, 100 * worst_exposed_err, 100 * worst_launch_err, 100 * worst_lead_err,
+      static_cast<long long>(worst_offset_err));
+  worst_exposed_err = worst_launch_err = worst_lead_err = 0;
+  worst_offset_err = 0;
+}
+
+SynthConfig with_offsets(SynthConfig c) {
+  c.node_clock_offset_ns = 137'421;  // node 1 is 137.421 µs ahead of node 0
+  return c;
+}
+
+}  // namespace
+
+TEST(AnalysisGolden, ExposedCommunication) {
+  SynthConfig c = with_offsets(small("h100", Parallelism::kFsdp));
+  ASSERT_TRUE(apply_scenario("exposed-comm", c));
+  const Golden g = run_golden("exposed", c);
+  check_effects(g, false);
+  check_offsets(g);
+  // The injected effect is large: exposed communication is most of every iteration.
+  for (const RankAnalysis& r : g.ra.ranks)
+    for (const BreakdownRow& b : r.breakdown)
+      if (b.iteration != kNoId) {
+        EXPECT_GT(b.exposed_comm_ns, b.total_ns / 4);
+      }
+  report("ExposedCommunication");
+}
+
+TEST(AnalysisGolden, LaunchBound) {
+  SynthConfig c = with_offsets(small("h100", Parallelism::kFsdp));
+  ASSERT_TRUE(apply_scenario("launch-bound", c));
+  const Golden g = run_golden("launch", c);
+  check_effects(g, false);
+  check_offsets(g);
+  // Short kernels behind a slow host: launch overhead is a large share of the iteration, and it
+  // is mostly prep (the host had not issued the launch yet).
+  for (const RankAnalysis& r : g.ra.ranks) {
+    Ns prep = 0, call = 0;
+    for (const LaunchRow& l : r.launch) prep += l.prep_ns, call += l.call_ns;
+    EXPECT_GT(prep, call);
+  }
+  report("LaunchBound");
+}
+
+TEST(AnalysisGolden, Straggler) {
+  SynthConfig c = with_offsets(small("h100", Parallelism::kFsdp));
+  ASSERT_TRUE(apply_scenario("straggler", c));
+  const Golden g = run_golden("straggler", c);
+  check_effects(g, false);
+  check_offsets(g);
+  check_straggler(g, c.straggler_rank);
+  report("Straggler");
+}
+
+TEST(AnalysisGolden, DdpAmdStraggler) {
+  SynthConfig c = with_offsets(small("mi300x", Parallelism::kDdp));
+  ASSERT_TRUE(apply_scenario("straggler", c));
+  c.straggler_rank = 1;
+  const Golden g = run_golden("ddp_straggler", c);
+  check_effects(g, false);
+  check_offsets(g);
+  check_straggler(g, 1);
+  report("DdpAmdStraggler");
+}
+
+TEST(AnalysisGolden, DemoAllEffects) {
+  SynthConfig c = with_offsets(small("h100", Parallelism::kFsdp));
+  ASSERT_TRUE(apply_scenario("demo", c));
+  c.node_clock_offset_ns = 137'421;  // the demo scenario turns offsets off
+  const Golden g = run_golden("demo", c);
+  check_effects(g, false);
+  check_offsets(g);
+  // FLOPs from the recorded shapes: the GEMM and attention FLOPs truth.json gives (2mnk; causal
+  // flash attention 2·s·T·h, 2.5× backward) plus chopper's small estimates for norms and
+  // elementwise ops, which the generator models differently; so within 2% of the matrix FLOPs.
+  // MFU follows from them and the H100's 989.4 TFLOP/s bf16 peak.
+  std::map<int64_t, double> matrix;
+  for (const TruthRank& tr : g.truth)
+    for (const TruthKernel& k : tr.kernels)
+      if (k.op_class == "gemm" || k.op_class == "attention") matrix[k.iteration] += k.flops;
+  ASSERT_NE(g.ra.device, nullptr);
+  EXPECT_EQ(g.ra.device->name, "h100");
+  for (const IterationRow& it : g.ra.iterations) {
+    EXPECT_GE(it.flops, matrix[it.iteration]);
+    EXPECT_NEAR(it.flops, matrix[it.iteration], 0.02 * matrix[it.iteration]);
+    const double secs = static_cast<double>(it.time_ns) * 1e-9;
+    EXPECT_NEAR(it.mfu, it.flops / (secs * 4 * 989.4e12), 1e-9);
+    EXPECT_GT(it.mfu, 0.05);
+    EXPECT_LT(it.mfu, 0.75);  // below the generator's matrix efficiency
+  }
+  // The end-to-end components of each iteration add up to its time exactly.
+  for (const IterationRow& it : g.ra.iterations) {
+    Ns sum = 0;
+    for (const auto& [k, v] : it.components) sum += v;
+    EXPECT_EQ(sum, it.time_ns) << "iteration " << it.iteration;
+  }
+  report("DemoAllEffects");
+}
