@@ -179,11 +179,14 @@ void finalize_collectives(RunAnalysis& ra, const AnalysisOptions& o) {
       co.rank = r;
       co.reference_rank = ref[r];
       co.offset_ns = off[r];
-      for (const auto& [k, v] : diffs)
-        if (k.first == r || k.second == r) co.collectives += v.size();
+      for (const auto& m : matched)
+        for (const CollRecord* c : m) co.collectives += c->rank == r ? 1 : 0;
       for (const auto& [k, e] : est)
         if (k.first == r) co.spread_ns = std::max(co.spread_ns, e.second);
-      co.applied = o.align_clocks && co.collectives > 0 && r != co.reference_rank;
+      // Applied only when the per-collective estimates agree better than the offset is large:
+      // ranks on one host share a clock, and there the end differences are noise around 0.
+      co.applied = o.align_clocks && co.collectives > 0 && r != co.reference_rank &&
+                   (co.offset_ns > co.spread_ns || -co.offset_ns > co.spread_ns);
       ra.clock_offsets.push_back(co);
     }
   }

@@ -384,9 +384,9 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o,
                    {{"rank", I, "rank"},
                     {"reference_rank", I, "rank whose clock the offset is relative to"},
                     {"offset_ns", I, "median of (own end − reference end), chained across groups"},
-                    {"collectives", I, "matched collectives the estimate used"},
+                    {"collectives", I, "matched collectives of this rank the estimate used"},
                     {"spread_ns", I, "median absolute deviation of the per-collective estimates"},
-                    {"applied", I, "1 if cross-rank metrics used it"}});
+                    {"applied", I, "1 if cross-rank metrics used it (|offset| > spread)"}});
     for (const ClockOffset& c : ra.clock_offsets)
       t.add_row({Cell::of(c.rank), Cell::of(c.reference_rank), Cell::of(c.offset_ns),
                  Cell::of(c.collectives), Cell::of(c.spread_ns), Cell::of(c.applied ? 1 : 0)});
