@@ -107,6 +107,42 @@ struct GpuActivities {
   std::vector<uint16_t> operation_rule;
   std::vector<uint16_t> op_class_rule;
 
+  // Calls f(column) for every column, in declaration order (bulk reserve while reading).
+  template <class F>
+  void for_each_column(F&& f) {
+    f(kind);
+    f(device);
+    f(stream);
+    f(start_ns);
+    f(dur_ns);
+    f(correlation);
+    f(external_id);
+    f(name);
+    f(category);
+    f(grid);
+    f(block);
+    f(registers);
+    f(shared_mem_bytes);
+    f(bytes);
+    f(graph_id);
+    f(comm_args);
+    f(runtime_idx);
+    f(host_op_idx);
+    f(link_path);
+    f(cls);
+    f(memcpy_dir);
+    f(collective);
+    f(iteration);
+    f(phase);
+    f(layer);
+    f(operation);
+    f(op_class);
+    f(iteration_rule);
+    f(phase_rule);
+    f(layer_rule);
+    f(operation_rule);
+    f(op_class_rule);
+  }
   size_t size() const { return start_ns.size(); }
 };
 
@@ -131,6 +167,26 @@ struct HostOps {
   // link/: parent in the per-thread host-op tree
   std::vector<int32_t> parent;
 
+  // Calls f(column) for every column, in declaration order (bulk reserve while reading).
+  template <class F>
+  void for_each_column(F&& f) {
+    f(kind);
+    f(category);
+    f(pid);
+    f(tid);
+    f(start_ns);
+    f(dur_ns);
+    f(name);
+    f(external_id);
+    f(sequence_number);
+    f(fwd_thread_id);
+    f(record_function_id);
+    f(input_dims);
+    f(input_types);
+    f(concrete_inputs);
+    f(comm_args);
+    f(parent);
+  }
   size_t size() const { return start_ns.size(); }
 };
 
@@ -146,6 +202,19 @@ struct RuntimeCalls {
   // link/
   std::vector<int32_t> host_op_idx;
 
+  // Calls f(column) for every column, in declaration order (bulk reserve while reading).
+  template <class F>
+  void for_each_column(F&& f) {
+    f(driver);
+    f(pid);
+    f(tid);
+    f(start_ns);
+    f(dur_ns);
+    f(name);
+    f(correlation);
+    f(external_id);
+    f(host_op_idx);
+  }
   size_t size() const { return start_ns.size(); }
 };
 
@@ -162,6 +231,18 @@ struct Flows {
   std::vector<Ns> ts_ns;
   std::vector<bool> binds_enclosing;  // bp:"e"
 
+  // Calls f(column) for every column, in declaration order (bulk reserve while reading).
+  template <class F>
+  void for_each_column(F&& f) {
+    f(kind);
+    f(phase);
+    f(category);
+    f(id);
+    f(pid);
+    f(tid);
+    f(ts_ns);
+    f(binds_enclosing);
+  }
   size_t size() const { return ts_ns.size(); }
 };
 
@@ -177,6 +258,19 @@ struct Instants {
   std::vector<int64_t> mem_total_allocated;
   std::vector<int32_t> mem_device;  // [memory]: Device Id, -1 none
 
+  // Calls f(column) for every column, in declaration order (bulk reserve while reading).
+  template <class F>
+  void for_each_column(F&& f) {
+    f(name);
+    f(category);
+    f(pid);
+    f(tid);
+    f(ts_ns);
+    f(scope);
+    f(mem_bytes);
+    f(mem_total_allocated);
+    f(mem_device);
+  }
   size_t size() const { return ts_ns.size(); }
 };
 
