@@ -423,14 +423,17 @@ struct Ev {
 template <class T>
 void reserve_column(std::vector<T>& v, size_t n) {
   v.reserve(n);
+#if defined(MADV_HUGEPAGE)
   if constexpr (!std::is_same_v<T, bool>) {
     constexpr size_t kPage = 4096, kMin = 4 << 20;
     const size_t bytes = v.capacity() * sizeof(T);
     if (bytes < kMin) return;
+    // Only whole pages inside the column's own buffer; the advice may be ignored.
     const auto a = reinterpret_cast<uintptr_t>(v.data());
     const uintptr_t lo = (a + kPage - 1) & ~(kPage - 1), hi = (a + bytes) & ~(kPage - 1);
     if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
   }
+#endif
 }
 
 class KinetoReader {
