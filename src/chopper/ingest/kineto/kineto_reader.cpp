@@ -686,8 +686,9 @@ class KinetoReader {
   int32_t add_comm(const CommFields& c);
   // Called when a table is full, before a row is added: grows every column of it at once to the
   // rows the whole input will likely need (rows so far x input size / input read so far, +1/8),
-  // at least doubling. One copy per column instead of a chain of doublings, each of which copies
-  // the column and faults in fresh pages.
+  // at least doubling and at most 64x. One copy per column instead of a chain of doublings, each
+  // of which copies the column and faults in fresh pages. Capacity not yet filled is address
+  // space only, not resident memory.
   template <class Table>
   void make_room(Table& tb) {
     const size_t rows = tb.size();
@@ -696,7 +697,7 @@ class KinetoReader {
     if (done > 0 && total > done) {
       const double est = static_cast<double>(rows) * static_cast<double>(total) /
                          static_cast<double>(done) * 1.125;
-      want = std::max(want, static_cast<size_t>(std::min(est, 1e12)));
+      want = std::max(want, static_cast<size_t>(std::min(est, static_cast<double>(rows) * 64)));
     }
     tb.for_each_column([&](auto& col) { reserve_column(col, want); });
   }
