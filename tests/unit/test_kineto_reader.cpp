@@ -463,3 +463,21 @@ TEST(KinetoReader, BulkTableGrowthKeepsEveryRow) {
         ADD_FAILURE() << e.kind << ": " << (e.examples.empty() ? "" : e.examples[0]);
   }
 }
+
+// Numbers in the metadata block that do not fit int64 (found by the fuzzer: 6.55e38 in
+// deviceProperties) are not integers: the field keeps its "unknown" value; fractions truncate.
+TEST(KinetoReader, OutOfRangeMetadataNumbersAreUnknown) {
+  const std::string text = trace_of(
+      R"({"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 1, "dur": 1})",
+      R"("distributedInfo": {"rank": 1e300, "world_size": 4.0, "backend": "nccl"}, )"
+      R"("deviceProperties": [{"id": 0, "name": "H100", "numSms": 6.55e38, )"
+      R"("regsPerBlock": -9.3e18, "warpSize": 32.7}], )");
+  RankTrace t = parse(text);
+  EXPECT_EQ(t.meta.rank, -1);
+  EXPECT_EQ(t.meta.world_size, 4);
+  ASSERT_EQ(t.meta.devices.size(), 1u);
+  EXPECT_EQ(t.meta.devices[0].num_sms, -1);
+  EXPECT_EQ(t.meta.devices[0].regs_per_block, -1);
+  EXPECT_EQ(t.meta.devices[0].warp_size, 32);
+  EXPECT_EQ(t.gpu.size(), 1u);
+}

@@ -1640,7 +1640,8 @@ void KinetoReader::parse_metadata() {
     uint64_t u;
     if (!e.get_uint64().get(u)) return static_cast<int64_t>(std::min<uint64_t>(u, INT64_MAX));
     double d;
-    if (!e.get_double().get(d)) return static_cast<int64_t>(d);
+    // A fraction is truncated; a value outside int64 (1e300, a fuzzer's 6.55e38) is not an int.
+    if (!e.get_double().get(d)) return d > -9.2e18 && d < 9.2e18 ? static_cast<int64_t>(d) : def;
     std::string_view s;
     if (!e.get_string().get(s) && parse_int64(s, x) == DecimalStatus::kExact) return x;
     return def;
