@@ -9,12 +9,12 @@
 #include <set>
 
 #include "chopper/analysis/parts.hpp"
+#include "chopper/base/text.hpp"
 
 namespace chopper {
 
 int dtype_size(std::string_view d) {
-  std::string s;
-  for (char ch : d) s.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+  std::string s = ascii_lower(d);
   if (s.rfind("c10::", 0) == 0) s = s.substr(5);
   if (s == "bfloat16" || s == "half" || s == "float16" || s == "short" || s == "int16") return 2;
   if (s == "float" || s == "float32" || s == "int" || s == "int32" || s == "uint32") return 4;

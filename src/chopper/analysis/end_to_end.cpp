@@ -4,26 +4,22 @@
 // against the device database. Also the kernel/operation/class breakdowns folded to the top N.
 // Formulas: docs/metrics.md.
 #include <algorithm>
-#include <cctype>
 #include <map>
 #include <set>
 #include <unordered_map>
 
 #include "chopper/analysis/parts.hpp"
+#include "chopper/base/text.hpp"
 
 namespace chopper {
 namespace {
 
 const DeviceSpec* device_from_name(std::string_view name) {
-  std::string l;
-  for (char ch : name) l.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
+  const std::string l = ascii_lower(name);
   if (l.empty()) return nullptr;
   if (const DeviceSpec* d = find_device(l)) return d;
   for (const DeviceSpec& d : device_db()) {
-    std::string m;
-    for (char ch : d.marketing_name)
-      m.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(ch))));
-    if (l == m || l.find(d.name) != std::string::npos) return &d;
+    if (l == ascii_lower(d.marketing_name) || l.find(d.name) != std::string::npos) return &d;
   }
   return nullptr;
 }

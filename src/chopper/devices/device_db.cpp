@@ -1,6 +1,6 @@
 #include "chopper/devices/device_db.hpp"
 
-#include <cctype>
+#include "chopper/base/text.hpp"
 
 namespace chopper {
 
@@ -189,8 +189,7 @@ const std::vector<DeviceSpec>& device_db() {
 }
 
 const DeviceSpec* find_device(std::string_view name) {
-  std::string k;
-  for (char c : name) k.push_back(static_cast<char>(std::tolower(static_cast<unsigned char>(c))));
+  std::string k = ascii_lower(name);
   if (k == "mi250x") k = "mi250";
   for (const auto& d : device_db())
     if (d.name == k) return &d;

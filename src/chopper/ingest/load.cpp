@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "chopper/base/error.hpp"
+#include "chopper/base/text.hpp"
 #include "chopper/base/thread_pool.hpp"
 #include "chopper/link/link.hpp"
 
@@ -46,8 +47,8 @@ std::vector<TracePath> expand_trace_paths(const std::vector<std::string>& paths)
 
 int64_t rank_from_file_name(std::string_view path) {
   const size_t slash = path.find_last_of('/');
-  std::string name(slash == std::string_view::npos ? path : path.substr(slash + 1));
-  for (char& c : name) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  const std::string name =
+      ascii_lower(slash == std::string_view::npos ? path : path.substr(slash + 1));
   for (size_t at = name.find("rank"); at != std::string::npos; at = name.find("rank", at + 1)) {
     size_t p = at + 4;
     if (p < name.size() && (name[p] == '-' || name[p] == '_')) ++p;

@@ -6,19 +6,13 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <vector>
 
+#include "chopper/base/text.hpp"
 #include "chopper/link/link.hpp"
 
 namespace chopper {
 namespace {
-
-std::string lower(std::string_view s) {
-  std::string o(s);
-  for (char& c : o) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return o;
-}
 
 bool contains(std::string_view hay, std::string_view needle) {
   return hay.find(needle) != std::string_view::npos;
@@ -29,7 +23,7 @@ bool contains(std::string_view hay, std::string_view needle) {
 bool is_comm_kernel(std::string_view name) {
   if (name.substr(0, 4) == "nccl" || name.substr(0, 4) == "rccl" || name.substr(0, 5) == "msccl")
     return true;
-  const std::string l = lower(name.substr(0, 160));
+  const std::string l = ascii_lower(name.substr(0, 160));
   for (std::string_view k : {"allreduce", "all_reduce", "allgather", "all_gather", "reducescatter",
                              "reduce_scatter", "alltoall", "all_to_all", "cross_device_reduce"})
     if (contains(l, k)) return true;
@@ -63,7 +57,7 @@ CollType coll_from_kernel_word(std::string_view w) {
 // PyTorch's collective names ("allreduce", "_allgather_base", "reduce_scatter_tensor_coalesced",
 // "all_to_all_single", "nccl:all_reduce" annotations, ...) -> CollType.
 CollType coll_from_pytorch_name(std::string_view name) {
-  std::string s = lower(name);
+  std::string s = ascii_lower(name);
   if (s.rfind("nccl:", 0) == 0) s = s.substr(5);
   if (s.rfind("c10d::", 0) == 0) s = s.substr(6);
   std::string k;
@@ -184,7 +178,7 @@ void classify_trace(RankTrace& t) {
       // A custom kernel: its name says which collective.
       c.type = coll_from_pytorch_name(name);
       if (c.type == CollType::kUnknown) {
-        const std::string l = lower(name);
+        const std::string l = ascii_lower(name);
         if (contains(l, "allreduce") || contains(l, "all_reduce") ||
             contains(l, "cross_device_reduce"))
           c.type = CollType::kAllReduce;
