@@ -8,6 +8,7 @@
 #include <random>
 
 #include "chopper/base/error.hpp"
+#include "chopper/base/time.hpp"
 #include "test_util.hpp"
 
 using namespace chopper;
@@ -480,4 +481,64 @@ TEST(KinetoReader, OutOfRangeMetadataNumbersAreUnknown) {
   EXPECT_EQ(t.meta.devices[0].regs_per_block, -1);
   EXPECT_EQ(t.meta.devices[0].warp_size, 32);
   EXPECT_EQ(t.gpu.size(), 1u);
+}
+
+// Numbers are read in one pass with fast paths for the usual shapes (µs with up to three
+// decimals, integers up to 18 digits); every other shape goes to the exact parsers of
+// base/time.hpp. Random shapes and random blanks between tokens, read through a 64-byte window (so
+// that every token is cut at a window end somewhere) and through a large one, must give what those
+// exact parsers give for the same text.
+TEST(KinetoReader, NumbersReadInOnePassMatchTheExactParsers) {
+  std::mt19937_64 rng(20261122);
+  auto digits = [&](int n) {
+    std::string s;
+    for (int i = 0; i < n; ++i) s += static_cast<char>('0' + rng() % 10);
+    return s;
+  };
+  auto decimal = [&](int max_int, int max_frac, bool allow_neg) {
+    std::string s = allow_neg && rng() % 6 == 0 ? "-" : "";
+    s += digits(1 + static_cast<int>(rng() % max_int));
+    if (const int f = static_cast<int>(rng() % (max_frac + 1)); f > 0) s += "." + digits(f);
+    return s;
+  };
+  const char* blanks[] = {"", " ", "\n    ", "\t", "\r\n  ", "                          "};
+  auto gap = [&] { return blanks[rng() % 6]; };
+  struct Want {
+    Ns ts, dur;
+    int64_t ext, pid;
+  };
+  std::vector<Want> want;
+  std::string events;
+  while (want.size() < 3000) {
+    const std::string ts = decimal(18, 6, true), dur = decimal(6, 5, false),
+                      ext = decimal(20, 0, true), pid = decimal(19, 0, false);
+    Want w{};
+    const DecimalStatus ts_st = parse_us_to_ns(ts, w.ts), dur_st = parse_us_to_ns(dur, w.dur);
+    if (ts_st == DecimalStatus::kInvalid || ts_st == DecimalStatus::kOverflow ||
+        dur_st == DecimalStatus::kInvalid || dur_st == DecimalStatus::kOverflow)
+      continue;  // such an event is skipped with a diagnostic; tested elsewhere
+    if (parse_int64(ext, w.ext) != DecimalStatus::kExact) w.ext = kNoId;
+    if (parse_int64(pid, w.pid) != DecimalStatus::kExact) continue;  // hashed as a name
+    want.push_back(w);
+    if (!events.empty()) events += "," + std::string(gap());
+    events += fmt::format(
+        R"({{{}"ph"{}:{}"X",{}"cat": "cpu_op", "name": "op", "pid":{}{},{}"tid": 7,{}"ts": {}{},)"
+        R"( "dur":{}{}{},{}"args": {{{}"External id":{}{}{}}}{}}})",
+        gap(), gap(), gap(), gap(), gap(), pid, gap(), gap(), ts, gap(), gap(), dur, gap(), gap(),
+        gap(), gap(), ext, gap(), gap());
+  }
+  const std::string text = trace_of(events);
+  for (size_t window : {64ul, 1ul << 20}) {
+    KinetoReadOptions opt;
+    opt.window_bytes = window;
+    RankTrace t = parse(text, opt);
+    ASSERT_EQ(t.host.size(), want.size()) << window;
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_EQ(t.host.start_ns[i], want[i].ts) << "event " << i << ", window " << window;
+      ASSERT_EQ(t.host.dur_ns[i], std::max<Ns>(0, want[i].dur)) << "event " << i;
+      ASSERT_EQ(t.host.external_id[i], want[i].ext) << "event " << i;
+      ASSERT_EQ(t.host.pid[i], want[i].pid) << "event " << i;
+      ASSERT_EQ(t.host.tid[i], 7) << "event " << i;
+    }
+  }
 }

@@ -19,10 +19,38 @@
 namespace chopper {
 namespace {
 
-// k == lit with the length known at compile time, so the compare is inlined.
+// The W bytes at p as an integer (unaligned load).
+template <class W>
+inline W load(const char* p) {
+  W w;
+  std::memcpy(&w, p, sizeof(W));
+  return w;
+}
+// The M bytes at a[i] == b[i], as at most two overlapping word compares (1 <= M <= 16).
+template <size_t M>
+inline bool same_bytes(const char* a, const char* b) {
+  if constexpr (M >= 8) {
+    static_assert(M <= 16);
+    return load<uint64_t>(a) == load<uint64_t>(b) &&
+           load<uint64_t>(a + M - 8) == load<uint64_t>(b + M - 8);
+  } else if constexpr (M >= 4) {
+    return load<uint32_t>(a) == load<uint32_t>(b) &&
+           load<uint32_t>(a + M - 4) == load<uint32_t>(b + M - 4);
+  } else if constexpr (M >= 2) {
+    return load<uint16_t>(a) == load<uint16_t>(b) && a[M - 1] == b[M - 1];
+  } else {
+    return M == 0 || a[0] == b[0];
+  }
+}
+// k == lit with the length known at compile time: word compares, no call to memcmp.
 template <size_t N>
 inline bool eq(std::string_view k, const char (&lit)[N]) {
-  return k.size() == N - 1 && std::memcmp(k.data(), lit, N - 1) == 0;
+  if (k.size() != N - 1) return false;
+  if constexpr (N - 1 <= 16) {
+    return same_bytes<N - 1>(k.data(), lit);
+  } else {
+    return same_bytes<16>(k.data(), lit) && std::memcmp(k.data() + 16, lit + 16, N - 17) == 0;
+  }
 }
 
 enum class CatKind : uint8_t {
@@ -210,11 +238,12 @@ inline const char* find_quote_or_backslash(const char* p, const char* end) {
 }
 
 // Character classes by table: 1 = whitespace, 2 = delimiter after a scalar (whitespace too).
+// NUL is a delimiter: the window ends with one (a sentinel), so scans stop there unchecked.
 struct CharClass {
   uint8_t c[256] = {};
   constexpr CharClass() {
     for (unsigned char x : {' ', '\n', '\r', '\t'}) c[x] = 3;
-    for (unsigned char x : {',', '}', ']'}) c[x] = 2;
+    for (unsigned char x : {',', '}', ']', '\0'}) c[x] = 2;
   }
 };
 inline constexpr CharClass kClass{};
@@ -223,6 +252,143 @@ inline bool is_ws(char c) {
 }
 inline bool is_delim(char c) {
   return kClass.c[static_cast<unsigned char>(c)] != 0;
+}
+
+// First byte at or after p that is not JSON whitespace. The caller guarantees a non-whitespace
+// byte (the window's NUL sentinel) before the end of readable memory, and 15 readable bytes
+// after it. Most gaps in Kineto's output are empty or one blank; indentation (a newline and up
+// to a dozen blanks) takes one 16-byte step.
+inline const char* skip_blanks(const char* p) {
+  if (!is_ws(*p)) return p;
+  ++p;
+  if (!is_ws(*p)) return p;
+#if defined(__SSE2__)
+  for (;;) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+    const __m128i w = _mm_or_si128(
+        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
+        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')),
+                     _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
+    const auto other = static_cast<uint32_t>(~_mm_movemask_epi8(w)) & 0xFFFFu;
+    if (other != 0) return p + __builtin_ctz(other);
+    p += 16;
+  }
+#else
+  while (is_ws(*p)) ++p;
+  return p;
+#endif
+}
+
+// A number token scanned once: the integer it is (int_ok), or the time in ns when read as µs
+// (ns_ok), for the common shapes that need no general parser; everything else is left to the
+// exact parsers in base/time.hpp, which give the same result for these shapes.
+struct Num {
+  int64_t i = 0;
+  Ns ns = 0;
+  bool int_ok = false, ns_ok = false, dot = false;
+};
+inline constexpr int64_t kPow10[4] = {1, 10, 100, 1000};
+// Are the 8 bytes of w (little-endian) all ASCII digits?
+inline bool all_digits(uint64_t w) {
+  return ((w & 0xF0F0F0F0F0F0F0F0ULL) |
+          (((w + 0x0606060606060606ULL) & 0xF0F0F0F0F0F0F0F0ULL) >> 4)) == 0x3333333333333333ULL;
+}
+// The value of 8 ASCII digits (first byte most significant), by three multiplies.
+inline uint64_t eight_digits(uint64_t w) {
+  w -= 0x3030303030303030ULL;
+  w = (w * 10) + (w >> 8);
+  w = (((w & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+       (((w >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >>
+      32;
+  return w;
+}
+#if defined(__SSE4_1__)
+// kRightAlign[n]: a shuffle that moves bytes 0..n-1 to the last n of 16 and zeroes the rest.
+struct RightAlign {
+  alignas(16) int8_t m[17][16] = {};
+  constexpr RightAlign() {
+    for (int n = 0; n <= 16; ++n)
+      for (int j = 0; j < 16; ++j) m[n][j] = static_cast<int8_t>(j >= 16 - n ? j - (16 - n) : -128);
+  }
+};
+inline constexpr RightAlign kRightAlign{};
+#endif
+// Accumulates the run of ASCII digits at p into v (v*10 + digit, wrapping past 2^64: callers
+// count the digits); returns the end of the run. The window's padding makes the 16-byte loads
+// safe, and its sentinel is not a digit, so a run never passes it.
+inline const char* scan_digits(const char* p, uint64_t& v) {
+#if defined(__SSE4_1__)
+  for (;;) {
+    const __m128i d =
+        _mm_sub_epi8(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p)), _mm_set1_epi8('0'));
+    const __m128i is_digit = _mm_cmpeq_epi8(_mm_min_epu8(d, _mm_set1_epi8(9)), d);
+    const auto other = ~static_cast<uint32_t>(_mm_movemask_epi8(is_digit));
+    const unsigned n = static_cast<unsigned>(__builtin_ctz(other));  // 0..16
+    if (n == 0) return p;
+    // Right-align the n digits, then pairs -> 4 digits -> 8 digits by multiply-adds.
+    const __m128i a =
+        _mm_shuffle_epi8(d, _mm_load_si128(reinterpret_cast<const __m128i*>(kRightAlign.m[n])));
+    const __m128i d2 = _mm_maddubs_epi16(a, _mm_set1_epi16(0x010A));    // 10, 1
+    const __m128i d4 = _mm_madd_epi16(d2, _mm_set1_epi32(0x00010064));  // 100, 1
+    const __m128i d8 = _mm_madd_epi16(_mm_packus_epi32(d4, d4), _mm_set1_epi32(0x00012710));
+    const auto hi = static_cast<uint32_t>(_mm_cvtsi128_si32(d8));
+    const auto lo = static_cast<uint32_t>(_mm_extract_epi32(d8, 1));
+    static constexpr uint64_t kScale[17] = {1,
+                                            10,
+                                            100,
+                                            1000,
+                                            10000,
+                                            100000,
+                                            1000000,
+                                            10000000,
+                                            100000000,
+                                            1000000000,
+                                            10000000000,
+                                            100000000000,
+                                            1000000000000,
+                                            10000000000000,
+                                            100000000000000,
+                                            1000000000000000,
+                                            10000000000000000};
+    v = v * kScale[n] + (uint64_t{hi} * 100000000 + lo);
+    p += n;
+    if (n < 16) return p;
+  }
+#else
+  for (uint64_t w; all_digits(w = load<uint64_t>(p)); p += 8) v = v * 100000000 + eight_digits(w);
+  for (unsigned d; (d = static_cast<unsigned char>(*p) - '0') <= 9; ++p) v = v * 10 + d;
+  return p;
+#endif
+}
+
+// Scans the number at p (stopping at the first byte that is not part of one); returns the end.
+inline const char* scan_number(const char* p, Num& n) {
+  const bool neg = *p == '-';
+  p += neg ? 1 : 0;
+  const char* d0 = p;
+  uint64_t ip = 0;
+  p = scan_digits(p, ip);
+  const auto nd = static_cast<size_t>(p - d0);
+  n.int_ok = n.ns_ok = n.dot = false;
+  if (*p == '.') {
+    const char* f0 = ++p;
+    uint64_t fp = 0;
+    p = scan_digits(p, fp);
+    const auto nf = static_cast<size_t>(p - f0);
+    n.dot = true;
+    if (!neg && nd >= 1 && nd <= 15 && nf >= 1 && nf <= 3 && is_delim(*p)) {
+      n.ns = static_cast<Ns>(ip * 1000 + fp * static_cast<uint64_t>(kPow10[3 - nf]));
+      n.ns_ok = true;
+    }
+  } else if (nd >= 1 && nd <= 18 && is_delim(*p)) {
+    n.i = neg ? -static_cast<int64_t>(ip) : static_cast<int64_t>(ip);
+    n.int_ok = true;
+    if (nd <= 15) {
+      n.ns = n.i * 1000;
+      n.ns_ok = true;
+    }
+  }
+  return p;
 }
 
 // Appends the JSON-unescaped form of `raw` (the text between the quotes) to `out`. Returns false
@@ -401,21 +567,13 @@ struct Ev {
   std::string_view input_dims, input_types, concrete_inputs;
   std::string_view arg_name;
   CommFields comm;
-  std::vector<std::pair<std::string_view, double>> counter_values;  // ph "C"
-  std::vector<PendingDiag> diags;
   bool skipped_python = false;
-
-  // Back to defaults, keeping the vectors' capacity (one Ev serves every event).
-  void reset() {
-    auto cv = std::move(counter_values);
-    auto dg = std::move(diags);
-    *this = Ev{};
-    cv.clear();
-    dg.clear();
-    counter_values = std::move(cv);
-    diags = std::move(dg);
-  }
+  // ts and dur already in ns (scan_number's fast shapes), else read from the text at commit.
+  bool ts_fast = false, dur_fast = false, ts_dot = false, id_fast = false;
+  Ns ts_ns = 0, dur_ns = 0;
+  uint64_t id = 0;
 };
+static_assert(std::is_trivially_copyable_v<Ev>);
 
 // Reserves room for n elements; a large column is advised onto transparent huge pages, which
 // cuts the page faults of filling it by up to 512x (the kernel decides; THP "madvise" mode is the
@@ -462,6 +620,7 @@ class KinetoReader {
     std::memmove(buf_.data() + 1, buf_.data() + keep_from, n);
     base_off_ += keep_from - 1;
     len_ = 1 + n;
+    buf_[len_] = '\0';  // the sentinel
     const ptrdiff_t d = -static_cast<ptrdiff_t>(keep_from - 1);
     validated_ =
         static_cast<size_t>(std::max<ptrdiff_t>(1, static_cast<ptrdiff_t>(validated_) + d));
@@ -481,6 +640,7 @@ class KinetoReader {
       return false;
     }
     len_ += n;
+    buf_[len_] = '\0';  // the sentinel (kPad bytes follow it)
     t_.uncompressed_bytes += n;
     // Validate UTF-8 up to the last ASCII byte (a multi-byte character may continue in the
     // next read), replacing invalid bytes in place so that lengths and offsets do not change.
@@ -538,9 +698,9 @@ class KinetoReader {
   void parse_events_array();
   void parse_metadata();
 
-  // ---- events: a cursor over [p_, end_) ----
+  // ---- events: a cursor over [p_, end_); *end_ is a NUL sentinel ----
   void ws() {
-    while (p_ < end_ && is_ws(*p_)) ++p_;
+    p_ = skip_blanks(p_);
     if (p_ >= end_) throw NeedMore{};
   }
   // p_ at '"'. Returns the raw text between the quotes; *escaped tells if it has escapes.
@@ -569,27 +729,30 @@ class KinetoReader {
     std::string& s = scratch_[scratch_used_++];
     s.clear();
     if (!unescape(raw, s)) {
-      ev_.diags.push_back(
+      ev_diags_.push_back(
           {"invalid_escape", fmt::format("byte {}: invalid escape in a string; kept as written",
                                          offset_of(raw.data()))});
     }
     return s;
   }
-  // A number, true/false/null: the token text.
+  // A number, true/false/null: the token text; num_ says what number it is.
   std::string_view token() {
     const char* s = p_;
-    while (p_ < end_ && !is_delim(*p_)) ++p_;
-    if (p_ >= end_) throw NeedMore{};
-    if (p_ == s) throw Malformed{s, "a value is missing"};
-    return std::string_view(s, static_cast<size_t>(p_ - s));
+    const char* p = scan_number(p_, num_);
+    while (!is_delim(*p)) ++p;  // stops at the sentinel
+    if (p >= end_) throw NeedMore{};
+    if (p == s) throw Malformed{s, "a value is missing"};
+    p_ = p;
+    return std::string_view(s, static_cast<size_t>(p - s));
   }
-  // Scalar text: strings without quotes (not unescaped), numbers as written. False for
-  // containers (skipped) and for true/false/null.
+  // Scalar text: strings without quotes (not unescaped), numbers as written (num_ says which
+  // number). False for containers (skipped) and for true/false/null.
   bool scalar(std::string_view& out, bool& was_string) {
     const char c = *p_;
     if (c == '"') {
       out = str_raw(nullptr);
       was_string = true;
+      num_.int_ok = num_.ns_ok = num_.dot = false;
       return true;
     }
     if (c == '{' || c == '[') {
@@ -653,6 +816,91 @@ class KinetoReader {
     ++p_;
     ws();
     return k;
+  }
+
+  // The members of an event that chopper reads; kOther for the rest.
+  enum class TopKey : uint8_t {
+    kOther,
+    kPh,
+    kCat,
+    kName,
+    kPid,
+    kTid,
+    kTs,
+    kDur,
+    kArgs,
+    kId,
+    kBp,
+    kS
+  };
+  // The key at p_ ('"'), leaving p_ at its value. Kineto writes `"key": value`: that is matched
+  // with one 8-byte load and a compare (the window's padding makes the load safe, and its NUL
+  // sentinel never matches); any other spelling goes through key().
+  TopKey top_key() {
+    if (*p_ != '"') throw Malformed{p_, "expected a key"};
+    const uint64_t w = load<uint64_t>(p_ + 1);
+    auto is = [w](const char(&lit)[7], int n) {  // the first n bytes of w are lit's
+      uint64_t x = 0;
+      std::memcpy(&x, lit, static_cast<size_t>(n));
+      return (w & (~uint64_t{0} >> (64 - 8 * n))) == x;
+    };
+    TopKey tk = TopKey::kOther;
+    int n = 0;
+    switch (static_cast<char>(w & 0xFF)) {
+      case 'p':
+        if (is("ph\":  ", 4))
+          tk = TopKey::kPh, n = 4;
+        else if (is("pid\": ", 5))
+          tk = TopKey::kPid, n = 5;
+        break;
+      case 't':
+        if (is("ts\":  ", 4))
+          tk = TopKey::kTs, n = 4;
+        else if (is("tid\": ", 5))
+          tk = TopKey::kTid, n = 5;
+        break;
+      case 'c':
+        if (is("cat\": ", 5)) tk = TopKey::kCat, n = 5;
+        break;
+      case 'n':
+        if (is("name\":", 6)) tk = TopKey::kName, n = 6;
+        break;
+      case 'd':
+        if (is("dur\": ", 5)) tk = TopKey::kDur, n = 5;
+        break;
+      case 'a':
+        if (is("args\":", 6)) tk = TopKey::kArgs, n = 6;
+        break;
+      default:
+        break;
+    }
+    if (n != 0) {
+      p_ += 1 + n;
+      if (*p_ == ' ') ++p_;
+      if (is_ws(*p_)) ws();
+      return tk;  // at the sentinel, the value's parser asks for more input
+    }
+    const std::string_view k = key();
+    switch (k.size()) {
+      case 1:
+        return k[0] == 's' ? TopKey::kS : TopKey::kOther;
+      case 2:
+        return eq(k, "ph")   ? TopKey::kPh
+               : eq(k, "ts") ? TopKey::kTs
+               : eq(k, "id") ? TopKey::kId
+               : eq(k, "bp") ? TopKey::kBp
+                             : TopKey::kOther;
+      case 3:
+        return eq(k, "cat")   ? TopKey::kCat
+               : eq(k, "pid") ? TopKey::kPid
+               : eq(k, "tid") ? TopKey::kTid
+               : eq(k, "dur") ? TopKey::kDur
+                              : TopKey::kOther;
+      case 4:
+        return eq(k, "name") ? TopKey::kName : eq(k, "args") ? TopKey::kArgs : TopKey::kOther;
+      default:
+        return TopKey::kOther;
+    }
   }
 
   void parse_event();  // p_ at '{'; fills ev_
@@ -722,6 +970,9 @@ class KinetoReader {
   const char* p_ = nullptr;
   const char* end_ = nullptr;
   Ev ev_;
+  std::vector<PendingDiag> ev_diags_;                             // ev_'s, added at commit
+  std::vector<std::pair<std::string_view, double>> ev_counters_;  // ev_'s (ph "C") values
+  Num num_;                                                       // the last number token
   std::deque<std::string> scratch_;
   size_t scratch_used_ = 0;
   std::vector<std::pair<std::string, std::string>> top_values_;
@@ -960,7 +1211,9 @@ void KinetoReader::parse_events_array() {
 }
 
 void KinetoReader::parse_event() {
-  ev_.reset();
+  ev_ = Ev{};
+  ev_diags_.clear();
+  ev_counters_.clear();
   scratch_used_ = 0;
   Ev& ev = ev_;
   bool check_python = false;
@@ -972,81 +1225,80 @@ void KinetoReader::parse_event() {
   }
   for (;;) {
     ws();
-    const std::string_view k = key();
     std::string_view text;
     bool was_string = false;
     check_python = false;
-    switch (k.size()) {
-      case 1:
-        if (k[0] == 's' && scalar(text, was_string) && !text.empty())
-          ev.scope = text[0];
-        else if (k[0] != 's')
-          skip_value();
+    switch (top_key()) {
+      case TopKey::kS:
+        if (scalar(text, was_string) && !text.empty()) ev.scope = text[0];
         break;
-      case 2:
-        if (eq(k, "ph")) {
-          if (*p_ == '"') {
-            text = str_raw(nullptr);
-            ev.ph = text.size() == 1 ? text[0] : '?';
-            check_python = !opt_.keep_python;
-          } else {
-            skip_value();
-            ev.ph = '?';
-          }
-        } else if (eq(k, "ts")) {
-          ev.has_ts = scalar(ev.ts, was_string);
-        } else if (eq(k, "id")) {
-          ev.has_id = scalar(ev.id_text, was_string);
-        } else if (eq(k, "bp")) {
-          ev.bp_e = scalar(text, was_string) ? text == "e" : false;
+      case TopKey::kPh:
+        if (*p_ == '"') {
+          text = str_raw(nullptr);
+          ev.ph = text.size() == 1 ? text[0] : '?';
+          check_python = !opt_.keep_python;
+        } else {
+          skip_value();
+          ev.ph = '?';
+        }
+        break;
+      case TopKey::kTs:
+        ev.has_ts = scalar(ev.ts, was_string);
+        ev.ts_fast = ev.has_ts && num_.ns_ok;
+        ev.ts_ns = num_.ns;
+        ev.ts_dot = num_.dot;
+        break;
+      case TopKey::kId:
+        ev.has_id = scalar(ev.id_text, was_string);
+        ev.id_fast = ev.has_id && num_.int_ok && num_.i >= 0;
+        ev.id = static_cast<uint64_t>(num_.i);
+        break;
+      case TopKey::kBp:
+        ev.bp_e = scalar(text, was_string) ? text == "e" : false;
+        break;
+      case TopKey::kCat:
+        if (*p_ == '"') {
+          ev.cat = str_value();
+          ev.has_cat = true;
+          check_python = !opt_.keep_python;
         } else {
           skip_value();
         }
         break;
-      case 3:
-        if (eq(k, "cat")) {
-          if (*p_ == '"') {
-            ev.cat = str_value();
-            ev.has_cat = true;
-            check_python = !opt_.keep_python;
-          } else {
-            skip_value();
-          }
-        } else if (eq(k, "pid")) {
-          if (scalar(text, was_string)) {
-            ev.pid = id_from_pid_text(text, was_string, false);
-            ev.has_pid = true;
-          }
-        } else if (eq(k, "tid")) {
-          if (scalar(text, was_string)) {
-            ev.tid = id_from_pid_text(text, was_string, true);
-            ev.has_tid = true;
-          }
-        } else if (eq(k, "dur")) {
-          ev.has_dur = scalar(ev.dur, was_string);
+      case TopKey::kPid:
+        if (scalar(text, was_string)) {
+          ev.pid = num_.int_ok ? num_.i : id_from_pid_text(text, was_string, false);
+          ev.has_pid = true;
+        }
+        break;
+      case TopKey::kTid:
+        if (scalar(text, was_string)) {
+          ev.tid = num_.int_ok ? num_.i : id_from_pid_text(text, was_string, true);
+          ev.has_tid = true;
+        }
+        break;
+      case TopKey::kDur:
+        ev.has_dur = scalar(ev.dur, was_string);
+        ev.dur_fast = ev.has_dur && num_.ns_ok;
+        ev.dur_ns = num_.ns;
+        break;
+      case TopKey::kName:
+        if (*p_ == '"') {
+          ev.name = str_value();
+          ev.has_name = true;
         } else {
           skip_value();
         }
         break;
-      case 4:
-        if (eq(k, "name")) {
-          if (*p_ == '"') {
-            ev.name = str_value();
-            ev.has_name = true;
-          } else {
-            skip_value();
-          }
-        } else if (eq(k, "args") && *p_ == '{') {
-          if (ev.ph == 'C') {
-            parse_counter_args();
-          } else {
-            parse_args();
-          }
-        } else {
+      case TopKey::kArgs:
+        if (*p_ != '{')
           skip_value();
-        }
+        else if (ev.ph == 'C')
+          parse_counter_args();
+        else
+          parse_args();
         break;
-      default:
+      case TopKey::kOther:
         skip_value();
         break;
     }
@@ -1085,7 +1337,10 @@ void KinetoReader::get_int(int64_t& out, std::string_view k) {
   std::string_view text;
   bool was_string = false;
   if (!scalar(text, was_string)) return;
-  if (fast_int(text, out)) return;
+  if (num_.int_ok) {
+    out = num_.i;
+    return;
+  }
   DecimalStatus st = parse_int64(text, out);
   if (st == DecimalStatus::kExact) return;
   if (st == DecimalStatus::kInvalid) {
@@ -1097,8 +1352,8 @@ void KinetoReader::get_int(int64_t& out, std::string_view k) {
     }
     if (was_string) return;  // non-numeric string: not an id
   }
-  if (ev_.diags.size() < 8)
-    ev_.diags.push_back({st == DecimalStatus::kOverflow ? "integer_above_int64" : "invalid_integer",
+  if (ev_diags_.size() < 8)
+    ev_diags_.push_back({st == DecimalStatus::kOverflow ? "integer_above_int64" : "invalid_integer",
                          fmt::format("byte {}: args \"{}\" = {} does not fit int64; ignored",
                                      offset_of(text.data()), k, text)});
 }
@@ -1163,9 +1418,12 @@ void KinetoReader::parse_args() {
         break;
       case ArgKey::kStream:
         // CUDA: integer; ROCm runtime calls: hex string ("0x1a2b") — keep only integers.
-        if (scalar(text, was_string) && !fast_int(text, ev.stream) &&
-            parse_int64(text, ev.stream) != DecimalStatus::kExact)
-          ev.stream = kNoId;
+        if (scalar(text, was_string)) {
+          if (num_.int_ok)
+            ev.stream = num_.i;
+          else if (parse_int64(text, ev.stream) != DecimalStatus::kExact)
+            ev.stream = kNoId;
+        }
         break;
       case ArgKey::kGraphId:
         get_int(ev.graph_id, k);
@@ -1291,7 +1549,7 @@ void KinetoReader::parse_counter_args() {
       double x = 0;
       const auto r = std::from_chars(text.data(), text.data() + text.size(), x);
       if (r.ec == std::errc() && r.ptr == text.data() + text.size())
-        ev_.counter_values.emplace_back(k, x);
+        ev_counters_.emplace_back(k, x);
     }
     if (!next_member('}')) return;
   }
@@ -1402,13 +1660,14 @@ int32_t KinetoReader::add_comm(const CommFields& c) {
 void KinetoReader::commit(Ev& ev, uint64_t offset) {
   ++t_.total_events;
   ++ph_counts_[static_cast<unsigned char>(ev.ph)];
-  for (auto& d : ev.diags) t_.diagnostics.add(d.kind, [&] { return std::move(d.example); });
+  for (auto& d : ev_diags_) t_.diagnostics.add(d.kind, [&] { return std::move(d.example); });
   const StrId cat = ev.has_cat ? intern_cat(ev.cat) : 0;
   if (ev.skipped_python) {
     count_x(cat);
     return;
   }
-  if (ev.has_ts && !saw_fraction_ && ev.ts.find('.') != std::string_view::npos)
+  if (ev.has_ts && !saw_fraction_ &&
+      (ev.ts_fast ? ev.ts_dot : ev.ts.find('.') != std::string_view::npos))
     saw_fraction_ = true;
 
   switch (ev.ph) {
@@ -1422,11 +1681,16 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
         });
         return;
       }
-      if (!get_time(ev.ts, ts, "ts", offset)) return;
+      if (ev.ts_fast)
+        ts = ev.ts_ns;
+      else if (!get_time(ev.ts, ts, "ts", offset))
+        return;
       if (!ev.has_dur) {
         t_.diagnostics.add("missing_dur", [&] {
           return fmt::format("byte {}: complete event without dur; taken as 0", offset);
         });
+      } else if (ev.dur_fast) {
+        dur = ev.dur_ns;
       } else if (!get_time(ev.dur, dur, "dur", offset)) {
         return;
       }
@@ -1529,10 +1793,10 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
         });
         return;
       }
-      Ns ts;
-      if (!get_time(ev.ts, ts, "ts", offset)) return;
-      uint64_t id = 0;
-      if (parse_uint64(ev.id_text, id) != DecimalStatus::kExact) {
+      Ns ts = ev.ts_ns;
+      if (!ev.ts_fast && !get_time(ev.ts, ts, "ts", offset)) return;
+      uint64_t id = ev.id;
+      if (!ev.id_fast && parse_uint64(ev.id_text, id) != DecimalStatus::kExact) {
         // String ids are hexadecimal in the Chrome format ("0x1f" or "1f"); else hash the text.
         std::string_view s = ev.id_text;
         if (s.substr(0, 2) == "0x" || s.substr(0, 2) == "0X") s.remove_prefix(2);
@@ -1605,7 +1869,7 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
     case 'C': {
       Ns ts;
       if (!ev.has_ts || !get_time(ev.ts, ts, "ts", offset)) return;
-      for (const auto& [k, v] : ev.counter_values) {
+      for (const auto& [k, v] : ev_counters_) {
         std::string series(ev.name);
         series += '.';
         series += k;

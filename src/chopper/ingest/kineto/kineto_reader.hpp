@@ -12,7 +12,7 @@ namespace chopper {
 
 struct KinetoReadOptions {
   bool keep_python = false;       // keep python_function events as host ops
-  size_t window_bytes = 8 << 20;  // initial decompression window (grows for huge events)
+  size_t window_bytes = 1 << 20;  // initial decompression window (grows for huge events)
 };
 
 // Throws InputError (file + byte offset) when the file cannot be read as a trace at all: empty,
