@@ -258,10 +258,7 @@ inline bool is_delim(char c) {
 // byte (the window's NUL sentinel) before the end of readable memory, and 15 readable bytes
 // after it. Most gaps in Kineto's output are empty or one blank; indentation (a newline and up
 // to a dozen blanks) takes one 16-byte step.
-inline const char* skip_blanks(const char* p) {
-  if (!is_ws(*p)) return p;
-  ++p;
-  if (!is_ws(*p)) return p;
+[[gnu::noinline]] inline const char* skip_blank_run(const char* p) {
 #if defined(__SSE2__)
   for (;;) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
@@ -277,6 +274,12 @@ inline const char* skip_blanks(const char* p) {
   while (is_ws(*p)) ++p;
   return p;
 #endif
+}
+[[gnu::always_inline]] inline const char* skip_blanks(const char* p) {
+  if (!is_ws(*p)) return p;
+  ++p;
+  if (!is_ws(*p)) return p;
+  return skip_blank_run(p);
 }
 
 // A number token scanned once: the integer it is (int_ok), or the time in ns when read as µs
@@ -594,6 +597,13 @@ void reserve_column(std::vector<T>& v, size_t n) {
 #endif
 }
 
+// Appends x to a column whose capacity make_room has already ensured: push_back, inlined even into
+// a large function (commit), where the compiler would otherwise call it out of line per column.
+template <class T, class U>
+[[gnu::always_inline]] inline void put(std::vector<T>& v, U x) {
+  v.push_back(static_cast<T>(x));
+}
+
 class KinetoReader {
  public:
   KinetoReader(ByteSource& src, const KinetoReadOptions& opt, RankTrace& t)
@@ -903,12 +913,19 @@ class KinetoReader {
     }
   }
 
-  void parse_event();  // p_ at '{'; fills ev_
-  void parse_args();   // p_ at '{' of "args"
+  bool kineto_order();  // p_ at the first member; true if it read the whole event
+  void parse_event();   // p_ at '{'; fills ev_
+  void parse_args();    // p_ at '{' of "args"
   void parse_counter_args();
   void get_int(int64_t& out, std::string_view key);
   void get_dim3(std::array<int32_t, 3>& out);
   void commit(Ev& ev, uint64_t offset);
+  // One row each, every column appended inline (flatten: no call per column).
+  [[gnu::flatten]] void add_gpu_row(const Ev& ev, CatKind kind, StrId cat, StrId name, Ns ts,
+                                    Ns dur);
+  [[gnu::flatten]] void add_host_row(const Ev& ev, CatKind kind, StrId cat, StrId name, Ns ts,
+                                     Ns dur);
+  [[gnu::flatten]] void add_runtime_row(const Ev& ev, CatKind kind, StrId name, Ns ts, Ns dur);
   void sanitize_utf8(size_t begin, size_t end);
   bool get_time(std::string_view text, Ns& out, const char* what, uint64_t offset);
   int64_t id_from_pid_text(std::string_view text, bool was_string, bool gpu_stream);
@@ -931,14 +948,14 @@ class KinetoReader {
     last_cat_text_ = t_.strings.str(last_cat_);
     return last_cat_;
   }
-  int32_t add_comm(const CommFields& c);
+  [[gnu::noinline]] int32_t add_comm(const CommFields& c);
   // Called when a table is full, before a row is added: grows every column of it at once to the
   // rows the whole input will likely need (rows so far x input size / input read so far, +1/8),
   // at least doubling and at most 64x. One copy per column instead of a chain of doublings, each
   // of which copies the column and faults in fresh pages. Capacity not yet filled is address
   // space only, not resident memory.
   template <class Table>
-  void make_room(Table& tb) {
+  [[gnu::noinline]] void make_room(Table& tb) {
     const size_t rows = tb.size();
     size_t want = std::max<size_t>(rows * 2, 1024);
     const uint64_t done = src_.raw_offset(), total = src_.raw_size();
@@ -1210,6 +1227,144 @@ void KinetoReader::parse_events_array() {
   }
 }
 
+// `"key":` (with its quotes and colon, at most 8 bytes) at p? One load and a masked compare; the
+// window's padding makes the load safe and its NUL sentinel never matches.
+template <size_t N>
+inline bool key_at(const char* p, const char (&lit)[N]) {
+  static_assert(N - 1 <= 8);
+  uint64_t want = 0;
+  std::memcpy(&want, lit, N - 1);
+  constexpr uint64_t mask = N - 1 == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * (N - 1))) - 1;
+  return (load<uint64_t>(p) & mask) == want;
+}
+
+// Kineto writes complete events as "ph", "cat", "name", "pid", "tid", "ts", "dur", "args" and
+// flows as "ph", "id", "pid", "tid", "ts", "cat", "name", "bp". This reads the members in that
+// order with a local cursor, each key matched by one compare, for as long as they come in that
+// order with plain values (strings without escapes, numbers of the fast shapes). It stops at the
+// first member that does not fit, leaving p_ at its start for the general loop, which then reads
+// it and the rest exactly as it would have; members read here are stored as it stores them.
+// Never throws for want of input (it stops instead), so the general loop asks for more.
+namespace order {
+// A string value at p without escapes: its text, p moved past it.
+[[gnu::always_inline]] inline bool str(const char*& p, const char* end, std::string_view& out) {
+  if (*p != '"') return false;
+  const char* q = find_quote_or_backslash(p + 1, end);
+  if (q >= end || *q != '"') return false;
+  out = std::string_view(p + 1, static_cast<size_t>(q - p - 1));
+  p = q + 1;
+  return true;
+}
+// A number at p that ends where a token ends; n says what it is.
+[[gnu::always_inline]] inline bool num(const char*& p, const char* end, Num& n,
+                                       std::string_view& out) {
+  const char c = *p;
+  if (c != '-' && static_cast<unsigned>(c - '0') > 9) return false;
+  const char* e = scan_number(p, n);
+  if (e >= end || !is_delim(*e)) return false;
+  out = std::string_view(p, static_cast<size_t>(e - p));
+  p = e;
+  return true;
+}
+// `"key":` and blanks at p: p moved to the value.
+template <size_t N>
+[[gnu::always_inline]] inline bool key(const char*& p, const char (&lit)[N]) {
+  if (!key_at(p, lit)) return false;
+  p = skip_blanks(p + N - 1);
+  return true;
+}
+}  // namespace order
+
+bool KinetoReader::kineto_order() {
+  Ev& ev = ev_;
+  const char* p = p_;
+  const char* const end = end_;
+  const char* member = p;  // start of the member being read
+  std::string_view v;
+  bool done = false;
+  // After a value: ',' and the next member (true), or '}' ending the event (done).
+  auto next = [&]() __attribute__((always_inline)) {
+    p = skip_blanks(p);
+    if (*p == ',') {
+      p = skip_blanks(p + 1);
+      member = p;
+      return p < end;
+    }
+    if (*p == '}') {
+      done = true;
+      p_ = p + 1;
+    }
+    return false;
+  };
+  auto time = [&](std::string_view & text, bool& has, bool& fast, Ns& ns)
+      __attribute__((always_inline)) {
+    if (!order::num(p, end, num_, v)) return false;
+    text = v;
+    has = true;
+    fast = num_.ns_ok;
+    ns = num_.ns;
+    return true;
+  };
+  auto id = [&](int64_t & out, bool& has) __attribute__((always_inline)) {
+    if (!order::num(p, end, num_, v) || !num_.int_ok) return false;
+    out = num_.i;
+    has = true;
+    return true;
+  };
+  auto cat = [&]() __attribute__((always_inline)) {
+    if (!order::str(p, end, v)) return false;
+    // python_function events are skipped by the general loop, which looks at cat and name.
+    if (ev.ph == 'X' && !opt_.keep_python && eq(v, "python_function")) return false;
+    ev.cat = v;
+    ev.has_cat = true;
+    return true;
+  };
+  if (!order::key(p, "\"ph\":") || !order::str(p, end, v)) return false;
+  ev.ph = v.size() == 1 ? v[0] : '?';
+  if (!next()) goto out;
+  if (ev.ph == 'X') {
+    if (!order::key(p, "\"cat\":") || !cat() || !next()) goto out;
+    if (!order::key(p, "\"name\":") || !order::str(p, end, ev.name)) goto out;
+    ev.has_name = true;
+    if (!next()) goto out;
+    if (!order::key(p, "\"pid\":") || !id(ev.pid, ev.has_pid) || !next()) goto out;
+    if (!order::key(p, "\"tid\":") || !id(ev.tid, ev.has_tid) || !next()) goto out;
+    if (!order::key(p, "\"ts\":") || !time(ev.ts, ev.has_ts, ev.ts_fast, ev.ts_ns)) goto out;
+    ev.ts_dot = num_.dot;
+    if (!next()) goto out;
+    if (!order::key(p, "\"dur\":") || !time(ev.dur, ev.has_dur, ev.dur_fast, ev.dur_ns) || !next())
+      goto out;
+    if (!order::key(p, "\"args\":") || *p != '{') goto out;
+    p_ = p;
+    parse_args();  // may throw, as in the general loop
+    p = p_;
+    next();
+  } else if (ev.ph == 's' || ev.ph == 'f') {
+    if (!order::key(p, "\"id\":") || !order::num(p, end, num_, v)) goto out;
+    ev.id_text = v;
+    ev.has_id = true;
+    ev.id_fast = num_.int_ok && num_.i >= 0;
+    ev.id = static_cast<uint64_t>(num_.i);
+    if (!next()) goto out;
+    if (!order::key(p, "\"pid\":") || !id(ev.pid, ev.has_pid) || !next()) goto out;
+    if (!order::key(p, "\"tid\":") || !id(ev.tid, ev.has_tid) || !next()) goto out;
+    if (!order::key(p, "\"ts\":") || !time(ev.ts, ev.has_ts, ev.ts_fast, ev.ts_ns)) goto out;
+    ev.ts_dot = num_.dot;
+    if (!next()) goto out;
+    if (!order::key(p, "\"cat\":") || !cat() || !next()) goto out;
+    if (!order::key(p, "\"name\":") || !order::str(p, end, ev.name)) goto out;
+    ev.has_name = true;
+    if (!next()) goto out;
+    if (!order::key(p, "\"bp\":") || !order::str(p, end, v)) goto out;
+    ev.bp_e = v == "e";
+    next();
+  }
+out:
+  if (done) return true;
+  p_ = member;  // the general loop goes on from the member that did not fit
+  return false;
+}
+
 void KinetoReader::parse_event() {
   ev_ = Ev{};
   ev_diags_.clear();
@@ -1223,6 +1378,7 @@ void KinetoReader::parse_event() {
     ++p_;
     return;
   }
+  if (kineto_order()) return;
   for (;;) {
     ws();
     std::string_view text;
@@ -1657,6 +1813,66 @@ int32_t KinetoReader::add_comm(const CommFields& c) {
   return static_cast<int32_t>(t_.comm_args.size() - 1);
 }
 
+void KinetoReader::add_gpu_row(const Ev& ev, CatKind kind, StrId cat, StrId name, Ns ts, Ns dur) {
+  GpuActivities& g = t_.gpu;
+  if (g.start_ns.size() == g.start_ns.capacity()) make_room(g);
+  put(g.kind, kind == CatKind::kKernel   ? GpuKind::kKernel
+              : kind == CatKind::kMemcpy ? GpuKind::kMemcpy
+              : kind == CatKind::kMemset ? GpuKind::kMemset
+                                         : GpuKind::kSync);
+  const int64_t dev = ev.device != kNoId ? ev.device : (ev.has_pid ? ev.pid : -1);
+  put(g.device, static_cast<int32_t>(std::clamp<int64_t>(dev, INT32_MIN, INT32_MAX)));
+  put(g.stream, ev.stream != kNoId ? ev.stream : (ev.has_tid ? ev.tid : -1));
+  put(g.start_ns, ts);
+  put(g.dur_ns, dur);
+  put(g.correlation, ev.correlation);
+  put(g.external_id, ev.external_id);
+  put(g.name, name);
+  put(g.category, cat);
+  put(g.grid, ev.grid);
+  put(g.block, ev.block);
+  put(g.registers, static_cast<int32_t>(std::clamp<int64_t>(ev.registers, -1, INT32_MAX)));
+  put(g.shared_mem_bytes, static_cast<int32_t>(std::clamp<int64_t>(ev.shared_mem, -1, INT32_MAX)));
+  put(g.bytes, ev.bytes);
+  put(g.graph_id, ev.graph_id);
+  put(g.comm_args, ev.comm.any ? add_comm(ev.comm) : kNoRow);
+}
+
+void KinetoReader::add_host_row(const Ev& ev, CatKind kind, StrId cat, StrId name, Ns ts, Ns dur) {
+  HostOps& h = t_.host;
+  if (h.start_ns.size() == h.start_ns.capacity()) make_room(h);
+  put(h.kind, kind == CatKind::kCpuOp            ? HostKind::kCpuOp
+              : kind == CatKind::kUserAnnotation ? HostKind::kUserAnnotation
+                                                 : HostKind::kPythonFunction);
+  put(h.category, cat);
+  put(h.pid, ev.pid);
+  put(h.tid, ev.tid);
+  put(h.start_ns, ts);
+  put(h.dur_ns, dur);
+  put(h.name, name);
+  put(h.external_id, ev.external_id);
+  put(h.sequence_number, ev.seq_nr);
+  put(h.fwd_thread_id, ev.fwd_tid);
+  put(h.record_function_id, ev.rf_id);
+  put(h.input_dims, ev.input_dims.empty() ? 0 : t_.strings.intern(ev.input_dims));
+  put(h.input_types, ev.input_types.empty() ? 0 : t_.strings.intern(ev.input_types));
+  put(h.concrete_inputs, ev.concrete_inputs.empty() ? 0 : t_.strings.intern(ev.concrete_inputs));
+  put(h.comm_args, ev.comm.any ? add_comm(ev.comm) : kNoRow);
+}
+
+void KinetoReader::add_runtime_row(const Ev& ev, CatKind kind, StrId name, Ns ts, Ns dur) {
+  RuntimeCalls& r = t_.runtime;
+  if (r.start_ns.size() == r.start_ns.capacity()) make_room(r);
+  put(r.driver, kind == CatKind::kDriver);
+  put(r.pid, ev.pid);
+  put(r.tid, ev.tid);
+  put(r.start_ns, ts);
+  put(r.dur_ns, dur);
+  put(r.name, name);
+  put(r.correlation, ev.correlation);
+  put(r.external_id, ev.external_id);
+}
+
 void KinetoReader::commit(Ev& ev, uint64_t offset) {
   ++t_.total_events;
   ++ph_counts_[static_cast<unsigned char>(ev.ph)];
@@ -1710,69 +1926,18 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
         case CatKind::kMemcpy:
         case CatKind::kMemset:
         case CatKind::kSync: {
-          GpuActivities& g = t_.gpu;
-          if (g.start_ns.size() == g.start_ns.capacity()) make_room(g);
-          g.kind.push_back(kind == CatKind::kKernel   ? GpuKind::kKernel
-                           : kind == CatKind::kMemcpy ? GpuKind::kMemcpy
-                           : kind == CatKind::kMemset ? GpuKind::kMemset
-                                                      : GpuKind::kSync);
-          const int64_t dev = ev.device != kNoId ? ev.device : (ev.has_pid ? ev.pid : -1);
-          g.device.push_back(static_cast<int32_t>(std::clamp<int64_t>(dev, INT32_MIN, INT32_MAX)));
-          g.stream.push_back(ev.stream != kNoId ? ev.stream : (ev.has_tid ? ev.tid : -1));
-          g.start_ns.push_back(ts);
-          g.dur_ns.push_back(dur);
-          g.correlation.push_back(ev.correlation);
-          g.external_id.push_back(ev.external_id);
-          g.name.push_back(name);
-          g.category.push_back(cat);
-          g.grid.push_back(ev.grid);
-          g.block.push_back(ev.block);
-          g.registers.push_back(
-              static_cast<int32_t>(std::clamp<int64_t>(ev.registers, -1, INT32_MAX)));
-          g.shared_mem_bytes.push_back(
-              static_cast<int32_t>(std::clamp<int64_t>(ev.shared_mem, -1, INT32_MAX)));
-          g.bytes.push_back(ev.bytes);
-          g.graph_id.push_back(ev.graph_id);
-          g.comm_args.push_back(ev.comm.any ? add_comm(ev.comm) : kNoRow);
+          add_gpu_row(ev, kind, cat, name, ts, dur);
           return;
         }
         case CatKind::kCpuOp:
         case CatKind::kUserAnnotation:
         case CatKind::kPython: {
-          HostOps& h = t_.host;
-          if (h.start_ns.size() == h.start_ns.capacity()) make_room(h);
-          h.kind.push_back(kind == CatKind::kCpuOp            ? HostKind::kCpuOp
-                           : kind == CatKind::kUserAnnotation ? HostKind::kUserAnnotation
-                                                              : HostKind::kPythonFunction);
-          h.category.push_back(cat);
-          h.pid.push_back(ev.pid);
-          h.tid.push_back(ev.tid);
-          h.start_ns.push_back(ts);
-          h.dur_ns.push_back(dur);
-          h.name.push_back(name);
-          h.external_id.push_back(ev.external_id);
-          h.sequence_number.push_back(ev.seq_nr);
-          h.fwd_thread_id.push_back(ev.fwd_tid);
-          h.record_function_id.push_back(ev.rf_id);
-          h.input_dims.push_back(ev.input_dims.empty() ? 0 : t_.strings.intern(ev.input_dims));
-          h.input_types.push_back(ev.input_types.empty() ? 0 : t_.strings.intern(ev.input_types));
-          h.concrete_inputs.push_back(
-              ev.concrete_inputs.empty() ? 0 : t_.strings.intern(ev.concrete_inputs));
-          h.comm_args.push_back(ev.comm.any ? add_comm(ev.comm) : kNoRow);
+          add_host_row(ev, kind, cat, name, ts, dur);
           return;
         }
         case CatKind::kRuntime:
         case CatKind::kDriver: {
-          RuntimeCalls& r = t_.runtime;
-          if (r.start_ns.size() == r.start_ns.capacity()) make_room(r);
-          r.driver.push_back(kind == CatKind::kDriver);
-          r.pid.push_back(ev.pid);
-          r.tid.push_back(ev.tid);
-          r.start_ns.push_back(ts);
-          r.dur_ns.push_back(dur);
-          r.name.push_back(name);
-          r.correlation.push_back(ev.correlation);
-          r.external_id.push_back(ev.external_id);
+          add_runtime_row(ev, kind, name, ts, dur);
           if (!t_.meta.rocm && ev.has_name && ev.name.substr(0, 3) == "hip") t_.meta.rocm = true;
           return;
         }
@@ -1818,18 +1983,18 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
       const CatKind kind = cat_kind(cat);
       Flows& fl = t_.flows;
       if (fl.ts_ns.size() == fl.ts_ns.capacity()) make_room(fl);
-      fl.kind.push_back(kind == CatKind::kFlowLaunch   ? FlowKind::kLaunch
-                        : kind == CatKind::kFlowFwdBwd ? FlowKind::kFwdBwd
-                                                       : FlowKind::kOther);
-      fl.phase.push_back(ev.ph == 's'   ? FlowPhase::kStart
-                         : ev.ph == 't' ? FlowPhase::kStep
-                                        : FlowPhase::kFinish);
-      fl.category.push_back(cat);
-      fl.id.push_back(id);
-      fl.pid.push_back(ev.pid);
-      fl.tid.push_back(ev.tid);
-      fl.ts_ns.push_back(ts);
-      fl.binds_enclosing.push_back(ev.bp_e);
+      put(fl.kind, kind == CatKind::kFlowLaunch   ? FlowKind::kLaunch
+                   : kind == CatKind::kFlowFwdBwd ? FlowKind::kFwdBwd
+                                                  : FlowKind::kOther);
+      put(fl.phase, ev.ph == 's'   ? FlowPhase::kStart
+                    : ev.ph == 't' ? FlowPhase::kStep
+                                   : FlowPhase::kFinish);
+      put(fl.category, cat);
+      put(fl.id, id);
+      put(fl.pid, ev.pid);
+      put(fl.tid, ev.tid);
+      put(fl.ts_ns, ts);
+      put(fl.binds_enclosing, ev.bp_e);
       return;
     }
     case 'i':
@@ -1845,16 +2010,15 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
       if (!get_time(ev.ts, ts, "ts", offset)) return;
       Instants& in = t_.instants;
       if (in.ts_ns.size() == in.ts_ns.capacity()) make_room(in);
-      in.name.push_back(ev.has_name ? t_.strings.intern(ev.name) : 0);
-      in.category.push_back(cat);
-      in.pid.push_back(ev.pid);
-      in.tid.push_back(ev.tid);
-      in.ts_ns.push_back(ts);
-      in.scope.push_back(ev.scope == 0 ? 't' : ev.scope);
-      in.mem_bytes.push_back(ev.mem_bytes);
-      in.mem_total_allocated.push_back(ev.total_alloc);
-      in.mem_device.push_back(
-          static_cast<int32_t>(std::clamp<int64_t>(ev.device_id, -1, INT32_MAX)));
+      put(in.name, ev.has_name ? t_.strings.intern(ev.name) : 0);
+      put(in.category, cat);
+      put(in.pid, ev.pid);
+      put(in.tid, ev.tid);
+      put(in.ts_ns, ts);
+      put(in.scope, ev.scope == 0 ? 't' : ev.scope);
+      put(in.mem_bytes, ev.mem_bytes);
+      put(in.mem_total_allocated, ev.total_alloc);
+      put(in.mem_device, static_cast<int32_t>(std::clamp<int64_t>(ev.device_id, -1, INT32_MAX)));
       return;
     }
     case 'M': {
