@@ -195,6 +195,79 @@ ArgKey arg_key_of(std::string_view k) {
 }
 
 // Thrown when an event runs past the data in the window: the caller refills and parses it again.
+// The args keys of Kineto's usual events, read and skipped alike, for known_arg().
+struct ArgName {
+  std::string_view key;
+  ArgKey id;
+};
+inline constexpr ArgName kArgNames[] = {
+    {"External id", ArgKey::kExternalId},
+    {"Record function id", ArgKey::kRecordFunctionId},
+    {"Ev Idx", ArgKey::kNone},
+    {"Sequence number", ArgKey::kSequenceNumber},
+    {"Fwd thread id", ArgKey::kFwdThreadId},
+    {"correlation", ArgKey::kCorrelation},
+    {"cbid", ArgKey::kNone},
+    {"queued", ArgKey::kNone},
+    {"device", ArgKey::kDevice},
+    {"context", ArgKey::kNone},
+    {"stream", ArgKey::kStream},
+    {"registers per thread", ArgKey::kRegisters},
+    {"shared memory", ArgKey::kSharedMemory},
+    {"blocks per SM", ArgKey::kNone},
+    {"warps per SM", ArgKey::kNone},
+    {"grid", ArgKey::kGrid},
+    {"block", ArgKey::kBlock},
+    {"est. achieved occupancy %", ArgKey::kNone},
+    {"bytes", ArgKey::kBytes},
+    {"memory bandwidth (GB/s)", ArgKey::kNone},
+    {"Input Dims", ArgKey::kInputDims},
+    {"Input type", ArgKey::kInputType},
+    {"Input Strides", ArgKey::kNone},
+    {"Concrete Inputs", ArgKey::kConcreteInputs},
+    {"graph id", ArgKey::kGraphId},
+};
+// Candidates by the key's first byte (at most four; the rest go through the general path).
+struct ArgIndex {
+  int8_t at[256][4] = {};
+  constexpr ArgIndex() {
+    for (auto& row : at)
+      for (auto& x : row) x = -1;
+    for (int i = 0; i < static_cast<int>(std::size(kArgNames)); ++i) {
+      auto& row = at[static_cast<unsigned char>(kArgNames[i].key[0])];
+      for (auto& x : row)
+        if (x < 0) {
+          x = static_cast<int8_t>(i);
+          break;
+        }
+    }
+  }
+};
+inline constexpr ArgIndex kArgIndex{};
+// p at '"': the known key written `"Key":` there (its quotes and colon compared whole, word by
+// word; the window's padding makes the loads safe, its NUL sentinel never matches), or null.
+inline const ArgName* known_arg(const char* p) {
+  for (const int8_t i : kArgIndex.at[static_cast<unsigned char>(p[1])]) {
+    if (i < 0) return nullptr;
+    const ArgName& a = kArgNames[i];
+    const size_t n = a.key.size();  // 4 or more
+    if (p[n + 1] != '"' || p[n + 2] != ':') continue;
+    const char* q = p + 1;
+    const char* w = a.key.data();
+    bool same;
+    if (n >= 8) {
+      same = load<uint64_t>(q + n - 8) == load<uint64_t>(w + n - 8);
+      for (size_t k = 0; same && k + 8 <= n; k += 8)
+        same = load<uint64_t>(q + k) == load<uint64_t>(w + k);
+    } else {
+      same = load<uint32_t>(q) == load<uint32_t>(w) &&
+             load<uint32_t>(q + n - 4) == load<uint32_t>(w + n - 4);
+    }
+    if (same) return &a;
+  }
+  return nullptr;
+}
+
 struct NeedMore {};
 // Thrown for input that is not valid JSON inside an event: the event is skipped and counted.
 struct Malformed {
@@ -259,14 +332,16 @@ inline bool is_delim(char c) {
 // after it. Most gaps in Kineto's output are empty or one blank; indentation (a newline and up
 // to a dozen blanks) takes one 16-byte step.
 [[gnu::noinline]] inline const char* skip_blank_run(const char* p) {
-#if defined(__SSE2__)
+#if defined(__SSSE3__)
+  // A byte is a blank iff it equals the table entry at its low nibble: ' ' (0x20), '\t' (0x09),
+  // '\n' (0x0A), '\r' (0x0D). Other entries are 0x80, which no byte below 0x80 equals; bytes of
+  // 0x80 and above index as zero and are not zero; NUL meets ' ' and is not a blank.
+  const __m128i table = _mm_setr_epi8(' ', -128, -128, -128, -128, -128, -128, -128, -128, '\t',
+                                      '\n', -128, -128, '\r', -128, -128);
   for (;;) {
     const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
-    const __m128i w = _mm_or_si128(
-        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8(' ')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\n'))),
-        _mm_or_si128(_mm_cmpeq_epi8(v, _mm_set1_epi8('\r')),
-                     _mm_cmpeq_epi8(v, _mm_set1_epi8('\t'))));
-    const auto other = static_cast<uint32_t>(~_mm_movemask_epi8(w)) & 0xFFFFu;
+    const __m128i blank = _mm_cmpeq_epi8(_mm_shuffle_epi8(table, v), v);
+    const auto other = static_cast<uint32_t>(~_mm_movemask_epi8(blank)) & 0xFFFFu;
     if (other != 0) return p + __builtin_ctz(other);
     p += 16;
   }
@@ -608,6 +683,12 @@ class KinetoReader {
  public:
   KinetoReader(ByteSource& src, const KinetoReadOptions& opt, RankTrace& t)
       : src_(src), opt_(opt), t_(t) {
+#ifndef NDEBUG
+    for (const ArgName& a : kArgNames) {  // known_arg() must agree with arg_key_of()
+      if (arg_key_of(a.key) != a.id || a.key.size() < 4)
+        throw std::logic_error(fmt::format("kArgNames: \"{}\" disagrees with arg_key_of", a.key));
+    }
+#endif
     cap_ = std::max<size_t>(opt.window_bytes, 4096);
     buf_.resize(cap_ + 1 + kPad);
     len_ = 1;
@@ -619,7 +700,9 @@ class KinetoReader {
  private:
   static constexpr size_t kPad = 64;
   // ---- window ----
-  uint64_t offset_of(size_t p) const { return base_off_ + (p - 1); }
+  uint64_t offset_of(size_t p) const {
+    return base_off_ + (p - 1);
+  }
   uint64_t offset_of(const char* p) const {
     return offset_of(static_cast<size_t>(p - buf_.data()));
   }
@@ -800,7 +883,11 @@ class KinetoReader {
         ++p_;
       }
     } else {
-      token();
+      const char* p = p_;
+      while (!is_delim(*p)) ++p;  // stops at the sentinel
+      if (p >= end_) throw NeedMore{};
+      if (p == s) throw Malformed{s, "a value is missing"};
+      p_ = p;
     }
     return std::string_view(s, static_cast<size_t>(p_ - s));
   }
@@ -1547,10 +1634,19 @@ void KinetoReader::parse_args() {
   }
   for (;;) {
     ws();
-    const std::string_view k = key();
+    std::string_view k;
+    ArgKey ak;
+    if (const ArgName* a = known_arg(p_)) {  // the usual spelling: `"Key": `, matched whole
+      k = a->key;
+      ak = a->id;
+      p_ = skip_blanks(p_ + a->key.size() + 3);
+    } else {
+      k = key();
+      ak = arg_key_of(k);
+    }
     std::string_view text;
     bool was_string = false;
-    switch (arg_key_of(k)) {
+    switch (ak) {
       case ArgKey::kNone:
         skip_value();
         break;
