@@ -1029,6 +1029,18 @@ class KinetoReader {
     if (cat >= x_counts_.size()) x_counts_.resize(cat + 1, 0);
     if (x_counts_[cat]++ == 0) x_order_.push_back(cat);
   }
+  // Event names repeat: a direct-mapped memo (by length and first and last bytes) in front of the
+  // string table answers most of them with one compare instead of a hash of the whole name.
+  StrId intern_name(std::string_view s) {
+    if (s.size() < 8) return t_.strings.intern(s);
+    const uint64_t a = load<uint64_t>(s.data()), b = load<uint64_t>(s.data() + s.size() - 8);
+    const uint64_t h = ((a ^ (b * 0x9E3779B97F4A7C15ULL)) + s.size()) * 0xBF58476D1CE4E5B9ULL;
+    NameMemo& m = name_memo_[h >> (64 - kNameMemoBits)];
+    if (m.id != 0 && m.text.size() == s.size() && m.text == s) return m.id;
+    m.id = t_.strings.intern(s);
+    m.text = t_.strings.str(m.id);
+    return m.id;
+  }
   StrId intern_cat(std::string_view c) {
     if (c == last_cat_text_) return last_cat_;
     last_cat_ = t_.strings.intern(c);
@@ -1077,6 +1089,12 @@ class KinetoReader {
   std::vector<PendingDiag> ev_diags_;                             // ev_'s, added at commit
   std::vector<std::pair<std::string_view, double>> ev_counters_;  // ev_'s (ph "C") values
   Num num_;                                                       // the last number token
+  struct NameMemo {
+    std::string_view text;  // the string table's copy
+    StrId id = 0;
+  };
+  static constexpr int kNameMemoBits = 10;
+  std::vector<NameMemo> name_memo_ = std::vector<NameMemo>(size_t{1} << kNameMemoBits);
   std::deque<std::string> scratch_;
   size_t scratch_used_ = 0;
   std::vector<std::pair<std::string, std::string>> top_values_;
@@ -2016,7 +2034,7 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
         t_.diagnostics.add("missing_name",
                            [&] { return fmt::format("byte {}: event without name", offset); });
       }
-      const StrId name = ev.has_name ? t_.strings.intern(ev.name) : 0;
+      const StrId name = ev.has_name ? intern_name(ev.name) : 0;
       switch (kind) {
         case CatKind::kKernel:
         case CatKind::kMemcpy:
