@@ -366,6 +366,7 @@ struct Num {
   bool int_ok = false, ns_ok = false, dot = false;
 };
 inline constexpr int64_t kPow10[4] = {1, 10, 100, 1000};
+#if !defined(__SSE4_1__)  // scan_digits without SSE4.1: eight digits at a time by SWAR
 // Are the 8 bytes of w (little-endian) all ASCII digits?
 inline bool all_digits(uint64_t w) {
   return ((w & 0xF0F0F0F0F0F0F0F0ULL) |
@@ -380,6 +381,7 @@ inline uint64_t eight_digits(uint64_t w) {
       32;
   return w;
 }
+#endif
 #if defined(__SSE4_1__)
 // kRightAlign[n]: a shuffle that moves bytes 0..n-1 to the last n of 16 and zeroes the rest.
 struct RightAlign {
