@@ -572,46 +572,6 @@ bool unescape(std::string_view raw, std::string& out) {
   return ok;
 }
 
-// A plain decimal integer (the common case) without the general parser.
-inline bool fast_int(std::string_view s, int64_t& out) {
-  if (s.empty() || s.size() > 18) return false;
-  size_t i = 0;
-  const bool neg = s[0] == '-';
-  if (neg && s.size() == 1) return false;
-  i = neg ? 1 : 0;
-  int64_t v = 0;
-  for (; i < s.size(); ++i) {
-    const unsigned d = static_cast<unsigned char>(s[i]) - '0';
-    if (d > 9) return false;
-    v = v * 10 + d;
-  }
-  out = neg ? -v : v;
-  return true;
-}
-
-// µs text with at most three decimals -> ns, without the general parser.
-inline bool fast_us(std::string_view s, Ns& out) {
-  const size_t dot = s.find('.');
-  if (dot == std::string_view::npos) {
-    int64_t v;
-    if (s.size() > 15 || !fast_int(s, v)) return false;
-    out = v * 1000;
-    return true;
-  }
-  const size_t frac = s.size() - dot - 1;
-  if (frac > 3 || dot == 0 || dot > 15) return false;
-  int64_t ip, fp = 0;
-  if (!fast_int(s.substr(0, dot), ip) || s[0] == '-') return false;
-  for (size_t k = dot + 1; k < s.size(); ++k) {
-    const unsigned d = static_cast<unsigned char>(s[k]) - '0';
-    if (d > 9) return false;
-    fp = fp * 10 + d;
-  }
-  for (size_t k = frac; k < 3; ++k) fp *= 10;
-  out = ip * 1000 + fp;
-  return true;
-}
-
 struct CommFields {
   bool any = false;
   std::string_view collective_name, dtype, pg_name, pg_desc, pg_ranks, in_split, out_split;
@@ -672,6 +632,17 @@ void reserve_column(std::vector<T>& v, size_t n) {
     if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_HUGEPAGE);
   }
 #endif
+}
+
+// `"key":` (with its quotes and colon, at most 8 bytes) at p? One load and a masked compare; the
+// window's padding makes the load safe and its NUL sentinel never matches.
+template <size_t N>
+inline bool key_at(const char* p, const char (&lit)[N]) {
+  static_assert(N - 1 <= 8);
+  uint64_t want = 0;
+  std::memcpy(&want, lit, N - 1);
+  constexpr uint64_t mask = N - 1 == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * (N - 1))) - 1;
+  return (load<uint64_t>(p) & mask) == want;
 }
 
 // Appends x to a column whose capacity make_room has already ensured: push_back, inlined even into
@@ -937,44 +908,38 @@ class KinetoReader {
   // sentinel never matches); any other spelling goes through key().
   TopKey top_key() {
     if (*p_ != '"') throw Malformed{p_, "expected a key"};
-    const uint64_t w = load<uint64_t>(p_ + 1);
-    auto is = [w](const char(&lit)[7], int n) {  // the first n bytes of w are lit's
-      uint64_t x = 0;
-      std::memcpy(&x, lit, static_cast<size_t>(n));
-      return (w & (~uint64_t{0} >> (64 - 8 * n))) == x;
-    };
     TopKey tk = TopKey::kOther;
-    int n = 0;
-    switch (static_cast<char>(w & 0xFF)) {
+    size_t n = 0;  // bytes of `"key":`
+    switch (p_[1]) {
       case 'p':
-        if (is("ph\":  ", 4))
-          tk = TopKey::kPh, n = 4;
-        else if (is("pid\": ", 5))
-          tk = TopKey::kPid, n = 5;
+        if (key_at(p_, "\"ph\":"))
+          tk = TopKey::kPh, n = 5;
+        else if (key_at(p_, "\"pid\":"))
+          tk = TopKey::kPid, n = 6;
         break;
       case 't':
-        if (is("ts\":  ", 4))
-          tk = TopKey::kTs, n = 4;
-        else if (is("tid\": ", 5))
-          tk = TopKey::kTid, n = 5;
+        if (key_at(p_, "\"ts\":"))
+          tk = TopKey::kTs, n = 5;
+        else if (key_at(p_, "\"tid\":"))
+          tk = TopKey::kTid, n = 6;
         break;
       case 'c':
-        if (is("cat\": ", 5)) tk = TopKey::kCat, n = 5;
+        if (key_at(p_, "\"cat\":")) tk = TopKey::kCat, n = 6;
         break;
       case 'n':
-        if (is("name\":", 6)) tk = TopKey::kName, n = 6;
+        if (key_at(p_, "\"name\":")) tk = TopKey::kName, n = 7;
         break;
       case 'd':
-        if (is("dur\": ", 5)) tk = TopKey::kDur, n = 5;
+        if (key_at(p_, "\"dur\":")) tk = TopKey::kDur, n = 6;
         break;
       case 'a':
-        if (is("args\":", 6)) tk = TopKey::kArgs, n = 6;
+        if (key_at(p_, "\"args\":")) tk = TopKey::kArgs, n = 7;
         break;
       default:
         break;
     }
     if (n != 0) {
-      p_ += 1 + n;
+      p_ += n;
       if (*p_ == ' ') ++p_;
       if (is_ws(*p_)) ws();
       return tk;  // at the sentinel, the value's parser asks for more input
@@ -1332,17 +1297,6 @@ void KinetoReader::parse_events_array() {
                        t_.total_events, at < len_ ? " (in the middle of an event)" : ""));
     }
   }
-}
-
-// `"key":` (with its quotes and colon, at most 8 bytes) at p? One load and a masked compare; the
-// window's padding makes the load safe and its NUL sentinel never matches.
-template <size_t N>
-inline bool key_at(const char* p, const char (&lit)[N]) {
-  static_assert(N - 1 <= 8);
-  uint64_t want = 0;
-  std::memcpy(&want, lit, N - 1);
-  constexpr uint64_t mask = N - 1 == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * (N - 1))) - 1;
-  return (load<uint64_t>(p) & mask) == want;
 }
 
 // Kineto writes complete events as "ph", "cat", "name", "pid", "tid", "ts", "dur", "args" and
@@ -1831,7 +1785,7 @@ void KinetoReader::parse_counter_args() {
 // which get a stable negative id: -(interned id + 2).
 int64_t KinetoReader::id_from_pid_text(std::string_view text, bool was_string, bool gpu_stream) {
   int64_t x;
-  if (fast_int(text, x) || parse_int64(text, x) == DecimalStatus::kExact) return x;
+  if (parse_int64(text, x) == DecimalStatus::kExact) return x;
   if (was_string) {
     std::string_view s = text;
     if (gpu_stream && s.substr(0, 7) == "stream ") {
@@ -1896,7 +1850,6 @@ void KinetoReader::sanitize_utf8(size_t begin, size_t end) {
 }
 
 bool KinetoReader::get_time(std::string_view text, Ns& out, const char* what, uint64_t offset) {
-  if (fast_us(text, out)) return true;
   const DecimalStatus st = parse_us_to_ns(text, out);
   if (st == DecimalStatus::kExact) return true;
   if (st == DecimalStatus::kRounded) {
