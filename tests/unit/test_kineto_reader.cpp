@@ -488,6 +488,44 @@ TEST(KinetoReader, OutOfRangeMetadataNumbersAreUnknown) {
 // base/time.hpp. Random shapes and random blanks between tokens, read through a 64-byte window (so
 // that every token is cut at a window end somewhere) and through a large one, must give what those
 // exact parsers give for the same text.
+// pid and tid values repeat, and the reader reuses the last value read when the 8 bytes at the
+// value (digits, delimiter, what follows) are the same. Values that share prefixes, differ only
+// in their last digit or in what follows them, must still each be read as written.
+TEST(KinetoReader, RepeatedPidsAndTidsAreReadAsWritten) {
+  const char* pids[] = {"1234567", "1234568", "123456", "12345670", "-123456", "7", "70", "0"};
+  const char* after[] = {",", " ,", "\n,"};
+  std::mt19937_64 rng(7);
+  std::vector<std::pair<int64_t, int64_t>> want;
+  std::string events;
+  std::string last_pid = "1", last_tid = "1";
+  for (int i = 0; i < 2000; ++i) {
+    // Mostly the previous value again (the memo's case), sometimes another.
+    if (rng() % 4 == 0) last_pid = pids[rng() % 8];
+    if (rng() % 3 == 0) last_tid = pids[rng() % 8];
+    int64_t p = 0, t = 0;
+    ASSERT_EQ(chopper::parse_int64(last_pid, p), chopper::DecimalStatus::kExact);
+    ASSERT_EQ(chopper::parse_int64(last_tid, t), chopper::DecimalStatus::kExact);
+    want.emplace_back(p, t);
+    if (!events.empty()) events += ",\n";
+    events += fmt::format(
+        R"({{"ph": "X", "cat": "cpu_op", "name": "op", "pid": {}{} "tid": {}{} "ts": {}, )"
+        R"("dur": 1, "args": {{"External id": {}}}}})",
+        last_pid, after[rng() % 3], last_tid, after[rng() % 3], 1000 + i, i);
+  }
+  const std::string text = trace_of(events);
+  for (size_t window : {64ul, 1ul << 20}) {
+    KinetoReadOptions opt;
+    opt.window_bytes = window;
+    RankTrace t = parse(text, opt);
+    ASSERT_EQ(t.host.size(), want.size()) << window;
+    for (size_t i = 0; i < want.size(); ++i) {
+      ASSERT_EQ(t.host.pid[i], want[i].first) << "event " << i << ", window " << window;
+      ASSERT_EQ(t.host.tid[i], want[i].second) << "event " << i << ", window " << window;
+      ASSERT_EQ(t.host.external_id[i], static_cast<int64_t>(i)) << "event " << i;
+    }
+  }
+}
+
 TEST(KinetoReader, NumbersReadInOnePassMatchTheExactParsers) {
   std::mt19937_64 rng(20261122);
   auto digits = [&](int n) {

@@ -396,7 +396,7 @@ inline constexpr RightAlign kRightAlign{};
 // Accumulates the run of ASCII digits at p into v (v*10 + digit, wrapping past 2^64: callers
 // count the digits); returns the end of the run. The window's padding makes the 16-byte loads
 // safe, and its sentinel is not a digit, so a run never passes it.
-inline const char* scan_digits(const char* p, uint64_t& v) {
+[[gnu::always_inline]] inline const char* scan_digits(const char* p, uint64_t& v) {
 #if defined(__SSE4_1__)
   for (;;) {
     const __m128i d =
@@ -442,7 +442,7 @@ inline const char* scan_digits(const char* p, uint64_t& v) {
 }
 
 // Scans the number at p (stopping at the first byte that is not part of one); returns the end.
-inline const char* scan_number(const char* p, Num& n) {
+[[gnu::always_inline]] inline const char* scan_number(const char* p, Num& n) {
   const bool neg = *p == '-';
   p += neg ? 1 : 0;
   const char* d0 = p;
@@ -636,11 +636,14 @@ void reserve_column(std::vector<T>& v, size_t n) {
 
 // `"key":` (with its quotes and colon, at most 8 bytes) at p? One load and a masked compare; the
 // window's padding makes the load safe and its NUL sentinel never matches.
+// Always inlined, so that the literal's word is a constant: GCC 12 left this out of line with the
+// word assembled on the stack each call (a store-forwarding stall per key, ~10% of ingest time).
 template <size_t N>
-inline bool key_at(const char* p, const char (&lit)[N]) {
+[[gnu::always_inline]] inline bool key_at(const char* p, const char (&lit)[N]) {
   static_assert(N - 1 <= 8);
   uint64_t want = 0;
-  std::memcpy(&want, lit, N - 1);
+  for (size_t i = 0; i < N - 1; ++i)
+    want |= uint64_t{static_cast<unsigned char>(lit[i])} << (8 * i);
   constexpr uint64_t mask = N - 1 == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * (N - 1))) - 1;
   return (load<uint64_t>(p) & mask) == want;
 }
@@ -971,7 +974,21 @@ class KinetoReader {
   void parse_event();   // p_ at '{'; fills ev_
   void parse_args();    // p_ at '{' of "args"
   void parse_counter_args();
-  void get_int(int64_t& out, std::string_view key);
+  // An integer arg: the plain shapes read here, the rest (strings, fractions, exponents, overflow,
+  // a number cut by the window's end) by get_int_slow.
+  [[gnu::always_inline]] void get_int(int64_t& out, std::string_view key) {
+    const char c = *p_;
+    if (c == '-' || static_cast<unsigned>(c - '0') <= 9) {
+      const char* e = scan_number(p_, num_);
+      if (num_.int_ok && e < end_) {
+        out = num_.i;
+        p_ = e;
+        return;
+      }
+    }
+    get_int_slow(out, key);
+  }
+  [[gnu::noinline]] void get_int_slow(int64_t& out, std::string_view key);
   void get_dim3(std::array<int32_t, 3>& out);
   void commit(Ev& ev, uint64_t offset);
   // One row each, every column appended inline (flatten: no call per column).
@@ -996,23 +1013,30 @@ class KinetoReader {
     if (cat >= x_counts_.size()) x_counts_.resize(cat + 1, 0);
     if (x_counts_[cat]++ == 0) x_order_.push_back(cat);
   }
-  // Event names repeat: a direct-mapped memo (by length and first and last bytes) in front of the
-  // string table answers most of them with one compare instead of a hash of the whole name.
+  // Event names and categories repeat: a direct-mapped memo (by length and first and last bytes)
+  // in front of the string table answers most of them with one compare instead of a hash of the
+  // whole string.
   StrId intern_name(std::string_view s) {
-    if (s.size() < 8) return t_.strings.intern(s);
-    const uint64_t a = load<uint64_t>(s.data()), b = load<uint64_t>(s.data() + s.size() - 8);
-    const uint64_t h = ((a ^ (b * 0x9E3779B97F4A7C15ULL)) + s.size()) * 0xBF58476D1CE4E5B9ULL;
+    const size_t n = s.size();
+    uint64_t a = 0, b = 0;
+    if (n >= 8) {
+      a = load<uint64_t>(s.data());
+      b = load<uint64_t>(s.data() + n - 8);
+    } else if (n >= 4) {
+      a = load<uint32_t>(s.data());
+      b = load<uint32_t>(s.data() + n - 4);
+    } else if (n > 0) {
+      a = static_cast<unsigned char>(s[0]) | (static_cast<unsigned char>(s[n / 2]) << 8);
+      b = static_cast<unsigned char>(s[n - 1]);
+    } else {
+      return t_.strings.intern(s);
+    }
+    const uint64_t h = ((a ^ (b * 0x9E3779B97F4A7C15ULL)) + n) * 0xBF58476D1CE4E5B9ULL;
     NameMemo& m = name_memo_[h >> (64 - kNameMemoBits)];
     if (m.id != 0 && m.text.size() == s.size() && m.text == s) return m.id;
     m.id = t_.strings.intern(s);
     m.text = t_.strings.str(m.id);
     return m.id;
-  }
-  StrId intern_cat(std::string_view c) {
-    if (c == last_cat_text_) return last_cat_;
-    last_cat_ = t_.strings.intern(c);
-    last_cat_text_ = t_.strings.str(last_cat_);
-    return last_cat_;
   }
   [[gnu::noinline]] int32_t add_comm(const CommFields& c);
   // Called when a table is full, before a row is added: grows every column of it at once to the
@@ -1056,6 +1080,12 @@ class KinetoReader {
   std::vector<PendingDiag> ev_diags_;                             // ev_'s, added at commit
   std::vector<std::pair<std::string_view, double>> ev_counters_;  // ev_'s (ph "C") values
   Num num_;                                                       // the last number token
+  struct IdMemo {
+    uint64_t word = 0;  // the 8 bytes at the value: its digits, the delimiter, what followed
+    int64_t value = 0;
+    uint8_t len = 0;  // digits (and sign) of the value; 0 = empty
+  };
+  IdMemo pid_memo_, tid_memo_;
   struct NameMemo {
     std::string_view text;  // the string table's copy
     StrId id = 0;
@@ -1069,8 +1099,6 @@ class KinetoReader {
   std::vector<uint64_t> x_counts_;
   std::vector<StrId> x_order_;
   uint64_t ph_counts_[256] = {};
-  StrId last_cat_ = 0;
-  std::string_view last_cat_text_{"\x01"};
   bool saw_fraction_ = false;
   bool saw_events_ = false;
 };
@@ -1366,10 +1394,21 @@ bool KinetoReader::kineto_order() {
     ns = num_.ns;
     return true;
   };
-  auto id = [&](int64_t & out, bool& has) __attribute__((always_inline)) {
+  // pid and tid repeat from event to event: when the 8 bytes at p are those that held the last
+  // value read there (its digits and the delimiter after them), that value is taken as it is.
+  auto id = [&](int64_t & out, bool& has, IdMemo& m) __attribute__((always_inline)) {
+    const uint64_t w = load<uint64_t>(p);
+    if (w == m.word && m.len != 0) {
+      out = m.value;
+      p += m.len;
+      has = true;
+      return true;
+    }
+    const char* s = p;
     if (!order::num(p, end, num_, v) || !num_.int_ok) return false;
     out = num_.i;
     has = true;
+    if (p - s < 8) m = IdMemo{w, out, static_cast<uint8_t>(p - s)};
     return true;
   };
   auto cat = [&]() __attribute__((always_inline)) {
@@ -1388,8 +1427,8 @@ bool KinetoReader::kineto_order() {
     if (!order::key(p, "\"name\":") || !order::str(p, end, ev.name)) goto out;
     ev.has_name = true;
     if (!next()) goto out;
-    if (!order::key(p, "\"pid\":") || !id(ev.pid, ev.has_pid) || !next()) goto out;
-    if (!order::key(p, "\"tid\":") || !id(ev.tid, ev.has_tid) || !next()) goto out;
+    if (!order::key(p, "\"pid\":") || !id(ev.pid, ev.has_pid, pid_memo_) || !next()) goto out;
+    if (!order::key(p, "\"tid\":") || !id(ev.tid, ev.has_tid, tid_memo_) || !next()) goto out;
     if (!order::key(p, "\"ts\":") || !time(ev.ts, ev.has_ts, ev.ts_fast, ev.ts_ns)) goto out;
     ev.ts_dot = num_.dot;
     if (!next()) goto out;
@@ -1407,8 +1446,8 @@ bool KinetoReader::kineto_order() {
     ev.id_fast = num_.int_ok && num_.i >= 0;
     ev.id = static_cast<uint64_t>(num_.i);
     if (!next()) goto out;
-    if (!order::key(p, "\"pid\":") || !id(ev.pid, ev.has_pid) || !next()) goto out;
-    if (!order::key(p, "\"tid\":") || !id(ev.tid, ev.has_tid) || !next()) goto out;
+    if (!order::key(p, "\"pid\":") || !id(ev.pid, ev.has_pid, pid_memo_) || !next()) goto out;
+    if (!order::key(p, "\"tid\":") || !id(ev.tid, ev.has_tid, tid_memo_) || !next()) goto out;
     if (!order::key(p, "\"ts\":") || !time(ev.ts, ev.has_ts, ev.ts_fast, ev.ts_ns)) goto out;
     ev.ts_dot = num_.dot;
     if (!next()) goto out;
@@ -1550,7 +1589,7 @@ void KinetoReader::parse_event() {
   }
 }
 
-void KinetoReader::get_int(int64_t& out, std::string_view k) {
+void KinetoReader::get_int_slow(int64_t& out, std::string_view k) {
   std::string_view text;
   bool was_string = false;
   if (!scalar(text, was_string)) return;
@@ -1946,7 +1985,7 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
   ++t_.total_events;
   ++ph_counts_[static_cast<unsigned char>(ev.ph)];
   for (auto& d : ev_diags_) t_.diagnostics.add(d.kind, [&] { return std::move(d.example); });
-  const StrId cat = ev.has_cat ? intern_cat(ev.cat) : 0;
+  const StrId cat = ev.has_cat ? intern_name(ev.cat) : 0;
   if (ev.skipped_python) {
     count_x(cat);
     return;
