@@ -634,18 +634,25 @@ void reserve_column(std::vector<T>& v, size_t n) {
 #endif
 }
 
-// `"key":` (with its quotes and colon, at most 8 bytes) at p? One load and a masked compare; the
-// window's padding makes the load safe and its NUL sentinel never matches.
-// Always inlined, so that the literal's word is a constant: GCC 12 left this out of line with the
-// word assembled on the stack each call (a store-forwarding stall per key, ~10% of ingest time).
+// `"key":` (with its quotes and colon, at most 8 bytes) as one little-endian word and its mask,
+// computed at compile time (a template argument), so that matching it costs one load, one and and
+// one compare; GCC 12 had otherwise assembled the word on the stack at each call.
 template <size_t N>
-[[gnu::always_inline]] inline bool key_at(const char* p, const char (&lit)[N]) {
-  static_assert(N - 1 <= 8);
-  uint64_t want = 0;
-  for (size_t i = 0; i < N - 1; ++i)
-    want |= uint64_t{static_cast<unsigned char>(lit[i])} << (8 * i);
-  constexpr uint64_t mask = N - 1 == 8 ? ~uint64_t{0} : (uint64_t{1} << (8 * (N - 1))) - 1;
-  return (load<uint64_t>(p) & mask) == want;
+struct KeyWord {
+  uint64_t word = 0, mask = 0;
+  size_t len = N - 1;
+  consteval KeyWord(const char (&s)[N]) {
+    static_assert(N - 1 <= 8);
+    for (size_t i = 0; i < N - 1; ++i) {
+      word |= uint64_t{static_cast<unsigned char>(s[i])} << (8 * i);
+      mask |= uint64_t{0xFF} << (8 * i);
+    }
+  }
+};
+// The key K at p? The window's padding makes the load safe and its NUL sentinel never matches.
+template <KeyWord K>
+[[gnu::always_inline]] inline bool key_at(const char* p) {
+  return (load<uint64_t>(p) & K.mask) == K.word;
 }
 
 // Appends x to a column whose capacity make_room has already ensured: push_back, inlined even into
@@ -915,28 +922,28 @@ class KinetoReader {
     size_t n = 0;  // bytes of `"key":`
     switch (p_[1]) {
       case 'p':
-        if (key_at(p_, "\"ph\":"))
+        if (key_at<"\"ph\":">(p_))
           tk = TopKey::kPh, n = 5;
-        else if (key_at(p_, "\"pid\":"))
+        else if (key_at<"\"pid\":">(p_))
           tk = TopKey::kPid, n = 6;
         break;
       case 't':
-        if (key_at(p_, "\"ts\":"))
+        if (key_at<"\"ts\":">(p_))
           tk = TopKey::kTs, n = 5;
-        else if (key_at(p_, "\"tid\":"))
+        else if (key_at<"\"tid\":">(p_))
           tk = TopKey::kTid, n = 6;
         break;
       case 'c':
-        if (key_at(p_, "\"cat\":")) tk = TopKey::kCat, n = 6;
+        if (key_at<"\"cat\":">(p_)) tk = TopKey::kCat, n = 6;
         break;
       case 'n':
-        if (key_at(p_, "\"name\":")) tk = TopKey::kName, n = 7;
+        if (key_at<"\"name\":">(p_)) tk = TopKey::kName, n = 7;
         break;
       case 'd':
-        if (key_at(p_, "\"dur\":")) tk = TopKey::kDur, n = 6;
+        if (key_at<"\"dur\":">(p_)) tk = TopKey::kDur, n = 6;
         break;
       case 'a':
-        if (key_at(p_, "\"args\":")) tk = TopKey::kArgs, n = 7;
+        if (key_at<"\"args\":">(p_)) tk = TopKey::kArgs, n = 7;
         break;
       default:
         break;
@@ -1356,10 +1363,10 @@ namespace order {
   return true;
 }
 // `"key":` and blanks at p: p moved to the value.
-template <size_t N>
-[[gnu::always_inline]] inline bool key(const char*& p, const char (&lit)[N]) {
-  if (!key_at(p, lit)) return false;
-  p = skip_blanks(p + N - 1);
+template <KeyWord K>
+[[gnu::always_inline]] inline bool key(const char*& p) {
+  if (!key_at<K>(p)) return false;
+  p = skip_blanks(p + K.len);
   return true;
 }
 }  // namespace order
@@ -1419,43 +1426,43 @@ bool KinetoReader::kineto_order() {
     ev.has_cat = true;
     return true;
   };
-  if (!order::key(p, "\"ph\":") || !order::str(p, end, v)) return false;
+  if (!order::key<"\"ph\":">(p) || !order::str(p, end, v)) return false;
   ev.ph = v.size() == 1 ? v[0] : '?';
   if (!next()) goto out;
   if (ev.ph == 'X') {
-    if (!order::key(p, "\"cat\":") || !cat() || !next()) goto out;
-    if (!order::key(p, "\"name\":") || !order::str(p, end, ev.name)) goto out;
+    if (!order::key<"\"cat\":">(p) || !cat() || !next()) goto out;
+    if (!order::key<"\"name\":">(p) || !order::str(p, end, ev.name)) goto out;
     ev.has_name = true;
     if (!next()) goto out;
-    if (!order::key(p, "\"pid\":") || !id(ev.pid, ev.has_pid, pid_memo_) || !next()) goto out;
-    if (!order::key(p, "\"tid\":") || !id(ev.tid, ev.has_tid, tid_memo_) || !next()) goto out;
-    if (!order::key(p, "\"ts\":") || !time(ev.ts, ev.has_ts, ev.ts_fast, ev.ts_ns)) goto out;
+    if (!order::key<"\"pid\":">(p) || !id(ev.pid, ev.has_pid, pid_memo_) || !next()) goto out;
+    if (!order::key<"\"tid\":">(p) || !id(ev.tid, ev.has_tid, tid_memo_) || !next()) goto out;
+    if (!order::key<"\"ts\":">(p) || !time(ev.ts, ev.has_ts, ev.ts_fast, ev.ts_ns)) goto out;
     ev.ts_dot = num_.dot;
     if (!next()) goto out;
-    if (!order::key(p, "\"dur\":") || !time(ev.dur, ev.has_dur, ev.dur_fast, ev.dur_ns) || !next())
+    if (!order::key<"\"dur\":">(p) || !time(ev.dur, ev.has_dur, ev.dur_fast, ev.dur_ns) || !next())
       goto out;
-    if (!order::key(p, "\"args\":") || *p != '{') goto out;
+    if (!order::key<"\"args\":">(p) || *p != '{') goto out;
     p_ = p;
     parse_args();  // may throw, as in the general loop
     p = p_;
     next();
   } else if (ev.ph == 's' || ev.ph == 'f') {
-    if (!order::key(p, "\"id\":") || !order::num(p, end, num_, v)) goto out;
+    if (!order::key<"\"id\":">(p) || !order::num(p, end, num_, v)) goto out;
     ev.id_text = v;
     ev.has_id = true;
     ev.id_fast = num_.int_ok && num_.i >= 0;
     ev.id = static_cast<uint64_t>(num_.i);
     if (!next()) goto out;
-    if (!order::key(p, "\"pid\":") || !id(ev.pid, ev.has_pid, pid_memo_) || !next()) goto out;
-    if (!order::key(p, "\"tid\":") || !id(ev.tid, ev.has_tid, tid_memo_) || !next()) goto out;
-    if (!order::key(p, "\"ts\":") || !time(ev.ts, ev.has_ts, ev.ts_fast, ev.ts_ns)) goto out;
+    if (!order::key<"\"pid\":">(p) || !id(ev.pid, ev.has_pid, pid_memo_) || !next()) goto out;
+    if (!order::key<"\"tid\":">(p) || !id(ev.tid, ev.has_tid, tid_memo_) || !next()) goto out;
+    if (!order::key<"\"ts\":">(p) || !time(ev.ts, ev.has_ts, ev.ts_fast, ev.ts_ns)) goto out;
     ev.ts_dot = num_.dot;
     if (!next()) goto out;
-    if (!order::key(p, "\"cat\":") || !cat() || !next()) goto out;
-    if (!order::key(p, "\"name\":") || !order::str(p, end, ev.name)) goto out;
+    if (!order::key<"\"cat\":">(p) || !cat() || !next()) goto out;
+    if (!order::key<"\"name\":">(p) || !order::str(p, end, ev.name)) goto out;
     ev.has_name = true;
     if (!next()) goto out;
-    if (!order::key(p, "\"bp\":") || !order::str(p, end, v)) goto out;
+    if (!order::key<"\"bp\":">(p) || !order::str(p, end, v)) goto out;
     ev.bp_e = v == "e";
     next();
   }
