@@ -1362,10 +1362,21 @@ namespace order {
   p = e;
   return true;
 }
-// `"key":` and blanks at p: p moved to the value.
+// `"key":` and blanks at p: p moved to the value. Kineto writes `"key": value`, so the key and one
+// space are compared first, as one word (every key here is at most 7 bytes with its quotes and
+// colon); the value is never expected to start with a blank, and if one does, the value's reader
+// fails and the general loop reads the member again.
 template <KeyWord K>
 [[gnu::always_inline]] inline bool key(const char*& p) {
-  if (!key_at<K>(p)) return false;
+  static_assert(K.len <= 7);
+  constexpr uint64_t spaced = K.word | (uint64_t{' '} << (8 * K.len)),
+                     spaced_mask = K.mask | (uint64_t{0xFF} << (8 * K.len));
+  const uint64_t w = load<uint64_t>(p);
+  if ((w & spaced_mask) == spaced) {
+    p += K.len + 1;
+    return true;
+  }
+  if ((w & K.mask) != K.word) return false;
   p = skip_blanks(p + K.len);
   return true;
 }
@@ -1380,6 +1391,11 @@ bool KinetoReader::kineto_order() {
   bool done = false;
   // After a value: ',' and the next member (true), or '}' ending the event (done).
   auto next = [&]() __attribute__((always_inline)) {
+    if (load<uint16_t>(p) == (uint16_t{' '} << 8 | ',')) {  // ", ": Kineto's usual separator
+      p += 2;  // a blank after it fails the next key's compare; the general loop reads it
+      member = p;
+      return true;
+    }
     p = skip_blanks(p);
     if (*p == ',') {
       p = skip_blanks(p + 1);
@@ -1668,6 +1684,14 @@ void KinetoReader::parse_args() {
     bool was_string = false;
     switch (ak) {
       case ArgKey::kNone:
+        if (const char c = *p_; c == '-' || static_cast<unsigned>(c - '0') <= 9) {
+          const char* q = p_ + 1;  // a number (Ev Idx, cbid, ...): to the first delimiter
+          while (!is_delim(*q)) ++q;
+          if (q < end_) {
+            p_ = q;
+            break;
+          }
+        }
         skip_value();
         break;
       case ArgKey::kExternalId:
@@ -1800,6 +1824,10 @@ void KinetoReader::parse_args() {
       case ArgKey::kSeq:
         get_int(ev.comm.seq, k);
         break;
+    }
+    if (*p_ == ',') {  // the usual case, no blank before the comma
+      ++p_;
+      continue;
     }
     if (!next_member('}')) return;
   }
