@@ -488,6 +488,41 @@ TEST(KinetoReader, OutOfRangeMetadataNumbersAreUnknown) {
 // base/time.hpp. Random shapes and random blanks between tokens, read through a 64-byte window (so
 // that every token is cut at a window end somewhere) and through a large one, must give what those
 // exact parsers give for the same text.
+// Names and categories go through a memo keyed by their length and first and last bytes; names
+// that agree in all of those (and differ only in the middle, or in one byte of a short name) must
+// still each keep their own text.
+TEST(KinetoReader, NamesThatShareLengthAndEndsKeepTheirOwnText) {
+  const std::vector<std::string> names = {"aten::matmul_XXXXX_backward_kernel",
+                                          "aten::matmul_YYYYY_backward_kernel",
+                                          "aaaaaaaaXbbbbbbbb",
+                                          "aaaaaaaaYbbbbbbbb",  // 17 bytes: differ at byte 8
+                                          "abcdefghijklmnop",
+                                          "abcdefgXijklmnop",  // 16: covered by the two words
+                                          "abcd",
+                                          "abce",
+                                          "abXd",
+                                          "abc",
+                                          "aXc",
+                                          "ab",
+                                          "a",
+                                          ""};
+  std::mt19937_64 rng(11);
+  std::vector<std::string> want;
+  std::string events;
+  for (int i = 0; i < 3000; ++i) {
+    const std::string& n = names[rng() % names.size()];
+    want.push_back(n);
+    if (!events.empty()) events += ",\n";
+    events += fmt::format(
+        R"({{"ph": "X", "cat": "{}", "name": "{}", "pid": 1, "tid": 1, "ts": {}, "dur": 1}})",
+        rng() % 2 != 0 ? "cpu_op" : "user_annotation", n, 10 + i);
+  }
+  RankTrace t = parse(trace_of(events));
+  ASSERT_EQ(t.host.size(), want.size());
+  for (size_t i = 0; i < want.size(); ++i)
+    ASSERT_EQ(t.strings.str(t.host.name[i]), want[i]) << "event " << i;
+}
+
 // pid and tid values repeat, and the reader reuses the last value read when the 8 bytes at the
 // value (digits, delimiter, what follows) are the same. Values that share prefixes, differ only
 // in their last digit or in what follows them, must still each be read as written.

@@ -1007,7 +1007,12 @@ class KinetoReader {
   void sanitize_utf8(size_t begin, size_t end);
   bool get_time(std::string_view text, Ns& out, const char* what, uint64_t offset);
   int64_t id_from_pid_text(std::string_view text, bool was_string, bool gpu_stream);
-  CatKind cat_kind(StrId cat) {
+  [[gnu::always_inline]] CatKind cat_kind(StrId cat) {
+    if (cat < cat_kinds_.size() && cat_kinds_[cat] >= 0)
+      return static_cast<CatKind>(cat_kinds_[cat]);
+    return new_cat_kind(cat);
+  }
+  [[gnu::noinline]] CatKind new_cat_kind(StrId cat) {
     if (cat >= cat_kinds_.size()) cat_kinds_.resize(cat + 1, -1);
     if (cat_kinds_[cat] < 0) {
       const std::string_view c = t_.strings.str(cat);
@@ -1016,7 +1021,14 @@ class KinetoReader {
     }
     return static_cast<CatKind>(cat_kinds_[cat]);
   }
-  void count_x(StrId cat) {
+  [[gnu::always_inline]] void count_x(StrId cat) {
+    if (cat < x_counts_.size() && x_counts_[cat] != 0) {
+      ++x_counts_[cat];
+      return;
+    }
+    first_x(cat);
+  }
+  [[gnu::noinline]] void first_x(StrId cat) {
     if (cat >= x_counts_.size()) x_counts_.resize(cat + 1, 0);
     if (x_counts_[cat]++ == 0) x_order_.push_back(cat);
   }
@@ -1040,9 +1052,15 @@ class KinetoReader {
     }
     const uint64_t h = ((a ^ (b * 0x9E3779B97F4A7C15ULL)) + n) * 0xBF58476D1CE4E5B9ULL;
     NameMemo& m = name_memo_[h >> (64 - kNameMemoBits)];
-    if (m.id != 0 && m.text.size() == s.size() && m.text == s) return m.id;
+    // a and b cover the whole string up to 16 bytes; past that, the middle is compared too.
+    if (m.id != 0 && m.n == n && m.a == a && m.b == b &&
+        (n <= 16 || std::memcmp(m.text + 8, s.data() + 8, n - 16) == 0))
+      return m.id;
     m.id = t_.strings.intern(s);
-    m.text = t_.strings.str(m.id);
+    m.text = t_.strings.str(m.id).data();
+    m.n = n;
+    m.a = a;
+    m.b = b;
     return m.id;
   }
   [[gnu::noinline]] int32_t add_comm(const CommFields& c);
@@ -1094,7 +1112,9 @@ class KinetoReader {
   };
   IdMemo pid_memo_, tid_memo_;
   struct NameMemo {
-    std::string_view text;  // the string table's copy
+    uint64_t a = 0, b = 0;       // intern_name's words of the string
+    const char* text = nullptr;  // the string table's copy
+    size_t n = 0;
     StrId id = 0;
   };
   static constexpr int kNameMemoBits = 10;
