@@ -7,7 +7,9 @@
 #    chopper-make-large-trace if it is missing, and $LARGE.gz (gzip -1) next to it;
 # 2. runs chopper-bench-ingest on the plain and the gzip file (targets: >= 1000 MB/s per core,
 #    peak RSS <= 0.5 x uncompressed JSON; --expect-x-events from the generator);
-# 3. times Python's json.load on the plain file for comparison;
+# 3. times Python's json.load on the plain file for comparison, and simdjson's own parse
+#    (chopper-bench-simdjson: DOM, and On-Demand visiting every member) as this machine's
+#    reference for how fast JSON can be parsed here at all;
 # 4. prints a summary table. Exits 1 if either bench run missed a target.
 #
 # Environment: LARGE, TARGET_MB (600), SOURCE (the real trace to repeat), REPEAT (3).
@@ -23,9 +25,10 @@ META="$LARGE.meta"  # expected_x_events=..., uncompressed_bytes=... from the gen
 
 MAKE="$BUILD/bench/chopper-make-large-trace"
 BENCH="$BUILD/bench/chopper-bench-ingest"
-for exe in "$MAKE" "$BENCH"; do
+SIMDJSON="$BUILD/bench/chopper-bench-simdjson"
+for exe in "$MAKE" "$BENCH" "$SIMDJSON"; do
   if [[ ! -x "$exe" ]]; then
-    echo "missing $exe: build first (ninja -C $BUILD chopper-make-large-trace chopper-bench-ingest)" >&2
+    echo "missing $exe: build first (ninja -C $BUILD chopper-make-large-trace chopper-bench-ingest chopper-bench-simdjson)" >&2
     exit 2
   fi
 done
@@ -80,6 +83,12 @@ EOF
 )
 echo "$PY"
 
+echo
+echo "== $SIMDJSON $LARGE --expect-x-events $EXPECT_X --repeat $REPEAT"
+SJ=$("$SIMDJSON" "$LARGE" --expect-x-events "$EXPECT_X" --repeat "$REPEAT")
+SJ_RC=$?
+echo "$SJ"
+
 # --- 4. summary ----------------------------------------------------------------------------------
 field() { sed -n "s/.* $1=\([^ ]*\).*/\1/p" <<<"$2"; }
 echo
@@ -98,7 +107,19 @@ printf '%-30s %10s %9s %9s %12s %11s %9s %15s %7s\n' \
   "python json.load" "$(field uncompressed_mb "${RES[$LARGE]}")" "$(field wall_s "$p")" \
   "$(field cpu_s "$p")" "$(field mbps_per_core "$p")" "$(field peak_rss_mb "$p")" \
   "$(field rss_ratio "$p")" "-" "-"
+for parser in dom on-demand; do
+  r=$(grep "^simdjson_result parser=$parser " <<<"$SJ")
+  printf '%-30s %10s %9s %9s %12s %11s %9s %15s %7s\n' \
+    "simdjson $parser (reference)" "$(field mb "$r")" "-" "$(field cpu_s "$r")" \
+    "$(field mbps_per_core "$r")" "-" "-" "-" "-"
+done
+ours=$(field mbps_per_core "${RES[$LARGE]}")
+dom=$(field mbps_per_core "$(grep '^simdjson_result parser=dom ' <<<"$SJ")")
+if [[ -n "$ours" && -n "$dom" ]]; then
+  echo "chopper ingest / simdjson DOM parse on this machine: $(awk -v a="$ours" -v b="$dom" 'BEGIN { printf "%.2f", a / b }') x"
+fi
 
 status=0
+[[ $SJ_RC -eq 0 ]] || echo "chopper-bench-simdjson failed (exit $SJ_RC): the reference is missing" >&2
 for f in "$LARGE" "$LARGE.gz"; do [[ ${RC[$f]} -eq 0 ]] || status=1; done
 exit $status
