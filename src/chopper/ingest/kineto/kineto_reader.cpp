@@ -1363,9 +1363,25 @@ void KinetoReader::parse_events_array() {
 // Never throws for want of input (it stops instead), so the general loop asks for more.
 namespace order {
 // A string value at p without escapes: its text, p moved past it.
+// Short: the string usually ends within 16 bytes ("X", "cpu_op", "fwdbwd", "e"): one compare
+// here, the loop only for the rest. The window's padding makes the load safe; a quote found past
+// `end` (in the padding) fails the check below.
+template <bool Short = false>
 [[gnu::always_inline]] inline bool str(const char*& p, const char* end, std::string_view& out) {
   if (*p != '"') return false;
-  const char* q = find_quote_or_backslash(p + 1, end);
+  const char* q;
+#if defined(__SSE2__)
+  if constexpr (Short) {
+    const __m128i v = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p + 1));
+    const auto m = static_cast<unsigned>(_mm_movemask_epi8(_mm_or_si128(
+        _mm_cmpeq_epi8(v, _mm_set1_epi8('"')), _mm_cmpeq_epi8(v, _mm_set1_epi8('\\')))));
+    q = m != 0 ? p + 1 + __builtin_ctz(m) : find_quote_or_backslash(p + 17, end);
+  } else {
+    q = find_quote_or_backslash(p + 1, end);
+  }
+#else
+  q = find_quote_or_backslash(p + 1, end);
+#endif
   if (q >= end || *q != '"') return false;
   out = std::string_view(p + 1, static_cast<size_t>(q - p - 1));
   p = q + 1;
@@ -1455,14 +1471,14 @@ bool KinetoReader::kineto_order() {
     return true;
   };
   auto cat = [&]() __attribute__((always_inline)) {
-    if (!order::str(p, end, v)) return false;
+    if (!order::str<true>(p, end, v)) return false;
     // python_function events are skipped by the general loop, which looks at cat and name.
     if (ev.ph == 'X' && !opt_.keep_python && eq(v, "python_function")) return false;
     ev.cat = v;
     ev.has_cat = true;
     return true;
   };
-  if (!order::key<"\"ph\":">(p) || !order::str(p, end, v)) return false;
+  if (!order::key<"\"ph\":">(p) || !order::str<true>(p, end, v)) return false;
   ev.ph = v.size() == 1 ? v[0] : '?';
   if (!next()) goto out;
   if (ev.ph == 'X') {
@@ -1498,7 +1514,7 @@ bool KinetoReader::kineto_order() {
     if (!order::key<"\"name\":">(p) || !order::str(p, end, ev.name)) goto out;
     ev.has_name = true;
     if (!next()) goto out;
-    if (!order::key<"\"bp\":">(p) || !order::str(p, end, v)) goto out;
+    if (!order::key<"\"bp\":">(p) || !order::str<true>(p, end, v)) goto out;
     ev.bp_e = v == "e";
     next();
   }
