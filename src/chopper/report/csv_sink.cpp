@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
@@ -60,7 +61,10 @@ void CsvSink::append_field(std::string_view s) {
     buf_ += "\"\"";  // empty text, as opposed to NULL (an empty field)
     return;
   }
-  if (s.find_first_of(",\"\r\n") == std::string_view::npos) {
+  // One pass over the text (find_first_of with a set calls memchr once per character).
+  bool plain = true;
+  for (const char ch : s) plain &= !(ch == ',' || ch == '"' || ch == '\r' || ch == '\n');
+  if (plain) {
     buf_.append(s);
     return;
   }
@@ -72,10 +76,17 @@ void CsvSink::append_field(std::string_view s) {
   buf_.push_back('"');
 }
 
+// The shortest text that reads back as the same double ({fmt}'s "{}"), formatted on the stack
+// rather than through a growing back-inserter.
+void CsvSink::append_real(double x) {
+  char tmp[64];
+  const auto r = fmt::format_to_n(tmp, sizeof tmp, "{}", x);
+  buf_.append(tmp, std::min(r.size, sizeof tmp));
+}
+
 void CsvSink::row(std::span<const Cell> cells) {
   if (!file_) throw Error(fmt::format("{}: CsvSink::row outside begin/end", dir_));
   validate_row(schema_, cells);
-  auto out = std::back_inserter(buf_);
   for (size_t c = 0; c < cells.size(); ++c) {
     if (c) buf_.push_back(',');
     const Cell& v = cells[c];
@@ -84,13 +95,15 @@ void CsvSink::row(std::span<const Cell> cells) {
         break;
       case Cell::kInt:
         // An int in a REAL column prints as the double the column holds (as Table stores it).
-        if (schema_.columns[c].type == ColType::kReal)
-          fmt::format_to(out, "{}", static_cast<double>(v.i));
-        else
-          fmt::format_to(out, "{}", v.i);
+        if (schema_.columns[c].type == ColType::kReal) {
+          append_real(static_cast<double>(v.i));
+        } else {
+          const fmt::format_int f(v.i);
+          buf_.append(f.data(), f.size());
+        }
         break;
       case Cell::kReal:
-        fmt::format_to(out, "{}", v.r);
+        append_real(v.r);
         break;
       case Cell::kText:
         append_field(v.s);

@@ -28,6 +28,7 @@ class CsvSink : public TableSink {
 
  private:
   void append_field(std::string_view s);
+  void append_real(double x);
   void flush();
   [[noreturn]] void fail(std::string_view what);
 

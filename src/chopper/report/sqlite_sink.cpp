@@ -44,8 +44,9 @@ SqliteSink::SqliteSink(std::string path) : path_(std::move(path)) {
     fs::remove(path_ + suffix, ec);
     if (ec) throw Error(fmt::format("{}{}: cannot remove: {}", path_, suffix, ec.message()));
   }
-  if (sqlite3_open_v2(path_.c_str(), &db_, SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE, nullptr) !=
-      SQLITE_OK) {
+  if (sqlite3_open_v2(path_.c_str(), &db_,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                      nullptr) != SQLITE_OK) {
     std::string msg = fmt::format("{}: cannot open database: {}", path_,
                                   db_ ? sqlite3_errmsg(db_) : "out of memory");
     sqlite3_close_v2(db_);
