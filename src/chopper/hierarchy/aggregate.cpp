@@ -120,52 +120,78 @@ void add_to(Acc& tot, const Acc& acc) {
   for (size_t c = 0; c < kClasses; ++c) tot.by_class[c] += acc.by_class[c];
 }
 
-Aggregation finish(std::span<const Level> levels, const Grouping& gr,
-                   const std::unordered_map<Key, Acc, KeyHash>& total,
-                   std::shared_ptr<StringTable> strings) {
-  Aggregation out;
-  out.levels.assign(levels.begin(), levels.end());
-  out.strings = std::move(strings);
-  std::vector<std::pair<Key, const Acc*>> sorted;
-  sorted.reserve(total.size());
-  for (const auto& [k, acc] : total) sorted.emplace_back(k, &acc);
-  std::sort(sorted.begin(), sorted.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  out.rows.reserve(sorted.size());
-  for (const auto& [k, acc] : sorted) {
-    AggRow r;
-    r.rank = k.rank;
-    r.device = k.device;
-    r.iteration = k.iteration;
-    r.phase = k.phase;
-    r.layer = k.layer;
-    r.operation = k.operation;
-    r.count = acc->count;
-    r.kernel_ns = acc->kernel_ns;
-    r.busy_ns = acc->busy_ns;
-    r.first_start_ns = acc->first;
-    r.last_end_ns = acc->last;
-    if (gr.by_op) {
-      size_t best = 0;
-      for (size_t c = 1; c < kClasses; ++c)
-        if (acc->by_class[c] > acc->by_class[best]) best = c;
-      r.op_class = static_cast<OpClass>(best);
-    }
-    out.rows.push_back(r);
+AggRow make_row(const Key& k, const Acc& acc, bool by_op) {
+  AggRow r;
+  r.rank = k.rank;
+  r.device = k.device;
+  r.iteration = k.iteration;
+  r.phase = k.phase;
+  r.layer = k.layer;
+  r.operation = k.operation;
+  r.count = acc.count;
+  r.kernel_ns = acc.kernel_ns;
+  r.busy_ns = acc.busy_ns;
+  r.first_start_ns = acc.first;
+  r.last_end_ns = acc.last;
+  if (by_op) {
+    size_t best = 0;
+    for (size_t c = 1; c < kClasses; ++c)
+      if (acc.by_class[c] > acc.by_class[best]) best = c;
+    r.op_class = static_cast<OpClass>(best);
   }
-  return out;
+  return r;
 }
 
-// Aggregates one grouping per entry of `groupings` over every readable rank.
+// The groups' rows in key order.
+std::vector<AggRow> sorted_rows(const std::unordered_map<Key, Acc, KeyHash>& groups, bool by_op) {
+  std::vector<std::pair<Key, const Acc*>> sorted;
+  sorted.reserve(groups.size());
+  for (const auto& [k, acc] : groups) sorted.emplace_back(k, &acc);
+  std::sort(sorted.begin(), sorted.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  std::vector<AggRow> rows;
+  rows.reserve(sorted.size());
+  for (const auto& [k, acc] : sorted) rows.push_back(make_row(k, *acc, by_op));
+  return rows;
+}
+
+// Aggregates one grouping per entry of `groupings` over every readable rank, in run.ranks order
+// (which also orders operation ids: first seen, first interned). A grouping by GPU has keys of one
+// rank only, so its groups become rows as soon as the slots of that rank are done, and only one
+// rank's groups are held at a time (unless a rank's slots are not adjacent: then at the end). The
+// other groupings merge every rank's groups into one table of groups.
 std::vector<Aggregation> aggregate_groupings(const Run& run,
                                              const std::vector<std::vector<Level>>& groupings,
                                              std::shared_ptr<StringTable> strings) {
   if (!strings) strings = std::make_shared<StringTable>();
+  const size_t n_groupings = groupings.size();
   std::vector<Grouping> gr;
   for (const auto& g : groupings) gr.emplace_back(g);
-  std::vector<std::unordered_map<Key, Acc, KeyHash>> total(groupings.size());
-  for (const RankSlot& slot : run.ranks) {
-    if (!slot.ok || !slot.trace.labelled()) continue;
+  // Per grouping: the groups of the rank being read (by GPU) or of every rank (otherwise).
+  std::vector<std::unordered_map<Key, Acc, KeyHash>> total(n_groupings);
+  // Per grouping by GPU: the finished rows, one chunk per rank, in run.ranks order.
+  std::vector<std::vector<std::vector<AggRow>>> chunks(n_groupings);
+  auto flush = [&] {
+    for (size_t q = 0; q < n_groupings; ++q) {
+      if (!gr[q].by_gpu || total[q].empty()) continue;
+      chunks[q].push_back(sorted_rows(total[q], gr[q].by_op));
+      std::unordered_map<Key, Acc, KeyHash>().swap(total[q]);
+    }
+  };
+  std::vector<const RankSlot*> slots;
+  for (const RankSlot& slot : run.ranks)
+    if (slot.ok && slot.trace.labelled()) slots.push_back(&slot);
+  bool adjacent = true;  // every rank's slots in one run
+  {
+    std::vector<int64_t> starts;
+    for (size_t i = 0; i < slots.size(); ++i)
+      if (i == 0 || slots[i]->rank != slots[i - 1]->rank) starts.push_back(slots[i]->rank);
+    std::sort(starts.begin(), starts.end());
+    adjacent = std::adjacent_find(starts.begin(), starts.end()) == starts.end();
+  }
+  for (size_t i = 0; i < slots.size(); ++i) {
+    const RankSlot& slot = *slots[i];
+    if (adjacent && i > 0 && slot.rank != slots[i - 1]->rank) flush();
     const RankTrace& t = slot.trace;
     const GpuActivities& g = t.gpu;
     std::vector<StrId> op_map(t.strings.size(), UINT32_MAX);
@@ -179,7 +205,7 @@ std::vector<Aggregation> aggregate_groupings(const Run& run,
       if (g.start_ns[a] != g.start_ns[b]) return g.start_ns[a] < g.start_ns[b];
       return a < b;
     });
-    for (size_t q = 0; q < groupings.size(); ++q) {
+    for (size_t q = 0; q < n_groupings; ++q) {
       const Grouping& G = gr[q];
       std::unordered_map<Key, Acc, KeyHash> local;
       for (uint32_t a : order) {
@@ -210,6 +236,10 @@ std::vector<Aggregation> aggregate_groupings(const Run& run,
         }
         acc.by_class[static_cast<size_t>(g.op_class[a])] += g.dur_ns[a];
       }
+      if (G.by_gpu && total[q].empty()) {  // the rank's first slot: its groups as they are
+        total[q].swap(local);
+        continue;
+      }
       for (const auto& [k, acc] : local) {
         Key gk = k;
         if (!G.by_gpu) {
@@ -220,9 +250,28 @@ std::vector<Aggregation> aggregate_groupings(const Run& run,
       }
     }
   }
-  std::vector<Aggregation> out;
-  for (size_t q = 0; q < groupings.size(); ++q)
-    out.push_back(finish(groupings[q], gr[q], total[q], strings));
+  flush();
+  std::vector<Aggregation> out(n_groupings);
+  for (size_t q = 0; q < n_groupings; ++q) {
+    Aggregation& ag = out[q];
+    ag.levels = groupings[q];
+    ag.strings = strings;
+    if (!gr[q].by_gpu) {
+      ag.rows = sorted_rows(total[q], gr[q].by_op);
+      continue;
+    }
+    // Chunks in rank order (unknown ranks, -1, come last in run.ranks but first by key).
+    auto& ch = chunks[q];
+    std::stable_sort(ch.begin(), ch.end(),
+                     [](const auto& a, const auto& b) { return a.front().rank < b.front().rank; });
+    size_t n = 0;
+    for (const auto& c : ch) n += c.size();
+    ag.rows.reserve(n);
+    for (auto& c : ch) {
+      ag.rows.insert(ag.rows.end(), c.begin(), c.end());
+      std::vector<AggRow>().swap(c);
+    }
+  }
   return out;
 }
 
