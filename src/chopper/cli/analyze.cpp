@@ -85,10 +85,10 @@ int analyze_run(const AnalyzeOptions& in) {
       sink.add(*csv);
     }
     write_gpu_activities(lr->run, sink);
-    write_table(hierarchy_table(prefixes), sink);
+    write_hierarchy(prefixes, sink);
     write_table(coverage_table(coverage), sink);
     write_table(rules_table(lr->taxonomy), sink);
-    analysis_tables(ra, o.analysis, [&](const Table& t) { write_table(t, sink); });
+    analysis_tables(ra, o.analysis, sink);
   } catch (const std::exception& e) {
     fmt::print(stderr, "chopper analyze: {}\n", e.what());
     return 2;

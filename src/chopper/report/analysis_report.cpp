@@ -37,8 +37,24 @@ void push_label(std::vector<Cell>& c, const LabelKey& k) {
   c.push_back(opt_text(k.operation));
 }
 
-Table make(std::string name, std::string doc, std::vector<ColumnSpec> cols) {
-  return Table(TableSchema{std::move(name), std::move(doc), std::move(cols)});
+// One table streamed to a sink: begun on construction, rows handed on as they are made (the
+// largest tables have a row per operation instance or launch: millions on a long run), ended by
+// end().
+class Rows {
+ public:
+  Rows(TableSink& sink, TableSchema schema) : sink_(sink) { sink_.begin(schema); }
+  void add_row(std::span<const Cell> cells) { sink_.row(cells); }
+  void add_row(std::initializer_list<Cell> cells) {
+    sink_.row(std::span<const Cell>(cells.begin(), cells.size()));
+  }
+  void end() { sink_.end(); }
+
+ private:
+  TableSink& sink_;
+};
+
+Rows make(TableSink& sink, std::string name, std::string doc, std::vector<ColumnSpec> cols) {
+  return Rows(sink, TableSchema{std::move(name), std::move(doc), std::move(cols)});
 }
 
 std::vector<ColumnSpec> cat(std::vector<ColumnSpec> a, const std::vector<ColumnSpec>& b) {
@@ -53,35 +69,34 @@ std::string pct(double x) {
   return fmt::format("{:.1f}%", 100.0 * x);
 }
 
-Table name_table(const char* name, const char* doc, const char* group_doc,
-                 const std::vector<NameStat>& v) {
-  Table t = make(name, doc,
-                 {{"rank", I, "rank (NULL = all ranks)"},
-                  {"name", T, "name; 'others' = every name below the top N, folded"},
-                  {"class", T, group_doc},
-                  {"count", I, "activities"},
-                  {"total_ns", I, "summed duration"},
-                  {"mean_ns", R, "total_ns / count"},
-                  {"min_ns", I, "shortest"},
-                  {"max_ns", I, "longest"},
-                  {"share", R, "of the GPU activity time of the rank (or run)"}});
+void name_table(TableSink& sink, const char* name, const char* doc, const char* group_doc,
+                const std::vector<NameStat>& v) {
+  Rows t = make(sink, name, doc,
+                {{"rank", I, "rank (NULL = all ranks)"},
+                 {"name", T, "name; 'others' = every name below the top N, folded"},
+                 {"class", T, group_doc},
+                 {"count", I, "activities"},
+                 {"total_ns", I, "summed duration"},
+                 {"mean_ns", R, "total_ns / count"},
+                 {"min_ns", I, "shortest"},
+                 {"max_ns", I, "longest"},
+                 {"share", R, "of the GPU activity time of the rank (or run)"}});
   for (const NameStat& s : v)
     t.add_row(
         {opt_rank(s.rank), Cell::of(s.name), opt_text(s.group), Cell::of(s.count),
          Cell::of(s.total_ns),
          Cell::of(s.count ? static_cast<double>(s.total_ns) / static_cast<double>(s.count) : 0.0),
          Cell::of(s.min_ns), Cell::of(s.max_ns), Cell::of(s.share)});
-  return t;
+  t.end();
 }
 
 }  // namespace
 
-void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o,
-                     const std::function<void(const Table&)>& out) {
+void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink& sink) {
   // temporal_breakdown
   {
-    Table t = make(
-        "temporal_breakdown",
+    Rows t = make(
+        sink, "temporal_breakdown",
         "GPU time of each rank per iteration window and for the whole trace (iteration NULL): "
         "HTA's idle/compute/non-compute and TraceLens's compute/exposed comm/exposed memcpy/idle",
         {{"rank", I, "rank"},
@@ -105,12 +120,12 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o,
                    Cell::of(b.idle_ns), Cell::of(b.exposed_comm_ns), Cell::of(b.exposed_memcpy_ns),
                    Cell::of(b.comm_ns), Cell::of(b.memcpy_ns), share(b.compute_ns, b.total_ns),
                    share(b.idle_ns, b.total_ns)});
-    out(t);
+    t.end();
   }
   // idle_breakdown
   {
-    Table t =
-        make("idle_breakdown",
+    Rows t =
+        make(sink, "idle_breakdown",
              "Idle gaps of each stream by cause (HTA): host_wait = the launch was issued after "
              "the stream went idle; kernel_wait = a shorter gap than the threshold; other",
              {{"rank", I, "rank"},
@@ -127,37 +142,37 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o,
         t.add_row({Cell::of(x.rank), Cell::of(x.device), Cell::of(x.stream), opt_iter(x.iteration),
                    Cell::of(x.gaps), Cell::of(x.host_wait_ns + x.kernel_wait_ns + x.other_ns),
                    Cell::of(x.host_wait_ns), Cell::of(x.kernel_wait_ns), Cell::of(x.other_ns)});
-    out(t);
+    t.end();
   }
   // overlap
   {
-    Table t = make("overlap",
-                   "Communication-computation overlap per rank and iteration window (NULL = whole "
-                   "trace): the share of communication time during which compute ran (HTA)",
-                   {{"rank", I, "rank"},
-                    {"iteration", I, "iteration window (NULL = whole trace)"},
-                    {"comm_ns", I, "|union(comm)|"},
-                    {"overlapped_comm_ns", I, "|union(comm) ∩ union(compute)|"},
-                    {"exposed_comm_ns", I, "comm_ns − overlapped_comm_ns"},
-                    {"overlap_share", R, "overlapped_comm_ns / comm_ns (NULL without comm)"}});
+    Rows t = make(sink, "overlap",
+                  "Communication-computation overlap per rank and iteration window (NULL = whole "
+                  "trace): the share of communication time during which compute ran (HTA)",
+                  {{"rank", I, "rank"},
+                   {"iteration", I, "iteration window (NULL = whole trace)"},
+                   {"comm_ns", I, "|union(comm)|"},
+                   {"overlapped_comm_ns", I, "|union(comm) ∩ union(compute)|"},
+                   {"exposed_comm_ns", I, "comm_ns − overlapped_comm_ns"},
+                   {"overlap_share", R, "overlapped_comm_ns / comm_ns (NULL without comm)"}});
     for (const RankAnalysis& r : ra.ranks)
       for (const BreakdownRow& b : r.breakdown)
         t.add_row({Cell::of(b.rank), opt_iter(b.iteration), Cell::of(b.comm_ns),
                    Cell::of(b.overlapped_comm_ns), Cell::of(b.exposed_comm_ns),
                    share(b.overlapped_comm_ns, b.comm_ns)});
-    out(t);
+    t.end();
   }
   // exposed_comm
   {
-    Table t = make("exposed_comm",
-                   "Communication per label: each instant of communication time goes to one "
-                   "collective (no double counting); exposed = no compute ran",
-                   cat(cat({{"rank", I, "rank"}}, label_cols()),
-                       {{"op_class", T, "collective type class"},
-                        {"kernels", I, "communication activities"},
-                        {"comm_ns", I, "this label's share of |union(comm)|"},
-                        {"exposed_comm_ns", I, "of which no compute ran"},
-                        {"exposed_share", R, "exposed_comm_ns / comm_ns"}}));
+    Rows t = make(sink, "exposed_comm",
+                  "Communication per label: each instant of communication time goes to one "
+                  "collective (no double counting); exposed = no compute ran",
+                  cat(cat({{"rank", I, "rank"}}, label_cols()),
+                      {{"op_class", T, "collective type class"},
+                       {"kernels", I, "communication activities"},
+                       {"comm_ns", I, "this label's share of |union(comm)|"},
+                       {"exposed_comm_ns", I, "of which no compute ran"},
+                       {"exposed_share", R, "exposed_comm_ns / comm_ns"}}));
     for (const RankAnalysis& r : ra.ranks)
       for (const ExposedRow& x : r.exposed) {
         std::vector<Cell> c{Cell::of(x.rank)};
@@ -169,12 +184,12 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o,
         c.push_back(share(x.exposed_ns, x.comm_ns));
         t.add_row(c);
       }
-    out(t);
+    t.end();
   }
   // operation_instances
   {
-    Table t = make(
-        "operation_instances",
+    Rows t = make(
+        sink, "operation_instances",
         "Compute-operation instances (rank, iteration, phase, layer, operation): span, overlap "
         "with communication (Chopper's overlap ratio, communication as a union), lead",
         cat(cat({{"rank", I, "rank"}}, label_cols()),
@@ -204,12 +219,12 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o,
         c.push_back(x.lead_ns < 0 ? Cell::null() : Cell::of(x.lead_ns));
         t.add_row(c);
       }
-    out(t);
+    t.end();
   }
   // launch_overhead
   {
-    Table t =
-        make("launch_overhead",
+    Rows t =
+        make(sink, "launch_overhead",
              "Gaps before compute kernels (Chopper's launch overhead), per label: the part where "
              "communication or copies ran is GPU wait, the rest splits into prep (before the host "
              "issued the launch) and call (launch call to kernel start)",
@@ -231,12 +246,12 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o,
           c.push_back(Cell::of(v));
         t.add_row(c);
       }
-    out(t);
+    t.end();
   }
   // launch_stats
   {
-    Table t = make(
-        "launch_stats",
+    Rows t = make(
+        sink, "launch_stats",
         "HTA's launch statistics per rank: launch call duration (cpu), launch delay (kernel start "
         "− launch call end, ≥ 0), short kernels and outliers",
         {{"rank", I, "rank"},
@@ -264,38 +279,38 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o,
                  Cell::of(s.delay_outliers), Cell::of(o.runtime_cutoff_ns),
                  Cell::of(o.launch_delay_cutoff_ns)});
     }
-    out(t);
+    t.end();
   }
   // queue_length
   {
-    Table t = make("queue_length",
-                   "Launch queue per stream (HTA): +1 at the launch call, −1 when the activity "
-                   "starts on the GPU",
-                   {{"rank", I, "rank"},
-                    {"device", I, "GPU index"},
-                    {"stream", I, "stream"},
-                    {"launches", I, "launched activities"},
-                    {"max_queue", I, "longest queue"},
-                    {"mean_queue", R, "time-weighted mean, first launch to last start"},
-                    {"full_queue_ns", I, "time with queue ≥ the blocking length (1024)"}});
+    Rows t = make(sink, "queue_length",
+                  "Launch queue per stream (HTA): +1 at the launch call, −1 when the activity "
+                  "starts on the GPU",
+                  {{"rank", I, "rank"},
+                   {"device", I, "GPU index"},
+                   {"stream", I, "stream"},
+                   {"launches", I, "launched activities"},
+                   {"max_queue", I, "longest queue"},
+                   {"mean_queue", R, "time-weighted mean, first launch to last start"},
+                   {"full_queue_ns", I, "time with queue ≥ the blocking length (1024)"}});
     for (const RankAnalysis& r : ra.ranks)
       for (const QueueRow& q : r.queues)
         t.add_row({Cell::of(q.rank), Cell::of(q.device), Cell::of(q.stream), Cell::of(q.launches),
                    Cell::of(q.max_queue), Cell::of(q.mean_queue), Cell::of(q.full_ns)});
-    out(t);
+    t.end();
   }
-  out(name_table("kernel_breakdown",
-                 "GPU activities by kernel name, top N per rank and over all ranks",
-                 "compute, communication, memcpy, memset", ra.kernels));
-  out(name_table("operation_breakdown",
-                 "GPU activities by operation label, top N per rank and overall", "op class",
-                 ra.operations));
-  out(name_table("class_breakdown", "GPU activities by op class, per rank and overall", "",
-                 ra.classes));
+  name_table(sink, "kernel_breakdown",
+             "GPU activities by kernel name, top N per rank and over all ranks",
+             "compute, communication, memcpy, memset", ra.kernels);
+  name_table(sink, "operation_breakdown",
+             "GPU activities by operation label, top N per rank and overall", "op class",
+             ra.operations);
+  name_table(sink, "class_breakdown", "GPU activities by op class, per rank and overall", "",
+             ra.classes);
   // collectives
   {
-    Table t = make(
-        "collectives",
+    Rows t = make(
+        sink, "collectives",
         "Each collective matched across ranks (process group, order within it), on the aligned "
         "clock: latency, arrival and end skew, algorithm and bus bandwidth (NCCL's formulas)",
         cat(cat({{"group", T, "process group name (or its ranks); NULL = default"},
@@ -336,20 +351,20 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o,
       c.push_back(x.imbalance > 0 ? Cell::of(x.imbalance) : Cell::null());
       t.add_row(c);
     }
-    out(t);
+    t.end();
   }
   // collective_summary
   {
-    Table t = make("collective_summary", "Matched collectives per type and message size",
-                   {{"type", T, "collective called (else the kernel's)"},
-                    {"size_bytes", I, "message size (NULL = unknown)"},
-                    {"count", I, "matched collectives"},
-                    {"ranks", I, "most ranks in one"},
-                    {"latency_mean_ns", R, "mean latency"},
-                    {"arrival_skew_mean_ns", R, "mean arrival skew"},
-                    {"end_skew_mean_ns", R, "mean end skew"},
-                    {"algbw_mean_gbs", R, "mean algorithm bandwidth"},
-                    {"busbw_mean_gbs", R, "mean bus bandwidth"}});
+    Rows t = make(sink, "collective_summary", "Matched collectives per type and message size",
+                  {{"type", T, "collective called (else the kernel's)"},
+                   {"size_bytes", I, "message size (NULL = unknown)"},
+                   {"count", I, "matched collectives"},
+                   {"ranks", I, "most ranks in one"},
+                   {"latency_mean_ns", R, "mean latency"},
+                   {"arrival_skew_mean_ns", R, "mean arrival skew"},
+                   {"end_skew_mean_ns", R, "mean end skew"},
+                   {"algbw_mean_gbs", R, "mean algorithm bandwidth"},
+                   {"busbw_mean_gbs", R, "mean bus bandwidth"}});
     struct Acc {
       uint64_t n = 0;
       int64_t ranks = 0;
@@ -374,28 +389,28 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o,
                  Cell::of(a.end / n), k.second > 0 ? Cell::of(a.alg / n) : Cell::null(),
                  k.second > 0 ? Cell::of(a.bus / n) : Cell::null()});
     }
-    out(t);
+    t.end();
   }
   // clock_offsets
   {
-    Table t = make("clock_offsets",
-                   "Per-rank clock offsets estimated from the ends of matched collectives; "
-                   "aligned time = rank time − offset_ns",
-                   {{"rank", I, "rank"},
-                    {"reference_rank", I, "rank whose clock the offset is relative to"},
-                    {"offset_ns", I, "median of (own end − reference end), chained across groups"},
-                    {"collectives", I, "matched collectives of this rank the estimate used"},
-                    {"spread_ns", I, "median absolute deviation of the per-collective estimates"},
-                    {"applied", I, "1 if cross-rank metrics used it (|offset| > spread)"}});
+    Rows t = make(sink, "clock_offsets",
+                  "Per-rank clock offsets estimated from the ends of matched collectives; "
+                  "aligned time = rank time − offset_ns",
+                  {{"rank", I, "rank"},
+                   {"reference_rank", I, "rank whose clock the offset is relative to"},
+                   {"offset_ns", I, "median of (own end − reference end), chained across groups"},
+                   {"collectives", I, "matched collectives of this rank the estimate used"},
+                   {"spread_ns", I, "median absolute deviation of the per-collective estimates"},
+                   {"applied", I, "1 if cross-rank metrics used it (|offset| > spread)"}});
     for (const ClockOffset& c : ra.clock_offsets)
       t.add_row({Cell::of(c.rank), Cell::of(c.reference_rank), Cell::of(c.offset_ns),
                  Cell::of(c.collectives), Cell::of(c.spread_ns), Cell::of(c.applied ? 1 : 0)});
-    out(t);
+    t.end();
   }
   // stragglers
   {
-    Table t = make(
-        "stragglers",
+    Rows t = make(
+        sink, "stragglers",
         "Chopper's lead per rank and iteration (how far ahead of the latest rank each operation "
         "started, aligned clocks), waits at collectives, and the rank the others wait for",
         {{"rank", I, "rank"},
@@ -413,12 +428,12 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o,
                  Cell::of(s.total_lead_ns), Cell::of(s.mean_lead_ns), Cell::of(s.max_lead_ns),
                  Cell::of(s.collectives), Cell::of(s.arrived_last), Cell::of(s.coll_wait_ns),
                  Cell::of(s.waited_for ? 1 : 0)});
-    out(t);
+    t.end();
   }
   // iterations
   {
-    Table t = make(
-        "iterations",
+    Rows t = make(
+        sink, "iterations",
         "Each iteration end to end: time of the slowest rank, throughput, FLOPs, MFU, straggler",
         {{"iteration", I, "ProfilerStep number"},
          {"ranks", I, "ranks with this iteration"},
@@ -443,12 +458,12 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o,
                  x.flops > 0 ? Cell::of(x.tflops_per_gpu) : Cell::null(),
                  x.mfu >= 0 ? Cell::of(x.mfu) : Cell::null(), opt_rank(x.straggler_rank),
                  x.straggler_rank >= 0 ? Cell::of(x.straggler_lead_ns) : Cell::null()});
-    out(t);
+    t.end();
   }
   // end_to_end
   {
-    Table t = make(
-        "end_to_end",
+    Rows t = make(
+        sink, "end_to_end",
         "The slowest rank's iteration time split into components that add up to it: compute "
         "by phase.class (union, no double counting), exposed_comm, exposed_memcpy, "
         "launch_overhead, idle",
@@ -464,7 +479,7 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o,
                    share(ns, x.time_ns),
                    x.tokens > 0 ? Cell::of(static_cast<double>(ns) / static_cast<double>(x.tokens))
                                 : Cell::null()});
-    out(t);
+    t.end();
   }
 }
 

@@ -1,7 +1,6 @@
 #pragma once
-// Renders the analyses (analysis/analysis.hpp): one Table per result, and the terminal summary of
+// Renders the analyses (analysis/analysis.hpp): one table per result, and the terminal summary of
 // findings, largest loss first. docs/schema.md documents every column.
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,9 +13,8 @@ namespace chopper {
 // overlap, exposed_comm, operation_instances, launch_overhead, launch_stats, queue_length,
 // kernel_breakdown, operation_breakdown, class_breakdown, collectives, collective_summary,
 // clock_offsets, stragglers, iterations, end_to_end.
-// Each table is built, handed to `out`, and dropped before the next, so only one sits in memory.
-void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o,
-                     const std::function<void(const Table&)>& out);
+// Each table is streamed to `sink` row by row (begin, rows, end), never held whole in memory.
+void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink& sink);
 
 // The terminal summary: run, iteration time, throughput, MFU, where the time goes, and the
 // findings ordered by the time they cost.

@@ -132,63 +132,86 @@ void write_gpu_activities(const Run& run, TableSink& sink) {
   sink.end();
 }
 
-Table hierarchy_table(const std::vector<Aggregation>& prefixes) {
-  Table t({"hierarchy",
-           "GPU time at every level of the hierarchy: one row per node of the tree (gpu; gpu x "
-           "iteration; ... x operation). Levels not in a row are NULL",
-           {
-               {"level", ColType::kText, "the deepest level of the row"},
-               {"rank", ColType::kInt, "rank"},
-               {"device", ColType::kInt, "GPU index"},
-               {"iteration", ColType::kInt, "iteration"},
-               {"phase", ColType::kText, "phase ('' = none)"},
-               {"layer", ColType::kInt, "layer (-1 = none)"},
-               {"operation", ColType::kText, "operation ('' = none)"},
-               {"op_class", ColType::kText, "class with the most kernel time in the operation"},
-               {"count", ColType::kInt, "GPU activities"},
-               {"kernel_ns", ColType::kInt, "summed durations"},
-               {"busy_ns", ColType::kInt, "union of the intervals per GPU, summed over GPUs"},
-               {"first_start_ns", ColType::kInt, "earliest start"},
-               {"last_end_ns", ColType::kInt, "latest end"},
-               {"elapsed_ns", ColType::kInt, "last_end_ns - first_start_ns"},
-               {"share_of_parent", ColType::kReal,
-                "kernel_ns / the parent row's kernel_ns (fraction; the top level: of all)"},
-           }});
-  std::vector<std::map<PKey, Ns>> parent_ns(prefixes.size());
-  for (size_t k = 0; k < prefixes.size(); ++k)
-    for (const AggRow& r : prefixes[k].rows)
-      parent_ns[k][key_upto(r, prefixes[k].levels, k + 1)] += r.kernel_ns;
+void write_hierarchy(const std::vector<Aggregation>& prefixes, TableSink& sink) {
+  const TableSchema schema{
+      "hierarchy",
+      "GPU time at every level of the hierarchy: one row per node of the tree (gpu; gpu x "
+      "iteration; ... x operation). Levels not in a row are NULL",
+      {
+          {"level", ColType::kText, "the deepest level of the row"},
+          {"rank", ColType::kInt, "rank"},
+          {"device", ColType::kInt, "GPU index"},
+          {"iteration", ColType::kInt, "iteration"},
+          {"phase", ColType::kText, "phase ('' = none)"},
+          {"layer", ColType::kInt, "layer (-1 = none)"},
+          {"operation", ColType::kText, "operation ('' = none)"},
+          {"op_class", ColType::kText, "class with the most kernel time in the operation"},
+          {"count", ColType::kInt, "GPU activities"},
+          {"kernel_ns", ColType::kInt, "summed durations"},
+          {"busy_ns", ColType::kInt, "union of the intervals per GPU, summed over GPUs"},
+          {"first_start_ns", ColType::kInt, "earliest start"},
+          {"last_end_ns", ColType::kInt, "latest end"},
+          {"elapsed_ns", ColType::kInt, "last_end_ns - first_start_ns"},
+          {"share_of_parent", ColType::kReal,
+           "kernel_ns / the parent row's kernel_ns (fraction; the top level: of all)"},
+      }};
+  sink.begin(schema);
+  std::vector<Cell> row(schema.columns.size());
+  // The kernel time of each row of the level above, by key, sorted: built for one level at a
+  // time, so the whole tree is never held twice (it can have millions of rows).
+  std::vector<std::pair<PKey, Ns>> parent_ns;
   for (size_t k = 0; k < prefixes.size(); ++k) {
     const Aggregation& a = prefixes[k];
     Ns top_total = 0;
-    if (k == 0)
+    if (k == 0) {
       for (const AggRow& r : a.rows) top_total += r.kernel_ns;
+    } else {
+      const Aggregation& up = prefixes[k - 1];
+      parent_ns.clear();
+      parent_ns.reserve(up.rows.size());
+      for (const AggRow& r : up.rows)
+        parent_ns.emplace_back(key_upto(r, up.levels, k), r.kernel_ns);
+      std::sort(parent_ns.begin(), parent_ns.end());
+      size_t n = 0;  // equal keys summed
+      for (size_t i = 0; i < parent_ns.size(); ++i) {
+        if (n > 0 && parent_ns[n - 1].first == parent_ns[i].first)
+          parent_ns[n - 1].second += parent_ns[i].second;
+        else
+          parent_ns[n++] = parent_ns[i];
+      }
+      parent_ns.resize(n);
+    }
     for (const AggRow& r : a.rows) {
       auto has = [&](Level l) {
         return std::find(a.levels.begin(), a.levels.end(), l) != a.levels.end();
       };
       Ns parent = top_total;
       if (k > 0) {
-        auto it = parent_ns[k - 1].find(key_upto(r, a.levels, k));
-        parent = it == parent_ns[k - 1].end() ? 0 : it->second;
+        const PKey want = key_upto(r, a.levels, k);
+        auto it = std::lower_bound(parent_ns.begin(), parent_ns.end(), want,
+                                   [](const auto& e, const PKey& x) { return e.first < x; });
+        parent = it == parent_ns.end() || it->first != want ? 0 : it->second;
       }
-      const std::string phase(phase_name(r.phase));
-      t.add_row({Cell::of(level_name(a.levels.back())),
-                 has(Level::kGpu) ? Cell::of(r.rank) : Cell::null(),
-                 has(Level::kGpu) ? Cell::of(r.device) : Cell::null(),
-                 has(Level::kIteration) ? opt_int(r.iteration, r.iteration != kNoId) : Cell::null(),
-                 has(Level::kPhase) ? Cell::of(std::string_view(phase)) : Cell::null(),
-                 has(Level::kLayer) ? Cell::of(r.layer) : Cell::null(),
-                 has(Level::kOperation) ? Cell::of(a.operation(r)) : Cell::null(),
-                 has(Level::kOperation) ? Cell::of(op_class_name(r.op_class)) : Cell::null(),
-                 Cell::of(r.count), Cell::of(r.kernel_ns), Cell::of(r.busy_ns),
-                 Cell::of(r.first_start_ns), Cell::of(r.last_end_ns), Cell::of(r.elapsed_ns()),
-                 parent > 0
-                     ? Cell::of(static_cast<double>(r.kernel_ns) / static_cast<double>(parent))
-                     : Cell::null()});
+      row = {Cell::of(level_name(a.levels.back())),
+             has(Level::kGpu) ? Cell::of(r.rank) : Cell::null(),
+             has(Level::kGpu) ? Cell::of(r.device) : Cell::null(),
+             has(Level::kIteration) ? opt_int(r.iteration, r.iteration != kNoId) : Cell::null(),
+             has(Level::kPhase) ? Cell::of(phase_name(r.phase)) : Cell::null(),
+             has(Level::kLayer) ? Cell::of(r.layer) : Cell::null(),
+             has(Level::kOperation) ? Cell::of(a.operation(r)) : Cell::null(),
+             has(Level::kOperation) ? Cell::of(op_class_name(r.op_class)) : Cell::null(),
+             Cell::of(r.count),
+             Cell::of(r.kernel_ns),
+             Cell::of(r.busy_ns),
+             Cell::of(r.first_start_ns),
+             Cell::of(r.last_end_ns),
+             Cell::of(r.elapsed_ns()),
+             parent > 0 ? Cell::of(static_cast<double>(r.kernel_ns) / static_cast<double>(parent))
+                        : Cell::null()};
+      sink.row(row);
     }
   }
-  return t;
+  sink.end();
 }
 
 Table coverage_table(const std::vector<CoverageRow>& rows) {

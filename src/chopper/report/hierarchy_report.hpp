@@ -13,8 +13,9 @@ namespace chopper {
 
 // One row per GPU activity of every readable rank.
 void write_gpu_activities(const Run& run, TableSink& sink);
-// Every prefix of `levels` (gpu; gpu x iteration; ...), one table, `level` = the deepest level.
-Table hierarchy_table(const std::vector<Aggregation>& prefixes);
+// Every prefix of `levels` (gpu; gpu x iteration; ...), one table ("hierarchy"), `level` = the
+// deepest level; streamed to the sink.
+void write_hierarchy(const std::vector<Aggregation>& prefixes, TableSink& sink);
 Table coverage_table(const std::vector<CoverageRow>& rows);
 Table rules_table(const Taxonomy& taxonomy);
 
