@@ -351,6 +351,47 @@ TEST(KinetoReader, TopLevelKeysAfterTraceEventsAndUnknownKeys) {
   EXPECT_TRUE(t.diagnostics.empty());
 }
 
+TEST(KinetoReader, TopLevelValuesReadWholeAtEveryWindowBoundary) {
+  // Top-level values other than traceEvents are scanned in bulk, window by window. Strings hold
+  // brackets, commas and escaped quotes and backslashes; at window sizes 16..80 every byte of the
+  // text, the backslashes included, ends some window. Each value must come back exactly as
+  // written (simdjson minifies the objects, so the "notes" array comes back without blanks).
+  const std::string text = R"J({"notes": ["a ] } [ {", "q\"uo\\te\\", {"k": "\\\""}, 12, true],
+      "traceName": "run \"7\" [x]\\", "distributedInfo": {"rank": 3, "world_size": 4},
+      "x_flag": true, "x_count": 42,
+      "traceEvents": [{"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 1, "ts": 2,
+      "dur": 1}], "displayTimeUnit": "ns"})J";
+  for (size_t window = 16; window <= 80; ++window) {
+    KinetoReadOptions opt;
+    opt.window_bytes = window;
+    RankTrace t = parse(text, opt);
+    ASSERT_EQ(t.host.size(), 1u) << window;
+    EXPECT_TRUE(t.diagnostics.empty()) << window;
+    EXPECT_EQ(t.meta.trace_name, "run \"7\" [x]\\") << window;
+    EXPECT_EQ(t.meta.rank, 3) << window;
+    EXPECT_EQ(t.meta.world_size, 4) << window;
+    EXPECT_EQ(t.meta.display_time_unit, "ns") << window;
+    using KV = std::pair<std::string, std::string>;
+    EXPECT_EQ(t.meta.other,
+              (std::vector<KV>{{"notes", R"(["a ] } [ {","q\"uo\\te\\",{"k":"\\\""},12,true])"},
+                               {"x_flag", "true"},
+                               {"x_count", "42"}}))
+        << window;
+  }
+}
+
+TEST(KinetoReader, TopLevelValueAbove64MiBIsSkippedAndCounted) {
+  // A top-level value is kept as text up to 64 MiB; a larger one is skipped with a diagnostic,
+  // and what follows it is still read.
+  std::string text = R"J({"huge": [")J";
+  text.append((64u << 20) + 1, 'x');
+  text += R"J("], "traceName": "after", "traceEvents": []})J";
+  RankTrace t = parse(text);
+  EXPECT_EQ(t.meta.trace_name, "after");
+  EXPECT_EQ(t.diagnostics.count("top_level_value_too_large"), 1u);
+  EXPECT_EQ(t.diagnostics.count("malformed_metadata"), 0u);
+}
+
 TEST(KinetoReader, EmptyTraceEventsIsValid) {
   RankTrace t = parse(R"J({"traceEvents": []})J");
   EXPECT_EQ(t.total_events, 0u);

@@ -281,33 +281,41 @@ bool is_module_range(std::string_view name) {
   return name.starts_with("nn.Module: ");
 }
 
-// First '"' or '\\' in [p, end), or end. 32 bytes at a time where AVX2 is available.
+// First byte of the set Cs... in [p, end), or end. 32 bytes at a time where AVX2 is available.
+template <char... Cs>
+bool is_one_of(char c) {
+  return ((c == Cs) || ...);
+}
 #if defined(__x86_64__)
-__attribute__((target("avx2"))) const char* find_quote_or_backslash_avx2(const char* p,
-                                                                         const char* end) {
-  const __m256i q = _mm256_set1_epi8('"'), b = _mm256_set1_epi8('\\');
+template <char... Cs>
+__attribute__((target("avx2"))) const char* find_any_avx2(const char* p, const char* end) {
   while (p + 32 <= end) {
     const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-    const auto m = static_cast<uint32_t>(
-        _mm256_movemask_epi8(_mm256_or_si256(_mm256_cmpeq_epi8(v, q), _mm256_cmpeq_epi8(v, b))));
+    __m256i hit = _mm256_setzero_si256();
+    ((hit = _mm256_or_si256(hit, _mm256_cmpeq_epi8(v, _mm256_set1_epi8(Cs)))), ...);
+    const auto m = static_cast<uint32_t>(_mm256_movemask_epi8(hit));
     if (m != 0) return p + __builtin_ctz(m);
     p += 32;
   }
   for (; p < end; ++p)
-    if (*p == '"' || *p == '\\') return p;
+    if (is_one_of<Cs...>(*p)) return p;
   return end;
 }
 #endif
-inline const char* find_quote_or_backslash(const char* p, const char* end) {
+template <char... Cs>
+const char* find_any(const char* p, const char* end) {
 #if defined(__AVX2__)
-  return find_quote_or_backslash_avx2(p, end);  // this file is built for the CPU (CHOPPER_ARCH)
+  return find_any_avx2<Cs...>(p, end);  // this file is built for the CPU (CHOPPER_ARCH)
 #elif defined(__x86_64__)
   static const bool avx2 = __builtin_cpu_supports("avx2");
-  if (avx2) return find_quote_or_backslash_avx2(p, end);
+  if (avx2) return find_any_avx2<Cs...>(p, end);
 #endif
   for (; p < end; ++p)
-    if (*p == '"' || *p == '\\') return p;
+    if (is_one_of<Cs...>(*p)) return p;
   return end;
+}
+inline const char* find_quote_or_backslash(const char* p, const char* end) {
+  return find_any<'"', '\\'>(p, end);
 }
 
 // Character classes by table: 1 = whitespace, 2 = delimiter after a scalar (whitespace too).
@@ -320,6 +328,7 @@ struct CharClass {
   }
 };
 inline constexpr CharClass kClass{};
+
 inline bool is_ws(char c) {
   return (kClass.c[static_cast<unsigned char>(c)] & 1) != 0;
 }
@@ -769,7 +778,8 @@ class KinetoReader {
 
   // ---- top level ----
   std::string read_key();
-  void read_value(std::string* capture, const std::string& key);
+  // Reads one top-level value, its text into *capture; false if it was too large to keep.
+  bool read_value(std::string* capture, const std::string& key);
   void parse_object_form();
   void parse_events_array();
   void parse_metadata();
@@ -1153,58 +1163,86 @@ std::string KinetoReader::read_key() {
 
 // Reads one JSON value at the top level, byte by byte, copying it into *capture when given.
 // Only used for the small top-level values (deviceProperties, distributedInfo, ...).
-void KinetoReader::read_value(std::string* capture, const std::string& key) {
+bool KinetoReader::read_value(std::string* capture, const std::string& key) {
   constexpr size_t kMaxCapture = 64 << 20;
   skip_ws();
   const uint64_t start = offset_of(pos_);
   int depth = 0;
   bool in_str = false, esc = false, started = false;
+  // Appends the window's bytes [from, to) to the capture, up to kMaxCapture in all.
+  auto keep = [&](size_t from, size_t to) {
+    if (capture == nullptr || to == from) return;
+    if (capture->size() + (to - from) <= kMaxCapture) {
+      capture->append(buf_.data() + from, to - from);
+      return;
+    }
+    t_.diagnostics.add("top_level_value_too_large", [&] {
+      return fmt::format("byte {}: value of \"{}\" exceeds {} MiB and was skipped", start, key,
+                         kMaxCapture >> 20);
+    });
+    capture->clear();
+    capture = nullptr;
+  };
+  // The window is scanned in bulk: strings up to their next quote or backslash, the inside of
+  // containers up to the next bracket or quote (non-trace JSON, e.g. a run's truth.json, can
+  // hold hundreds of MB here).
   for (;;) {
-    const int c = peek();
-    if (c < 0) {
+    if (peek() < 0) {  // refills the window, keeping bytes from pos_ on
       if (!started)
         fail(offset_of(pos_),
              fmt::format("truncated JSON: end of file before the value of \"{}\"", key));
-      if (depth == 0 && !in_str) return;  // a scalar ending at EOF: caller reports the missing '}'
+      // A scalar ending at EOF: the caller reports the missing '}'.
+      if (depth == 0 && !in_str) return capture != nullptr;
       fail(offset_of(pos_),
            fmt::format("truncated JSON: end of file inside the value of \"{}\"", key));
     }
-    if (!in_str && depth == 0 && started &&
-        (c == ',' || c == '}' || c == ']' || c == ' ' || c == '\n' || c == '\r' || c == '\t'))
-      return;
-    started = true;
-    ++pos_;
-    if (capture != nullptr) {
-      if (capture->size() < kMaxCapture) {
-        capture->push_back(static_cast<char>(c));
-      } else {
-        t_.diagnostics.add("top_level_value_too_large", [&] {
-          return fmt::format("byte {}: value of \"{}\" exceeds {} MiB and was skipped", start, key,
-                             kMaxCapture >> 20);
-        });
-        capture->clear();
-        capture = nullptr;
-      }
+    const char* b = buf_.data();
+    const size_t from = pos_, n = len_;
+    size_t i = pos_;
+    bool done = false;
+    if (esc) {  // a backslash ended the last window: this byte is escaped
+      esc = false;
+      ++i;
     }
-    if (in_str) {
-      if (esc) {
-        esc = false;
-      } else if (c == '\\') {
-        esc = true;
-      } else if (c == '"') {
+    while (i < n && !done) {
+      if (in_str) {
+        const char* q = find_quote_or_backslash(b + i, b + n);
+        if (q >= b + n) {
+          i = n;
+          break;
+        }
+        i = static_cast<size_t>(q - b) + 1;
+        if (*q == '\\') {
+          if (i < n) {
+            ++i;
+          } else {
+            esc = true;
+          }
+          continue;
+        }
         in_str = false;
-        if (depth == 0) return;
+        done = depth == 0;
+        continue;
       }
-      continue;
+      if (depth > 0) i = static_cast<size_t>(find_any<'"', '{', '[', '}', ']'>(b + i, b + n) - b);
+      if (i == n) break;
+      const char c = b[i];
+      if (depth == 0 && started && (c == ',' || c == '}' || c == ']' || is_ws(c)))
+        break;  // the end of a scalar (not consumed)
+      started = true;
+      ++i;
+      if (c == '"') {
+        in_str = true;
+      } else if (c == '{' || c == '[') {
+        ++depth;
+      } else if (c == '}' || c == ']') {
+        if (--depth == 0) done = true;
+        if (depth < 0) fail(offset_of(i - 1), "malformed JSON: unbalanced bracket");
+      }
     }
-    if (c == '"') {
-      in_str = true;
-    } else if (c == '{' || c == '[') {
-      ++depth;
-    } else if (c == '}' || c == ']') {
-      if (--depth == 0) return;
-      if (depth < 0) fail(offset_of(pos_ - 1), "malformed JSON: unbalanced bracket");
-    }
+    keep(from, i);
+    pos_ = i;
+    if (done || (i < n && depth == 0 && !in_str && started)) return capture != nullptr;
   }
 }
 
@@ -1282,7 +1320,7 @@ void KinetoReader::parse_object_form() {
       continue;
     }
     std::string value;
-    read_value(&value, key);
+    if (!read_value(&value, key)) continue;  // too large: counted
     top_values_.emplace_back(std::move(key), std::move(value));
   }
   if (!saw_events_) {
