@@ -11,7 +11,7 @@ RankAnalysis analyze_rank(const RankTrace& t, int64_t rank, const AnalysisOption
   out.rank = rank;
   out.ok = true;
   if (!t.meta.devices.empty()) out.device_name = t.meta.devices.front().name;
-  const RankContext c(t, rank);
+  const RankContext c(t, rank, *out.names);
   breakdown_partial(c, o, out);
   launch_partial(c, o, out);
   collective_partial(c, out);

@@ -5,8 +5,10 @@
 // end-to-end view). Formulas, units and sources: docs/metrics.md.
 #include <cstdint>
 #include <map>
+#include <memory>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "chopper/analysis/intervals.hpp"
@@ -28,12 +30,15 @@ struct AnalysisOptions {
   bool align_clocks = true;            // apply the estimated clock offsets
 };
 
-// A label key: iteration (kNoId = none), phase, layer (-1 = none), operation (text).
+// A label key: iteration (kNoId = none), phase, layer (-1 = none), operation (text). The
+// operation's text is a view: into the names of the RankAnalysis the key came from (below), so a
+// key lives as long as the analysis it belongs to. Millions of keys (one per operation instance
+// and per launch row) share a few hundred names.
 struct LabelKey {
   int64_t iteration = kNoId;
   Phase phase = Phase::kNone;
   int32_t layer = -1;
-  std::string operation;
+  std::string_view operation;
   auto operator<=>(const LabelKey&) const = default;
 };
 
@@ -193,6 +198,9 @@ struct IterationRow {
 struct RankAnalysis {
   int64_t rank = -1;
   bool ok = false;
+  // The text of this rank's label keys (LabelKey::operation views it). Held by pointer, so the
+  // views stay valid when the analysis moves.
+  std::unique_ptr<StringTable> names = std::make_unique<StringTable>();
   std::string device_name;
   std::vector<BreakdownRow> breakdown;
   std::vector<IdleRow> idle;

@@ -106,10 +106,7 @@ void breakdown_partial(const RankContext& c, const AnalysisOptions& o, RankAnaly
     }
     for (auto& [k, r] : rows) {
       r.rank = c.rank;
-      r.key.iteration = std::get<0>(k);
-      r.key.phase = std::get<1>(k);
-      r.key.layer = std::get<2>(k);
-      r.key.operation = std::string(c.t.strings.str(std::get<3>(k)));
+      r.key = c.label(k);
       r.op_class = std::get<4>(k);
       out.exposed.push_back(std::move(r));
     }
@@ -191,10 +188,7 @@ void breakdown_partial(const RankContext& c, const AnalysisOptions& o, RankAnaly
     }
     out.ops.reserve(inst.size());
     for (auto& [k, oi] : inst) {
-      oi.key.iteration = std::get<0>(k);
-      oi.key.phase = std::get<1>(k);
-      oi.key.layer = std::get<2>(k);
-      oi.key.operation = std::string(c.t.strings.str(std::get<3>(k)));
+      oi.key = c.label(k);
       oi.comm_overlap_ns = measure_in(c.comm, oi.first_start_ns, oi.last_end_ns);
       out.ops.push_back(std::move(oi));
     }

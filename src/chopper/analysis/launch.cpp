@@ -61,6 +61,7 @@ void launch_partial(const RankContext& c, const AnalysisOptions& o, RankAnalysis
     }
     prev_end = std::max(prev_end, c.end(i));
   }
+  out.launch.reserve(rows.size());
   for (auto& [k, r] : rows) {
     r.rank = c.rank;
     r.key = c.label(k);

@@ -33,6 +33,7 @@ struct RankContext {
 
   const RankTrace& t;
   int64_t rank;
+  StringTable& names;          // the RankAnalysis's: label keys view their text here
   std::vector<int32_t> order;  // activities except syncs, by (start, row)
   Intervals compute;           // compute kernels and memsets
   Intervals comm, memcpy, all;
@@ -41,7 +42,8 @@ struct RankContext {
   std::vector<Window> windows;  // by iteration number; they tile the labelled GPU timeline
   Ns first = 0, last = 0;
 
-  RankContext(const RankTrace& tr, int64_t r) : t(tr), rank(r) {
+  RankContext(const RankTrace& tr, int64_t r, StringTable& out_names)
+      : t(tr), rank(r), names(out_names) {
     const GpuActivities& g = t.gpu;
     order.reserve(g.size());
     for (size_t i = 0; i < g.size(); ++i)
@@ -80,16 +82,6 @@ struct RankContext {
   }
   Ns end(size_t i) const { return t.gpu.start_ns[i] + t.gpu.dur_ns[i]; }
 
-  LabelKey key(size_t i) const {
-    const GpuActivities& g = t.gpu;
-    LabelKey k;
-    if (g.iteration.size() != g.size()) return k;
-    k.iteration = g.iteration[i];
-    k.phase = g.phase[i];
-    k.layer = g.layer[i];
-    k.operation = std::string(t.strings.str(g.operation[i]));
-    return k;
-  }
   RawKey raw_key(size_t i, bool with_class) const {
     const GpuActivities& g = t.gpu;
     if (g.iteration.size() != g.size()) return {kNoId, Phase::kNone, -1, 0, OpClass::kNone};
@@ -97,9 +89,10 @@ struct RankContext {
             with_class ? g.op_class[i] : OpClass::kNone};
   }
   LabelKey label(const RawKey& k) const {
-    return {std::get<0>(k), std::get<1>(k), std::get<2>(k),
-            std::string(t.strings.str(std::get<3>(k)))};
+    return {std::get<0>(k), std::get<1>(k), std::get<2>(k), name(std::get<3>(k))};
   }
+  // A string of the trace, as text held by the analysis's names.
+  std::string_view name(StrId id) const { return names.str(names.intern(t.strings.str(id))); }
   OpClass op_class(size_t i) const {
     return t.gpu.op_class.size() == t.gpu.size() ? t.gpu.op_class[i] : OpClass::kNone;
   }

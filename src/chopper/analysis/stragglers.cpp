@@ -10,20 +10,25 @@
 namespace chopper {
 
 void finalize_stragglers(RunAnalysis& ra) {
-  // Instances by label across ranks.
-  std::map<LabelKey, std::vector<OpInstance*>> by_key;
+  // Instances by label across ranks: sorted by label, ranks in load order within one (a vector
+  // of pointers: one per instance, millions on a long run).
+  std::vector<OpInstance*> by_key;
   for (RankAnalysis& r : ra.ranks)
     for (OpInstance& oi : r.ops)
-      if (oi.key.iteration != kNoId) by_key[oi.key].push_back(&oi);
+      if (oi.key.iteration != kNoId) by_key.push_back(&oi);
+  std::stable_sort(by_key.begin(), by_key.end(),
+                   [](const OpInstance* a, const OpInstance* b) { return a->key < b->key; });
   std::map<std::pair<int64_t, int64_t>, StragglerRow>& acc = ra.straggler_acc;
-  for (auto& [k, v] : by_key) {
-    if (v.size() < 2) continue;
+  for (size_t lo = 0, hi = 0; lo < by_key.size(); lo = hi) {
+    while (hi < by_key.size() && by_key[hi]->key == by_key[lo]->key) ++hi;
+    if (hi - lo < 2) continue;
     Ns ref = INT64_MIN;
-    for (const OpInstance* oi : v)
-      ref = std::max(ref, oi->first_start_ns - clock_offset(ra, oi->rank));
-    for (OpInstance* oi : v) {
+    for (size_t j = lo; j < hi; ++j)
+      ref = std::max(ref, by_key[j]->first_start_ns - clock_offset(ra, by_key[j]->rank));
+    for (size_t j = lo; j < hi; ++j) {
+      OpInstance* oi = by_key[j];
       oi->lead_ns = ref - (oi->first_start_ns - clock_offset(ra, oi->rank));
-      StragglerRow& s = acc[{oi->rank, k.iteration}];
+      StragglerRow& s = acc[{oi->rank, oi->key.iteration}];
       ++s.op_instances;
       s.total_lead_ns += oi->lead_ns;
       s.max_lead_ns = std::max(s.max_lead_ns, oi->lead_ns);

@@ -551,7 +551,8 @@ std::string analysis_summary(const RunAnalysis& ra, const AnalysisOptions& o) {
     std::map<std::string, double> where;
     for (const RankAnalysis& r : ra.ranks)
       for (const ExposedRow& x : r.exposed) {
-        std::string w = x.key.operation.empty() ? std::string("(unlabelled)") : x.key.operation;
+        std::string w =
+            x.key.operation.empty() ? std::string("(unlabelled)") : std::string(x.key.operation);
         if (x.key.phase != Phase::kNone) w = std::string(phase_name(x.key.phase)) + " " + w;
         where[w] += static_cast<double>(x.exposed_ns);
       }
