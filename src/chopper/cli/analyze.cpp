@@ -68,12 +68,8 @@ int analyze_run(const AnalyzeOptions& in) {
   auto lr = load_labelled(o.run, "analyze");
   if (!lr) return 2;
   o.analysis.threads = o.run.threads;
-  const RunAnalysis ra = analyze_run(lr->run, o.analysis);
-  const std::vector<Level> levels = {Level::kGpu, Level::kIteration, Level::kPhase, Level::kLayer,
-                                     Level::kOperation};
-  auto strings = std::make_shared<StringTable>();
-  const std::vector<Aggregation> prefixes = aggregate_prefixes(lr->run, levels, strings);
   const std::vector<CoverageRow> coverage = label_coverage(lr->run);
+  std::string out;
   try {
     std::filesystem::create_directories(o.out);
     SqliteSink db(o.out + "/chopper.sqlite");
@@ -85,15 +81,23 @@ int analyze_run(const AnalyzeOptions& in) {
       sink.add(*csv);
     }
     write_gpu_activities(lr->run, sink);
-    write_hierarchy(prefixes, sink);
+    {
+      // The analyses' per-instance rows are written and freed before the hierarchy is
+      // aggregated, so the two never take memory at the same time.
+      const RunAnalysis ra = analyze_run(lr->run, o.analysis);
+      analysis_tables(ra, o.analysis, sink);
+      out = analysis_summary(ra, o.analysis);
+    }
+    const std::vector<Level> levels = {Level::kGpu, Level::kIteration, Level::kPhase, Level::kLayer,
+                                       Level::kOperation};
+    auto strings = std::make_shared<StringTable>();
+    write_hierarchy(aggregate_prefixes(lr->run, levels, strings), sink);
     write_table(coverage_table(coverage), sink);
     write_table(rules_table(lr->taxonomy), sink);
-    analysis_tables(ra, o.analysis, sink);
   } catch (const std::exception& e) {
     fmt::print(stderr, "chopper analyze: {}\n", e.what());
     return 2;
   }
-  std::string out = analysis_summary(ra, o.analysis);
   out += "\n" + coverage_text(coverage);
   out += fmt::format("\nwrote {}/chopper.sqlite{}; per GPU and level: chopper tree\n", o.out,
                      o.no_csv ? "" : fmt::format(" and {}/*.csv", o.out));
