@@ -59,11 +59,11 @@ namespace {
 
 struct Key {
   int64_t rank;
-  int32_t device;
   int64_t iteration;
-  Phase phase;
+  int32_t device;
   int32_t layer;
   StrId operation;
+  Phase phase;
   bool operator==(const Key& o) const {
     return rank == o.rank && device == o.device && iteration == o.iteration && phase == o.phase &&
            layer == o.layer && operation == o.operation;
@@ -72,16 +72,14 @@ struct Key {
     return std::tie(rank, device, iteration, phase, layer, operation) <
            std::tie(o.rank, o.device, o.iteration, o.phase, o.layer, o.operation);
   }
-};
-struct KeyHash {
-  size_t operator()(const Key& k) const {
-    uint64_t h = static_cast<uint64_t>(k.rank) * 0x9E3779B97F4A7C15ull;
-    h ^= static_cast<uint64_t>(k.device) + 0x7F4A7C15ull + (h << 6) + (h >> 2);
-    h ^= static_cast<uint64_t>(k.iteration) + (h << 6) + (h >> 2);
-    h ^= static_cast<uint64_t>(k.phase) + (h << 6) + (h >> 2);
-    h ^= static_cast<uint64_t>(k.layer) + (h << 6) + (h >> 2);
-    h ^= static_cast<uint64_t>(k.operation) + (h << 6) + (h >> 2);
-    return static_cast<size_t>(h);
+  size_t hash() const {
+    uint64_t h = static_cast<uint64_t>(rank) * 0x9E3779B97F4A7C15ull;
+    h ^= static_cast<uint64_t>(device) + 0x7F4A7C15ull + (h << 6) + (h >> 2);
+    h ^= static_cast<uint64_t>(iteration) + (h << 6) + (h >> 2);
+    h ^= static_cast<uint64_t>(phase) + (h << 6) + (h >> 2);
+    h ^= static_cast<uint64_t>(layer) + (h << 6) + (h >> 2);
+    h ^= static_cast<uint64_t>(operation) + (h << 6) + (h >> 2);
+    return static_cast<size_t>((h * 0xff51afd7ed558ccdull) >> 17);
   }
 };
 
@@ -92,12 +90,13 @@ struct Acc {
   Ns kernel_ns = 0, busy_ns = 0;
   Ns first = INT64_MAX, last = INT64_MIN;
   Ns cur_end = INT64_MIN;  // union sweep (activities arrive in start order, per GPU)
-  std::array<Ns, kClasses> by_class{};
+  // Kernel time by op class (operation groupings only): one class inline, the usual case; from
+  // the second class on, every class's time in the row `more` of Groups::by_class_.
+  Ns cls_ns = 0;
+  int32_t more = -1;
+  OpClass cls = OpClass::kNone;
+  bool has_cls = false;
 };
-
-}  // namespace
-
-namespace {
 
 struct Grouping {
   bool by_gpu, by_iter, by_phase, by_layer, by_op;
@@ -111,49 +110,130 @@ struct Grouping {
   }
 };
 
-void add_to(Acc& tot, const Acc& acc) {
-  tot.count += acc.count;
-  tot.kernel_ns += acc.kernel_ns;
-  tot.busy_ns += acc.busy_ns;
-  tot.first = std::min(tot.first, acc.first);
-  tot.last = std::max(tot.last, acc.last);
-  for (size_t c = 0; c < kClasses; ++c) tot.by_class[c] += acc.by_class[c];
-}
+// The groups of one grouping: keys and accumulators in arrays, found through an open-addressing
+// table of indices, the last group found tried first (activities in start order mostly repeat
+// the last key: always at the GPU level, for a whole iteration at the iteration level).
+class Groups {
+ public:
+  size_t size() const { return keys_.size(); }
+  bool empty() const { return keys_.empty(); }
 
-AggRow make_row(const Key& k, const Acc& acc, bool by_op) {
-  AggRow r;
-  r.rank = k.rank;
-  r.device = k.device;
-  r.iteration = k.iteration;
-  r.phase = k.phase;
-  r.layer = k.layer;
-  r.operation = k.operation;
-  r.count = acc.count;
-  r.kernel_ns = acc.kernel_ns;
-  r.busy_ns = acc.busy_ns;
-  r.first_start_ns = acc.first;
-  r.last_end_ns = acc.last;
-  if (by_op) {
+  Acc& at(const Key& k) {
+    if (last_ < keys_.size() && keys_[last_] == k) return accs_[last_];
+    if (2 * (keys_.size() + 1) > slots_.size()) rehash(std::max<size_t>(1024, 2 * slots_.size()));
+    const size_t mask = slots_.size() - 1;
+    for (size_t h = k.hash() & mask;; h = (h + 1) & mask) {
+      const uint32_t s = slots_[h];
+      if (s == 0) {
+        slots_[h] = static_cast<uint32_t>(keys_.size() + 1);
+        keys_.push_back(k);
+        accs_.emplace_back();
+        last_ = keys_.size() - 1;
+        return accs_.back();
+      }
+      if (keys_[s - 1] == k) {
+        last_ = s - 1;
+        return accs_[last_];
+      }
+    }
+  }
+
+  // Adds d ns of class c to a's time by class.
+  void add_class(Acc& a, OpClass c, Ns d) {
+    if (a.more < 0) {
+      if (!a.has_cls || a.cls == c) {
+        a.has_cls = true;
+        a.cls = c;
+        a.cls_ns += d;
+        return;
+      }
+      a.more = static_cast<int32_t>(by_class_.size());
+      by_class_.emplace_back();
+      by_class_.back()[static_cast<size_t>(a.cls)] = a.cls_ns;
+    }
+    by_class_[static_cast<size_t>(a.more)][static_cast<size_t>(c)] += d;
+  }
+  // The class with the most kernel time (the lowest of a tie; kNone if no time at all).
+  OpClass dominant(const Acc& a) const {
+    if (a.more < 0) return a.cls_ns > 0 ? a.cls : OpClass::kNone;
+    const auto& bc = by_class_[static_cast<size_t>(a.more)];
     size_t best = 0;
     for (size_t c = 1; c < kClasses; ++c)
-      if (acc.by_class[c] > acc.by_class[best]) best = c;
-    r.op_class = static_cast<OpClass>(best);
+      if (bc[c] > bc[best]) best = c;
+    return static_cast<OpClass>(best);
   }
-  return r;
-}
 
-// The groups' rows in key order.
-std::vector<AggRow> sorted_rows(const std::unordered_map<Key, Acc, KeyHash>& groups, bool by_op) {
-  std::vector<std::pair<Key, const Acc*>> sorted;
-  sorted.reserve(groups.size());
-  for (const auto& [k, acc] : groups) sorted.emplace_back(k, &acc);
-  std::sort(sorted.begin(), sorted.end(),
-            [](const auto& a, const auto& b) { return a.first < b.first; });
-  std::vector<AggRow> rows;
-  rows.reserve(sorted.size());
-  for (const auto& [k, acc] : sorted) rows.push_back(make_row(k, *acc, by_op));
-  return rows;
-}
+  // Adds every group of `from` (classes included), under its key with rank and device cleared
+  // when `drop_gpu`.
+  void merge(const Groups& from, bool drop_gpu) {
+    for (size_t i = 0; i < from.size(); ++i) {
+      Key k = from.keys_[i];
+      if (drop_gpu) {
+        k.rank = -1;
+        k.device = -1;
+      }
+      const Acc& src = from.accs_[i];
+      Acc& dst = at(k);
+      dst.count += src.count;
+      dst.kernel_ns += src.kernel_ns;
+      dst.busy_ns += src.busy_ns;
+      dst.first = std::min(dst.first, src.first);
+      dst.last = std::max(dst.last, src.last);
+      if (src.more >= 0) {
+        const auto& bc = from.by_class_[static_cast<size_t>(src.more)];
+        for (size_t c = 0; c < kClasses; ++c)
+          if (bc[c] != 0) add_class(dst, static_cast<OpClass>(c), bc[c]);
+      } else if (src.has_cls) {
+        add_class(dst, src.cls, src.cls_ns);
+      }
+    }
+  }
+
+  // The groups' rows in key order.
+  std::vector<AggRow> sorted_rows(bool by_op) const {
+    std::vector<std::pair<Key, uint32_t>> sorted;
+    sorted.reserve(keys_.size());
+    for (size_t i = 0; i < keys_.size(); ++i) sorted.emplace_back(keys_[i], i);
+    std::sort(sorted.begin(), sorted.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::vector<AggRow> rows;
+    rows.reserve(sorted.size());
+    for (const auto& [k, i] : sorted) {
+      const Acc& acc = accs_[i];
+      AggRow& r = rows.emplace_back();
+      r.rank = k.rank;
+      r.device = k.device;
+      r.iteration = k.iteration;
+      r.phase = k.phase;
+      r.layer = k.layer;
+      r.operation = k.operation;
+      r.count = acc.count;
+      r.kernel_ns = acc.kernel_ns;
+      r.busy_ns = acc.busy_ns;
+      r.first_start_ns = acc.first;
+      r.last_end_ns = acc.last;
+      if (by_op) r.op_class = dominant(acc);
+    }
+    return rows;
+  }
+
+ private:
+  void rehash(size_t n) {
+    slots_.assign(n, 0);
+    for (size_t i = 0; i < keys_.size(); ++i)
+      for (size_t h = keys_[i].hash() & (n - 1);; h = (h + 1) & (n - 1))
+        if (slots_[h] == 0) {
+          slots_[h] = static_cast<uint32_t>(i + 1);
+          break;
+        }
+  }
+
+  std::vector<Key> keys_;
+  std::vector<Acc> accs_;
+  std::vector<std::array<Ns, kClasses>> by_class_;
+  std::vector<uint32_t> slots_;  // group index + 1; 0 = empty
+  size_t last_ = SIZE_MAX;
+};
 
 // Aggregates one grouping per entry of `groupings` over every readable rank, in run.ranks order
 // (which also orders operation ids: first seen, first interned). A grouping by GPU has keys of one
@@ -168,14 +248,14 @@ std::vector<Aggregation> aggregate_groupings(const Run& run,
   std::vector<Grouping> gr;
   for (const auto& g : groupings) gr.emplace_back(g);
   // Per grouping: the groups of the rank being read (by GPU) or of every rank (otherwise).
-  std::vector<std::unordered_map<Key, Acc, KeyHash>> total(n_groupings);
+  std::vector<Groups> total(n_groupings);
   // Per grouping by GPU: the finished rows, one chunk per rank, in run.ranks order.
   std::vector<std::vector<std::vector<AggRow>>> chunks(n_groupings);
   auto flush = [&] {
     for (size_t q = 0; q < n_groupings; ++q) {
       if (!gr[q].by_gpu || total[q].empty()) continue;
-      chunks[q].push_back(sorted_rows(total[q], gr[q].by_op));
-      std::unordered_map<Key, Acc, KeyHash>().swap(total[q]);
+      chunks[q].push_back(total[q].sorted_rows(gr[q].by_op));
+      total[q] = Groups();
     }
   };
   std::vector<const RankSlot*> slots;
@@ -207,7 +287,7 @@ std::vector<Aggregation> aggregate_groupings(const Run& run,
     });
     for (size_t q = 0; q < n_groupings; ++q) {
       const Grouping& G = gr[q];
-      std::unordered_map<Key, Acc, KeyHash> local;
+      Groups local;
       for (uint32_t a : order) {
         StrId op = 0;
         if (G.by_op && g.operation[a] != 0) {
@@ -215,13 +295,14 @@ std::vector<Aggregation> aggregate_groupings(const Run& run,
           if (m == UINT32_MAX) m = strings->intern(t.strings.str(g.operation[a]));
           op = m;
         }
-        const Key k{slot.rank,
-                    g.device[a],
-                    G.by_iter ? g.iteration[a] : kNoId,
-                    G.by_phase ? g.phase[a] : Phase::kNone,
-                    G.by_layer ? g.layer[a] : -1,
-                    op};
-        Acc& acc = local[k];
+        Key k;
+        k.rank = slot.rank;
+        k.device = g.device[a];
+        k.iteration = G.by_iter ? g.iteration[a] : kNoId;
+        k.phase = G.by_phase ? g.phase[a] : Phase::kNone;
+        k.layer = G.by_layer ? g.layer[a] : -1;
+        k.operation = op;
+        Acc& acc = local.at(k);
         const Ns s = g.start_ns[a], e = s + g.dur_ns[a];
         ++acc.count;
         acc.kernel_ns += g.dur_ns[a];
@@ -234,20 +315,13 @@ std::vector<Aggregation> aggregate_groupings(const Run& run,
           acc.busy_ns += e - acc.cur_end;
           acc.cur_end = e;
         }
-        acc.by_class[static_cast<size_t>(g.op_class[a])] += g.dur_ns[a];
+        if (G.by_op) local.add_class(acc, g.op_class[a], g.dur_ns[a]);
       }
       if (G.by_gpu && total[q].empty()) {  // the rank's first slot: its groups as they are
-        total[q].swap(local);
+        total[q] = std::move(local);
         continue;
       }
-      for (const auto& [k, acc] : local) {
-        Key gk = k;
-        if (!G.by_gpu) {
-          gk.rank = -1;
-          gk.device = -1;
-        }
-        add_to(total[q][gk], acc);
-      }
+      total[q].merge(local, !G.by_gpu);
     }
   }
   flush();
@@ -257,7 +331,7 @@ std::vector<Aggregation> aggregate_groupings(const Run& run,
     ag.levels = groupings[q];
     ag.strings = strings;
     if (!gr[q].by_gpu) {
-      ag.rows = sorted_rows(total[q], gr[q].by_op);
+      ag.rows = total[q].sorted_rows(gr[q].by_op);
       continue;
     }
     // Chunks in rank order (unknown ranks, -1, come last in run.ranks but first by key).
