@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "chopper/base/error.hpp"
+#include "chopper/base/flat_index.hpp"
 
 namespace chopper {
 
@@ -79,8 +80,11 @@ struct Key {
     h ^= static_cast<uint64_t>(phase) + (h << 6) + (h >> 2);
     h ^= static_cast<uint64_t>(layer) + (h << 6) + (h >> 2);
     h ^= static_cast<uint64_t>(operation) + (h << 6) + (h >> 2);
-    return static_cast<size_t>((h * 0xff51afd7ed558ccdull) >> 17);
+    return static_cast<size_t>(h);
   }
+};
+struct KeyHash {
+  size_t operator()(const Key& k) const { return k.hash(); }
 };
 
 constexpr size_t kClasses = static_cast<size_t>(OpClass::kSync) + 1;
@@ -110,40 +114,22 @@ struct Grouping {
   }
 };
 
-// The groups of one grouping: keys and accumulators in arrays, found through an open-addressing
-// table of indices, the last group found tried first (activities in start order mostly repeat
-// the last key: always at the GPU level, for a whole iteration at the iteration level).
+// The groups of one grouping: their keys in a FlatIndex, their accumulators in an array by id.
 class Groups {
  public:
-  size_t size() const { return keys_.size(); }
-  bool empty() const { return keys_.empty(); }
+  size_t size() const { return index_.size(); }
+  bool empty() const { return index_.empty(); }
   // Room for n groups without growing.
   void reserve(size_t n) {
-    keys_.reserve(n);
+    index_.reserve(n);
     accs_.reserve(n);
-    size_t slots = 1024;
-    while (slots < 2 * n) slots *= 2;
-    if (slots > slots_.size()) rehash(slots);
   }
 
   Acc& at(const Key& k) {
-    if (last_ < keys_.size() && keys_[last_] == k) return accs_[last_];
-    if (2 * (keys_.size() + 1) > slots_.size()) rehash(std::max<size_t>(1024, 2 * slots_.size()));
-    const size_t mask = slots_.size() - 1;
-    for (size_t h = k.hash() & mask;; h = (h + 1) & mask) {
-      const uint32_t s = slots_[h];
-      if (s == 0) {
-        slots_[h] = static_cast<uint32_t>(keys_.size() + 1);
-        keys_.push_back(k);
-        accs_.emplace_back();
-        last_ = keys_.size() - 1;
-        return accs_.back();
-      }
-      if (keys_[s - 1] == k) {
-        last_ = s - 1;
-        return accs_[last_];
-      }
-    }
+    bool fresh = false;
+    const uint32_t i = index_.id(k, &fresh);
+    if (fresh) accs_.emplace_back();
+    return accs_[i];
   }
 
   // Adds d ns of class c to a's time by class.
@@ -175,7 +161,7 @@ class Groups {
   // when `drop_gpu`.
   void merge(const Groups& from, bool drop_gpu) {
     for (size_t i = 0; i < from.size(); ++i) {
-      Key k = from.keys_[i];
+      Key k = from.index_.key(i);
       if (drop_gpu) {
         k.rank = -1;
         k.device = -1;
@@ -200,8 +186,8 @@ class Groups {
   // The groups' rows in key order.
   std::vector<AggRow> sorted_rows(bool by_op) const {
     std::vector<std::pair<Key, uint32_t>> sorted;
-    sorted.reserve(keys_.size());
-    for (size_t i = 0; i < keys_.size(); ++i) sorted.emplace_back(keys_[i], i);
+    sorted.reserve(size());
+    for (size_t i = 0; i < size(); ++i) sorted.emplace_back(index_.key(i), i);
     std::sort(sorted.begin(), sorted.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
     std::vector<AggRow> rows;
@@ -226,21 +212,9 @@ class Groups {
   }
 
  private:
-  void rehash(size_t n) {
-    slots_.assign(n, 0);
-    for (size_t i = 0; i < keys_.size(); ++i)
-      for (size_t h = keys_[i].hash() & (n - 1);; h = (h + 1) & (n - 1))
-        if (slots_[h] == 0) {
-          slots_[h] = static_cast<uint32_t>(i + 1);
-          break;
-        }
-  }
-
-  std::vector<Key> keys_;
+  FlatIndex<Key, KeyHash> index_;
   std::vector<Acc> accs_;
   std::vector<std::array<Ns, kClasses>> by_class_;
-  std::vector<uint32_t> slots_;  // group index + 1; 0 = empty
-  size_t last_ = SIZE_MAX;
 };
 
 // Aggregates one grouping per entry of `groupings` over every readable rank, in run.ranks order
