@@ -91,12 +91,16 @@ void breakdown_partial(const RankContext& c, const AnalysisOptions& o, RankAnaly
   // (each instant goes to the earliest-starting activity covering it), so concurrent collectives
   // are not counted twice; the exposed part is what no compute covers.
   {
-    std::unordered_map<RawKey, ExposedRow, KeyHash> rows;
+    FlatIndex<RawKey, KeyHash> index;
+    std::vector<ExposedRow> rows;
     Ns cover = INT64_MIN;
     for (int32_t i : c.order) {
       if (g.cls[i] != GpuClass::kCommunication) continue;
       const Ns s = std::max(g.start_ns[i], cover), e = c.end(i);
-      ExposedRow& r = rows[c.raw_key(i, true)];
+      bool fresh = false;
+      const uint32_t id = index.id(c.raw_key(i, true), &fresh);
+      if (fresh) rows.emplace_back();
+      ExposedRow& r = rows[id];
       ++r.kernels;
       if (e > s) {
         r.comm_ns += e - s;
@@ -104,11 +108,13 @@ void breakdown_partial(const RankContext& c, const AnalysisOptions& o, RankAnaly
       }
       cover = std::max(cover, e);
     }
-    for (auto& [k, r] : rows) {
+    out.exposed.reserve(rows.size());
+    for (size_t id = 0; id < rows.size(); ++id) {
+      ExposedRow& r = rows[id];
       r.rank = c.rank;
-      r.key = c.label(k);
-      r.op_class = std::get<4>(k);
-      out.exposed.push_back(std::move(r));
+      r.key = c.label(index.key(id));
+      r.op_class = std::get<4>(index.key(id));
+      out.exposed.push_back(r);
     }
     std::sort(out.exposed.begin(), out.exposed.end(), [](const ExposedRow& a, const ExposedRow& b) {
       return std::tie(a.key, a.op_class) < std::tie(b.key, b.op_class);
@@ -119,8 +125,8 @@ void breakdown_partial(const RankContext& c, const AnalysisOptions& o, RankAnaly
   // operation) and the compute components of each iteration window: the union of compute time
   // split among the kernels as above, so the components add up to the compute time.
   {
-    std::unordered_map<RawKey, size_t, KeyHash> index;
-    std::vector<std::pair<RawKey, OpInstance>> inst;
+    FlatIndex<RawKey, KeyHash> index;
+    std::vector<OpInstance> inst;
     constexpr size_t kClasses = static_cast<size_t>(OpClass::kSync) + 1;
     std::vector<std::array<Ns, 5 * kClasses>> comp(c.windows.size());
     for (auto& a : comp) a.fill(0);
@@ -170,25 +176,25 @@ void breakdown_partial(const RankContext& c, const AnalysisOptions& o, RankAnaly
       if (g.iteration.size() == g.size() && g.iteration[i] != kNoId && fl > 0)
         out.flops[g.iteration[i]] += fl;
       if (g.iteration.size() != g.size() || g.operation[i] == 0) continue;
-      const RawKey k = c.raw_key(i, false);
-      auto [it, fresh] = index.try_emplace(k, inst.size());
+      bool fresh = false;
+      const uint32_t id = index.id(c.raw_key(i, false), &fresh);
       if (fresh) {
-        OpInstance oi;
+        OpInstance& oi = inst.emplace_back();
         oi.rank = c.rank;
         oi.op_class = g.op_class[i];
         oi.first_start_ns = s0;
         oi.last_end_ns = e;
-        inst.emplace_back(k, std::move(oi));
       }
-      OpInstance& oi = inst[it->second].second;
+      OpInstance& oi = inst[id];
       ++oi.kernels;
       oi.kernel_ns += g.dur_ns[i];
       oi.flops += fl;
       oi.last_end_ns = std::max(oi.last_end_ns, e);
     }
     out.ops.reserve(inst.size());
-    for (auto& [k, oi] : inst) {
-      oi.key = c.label(k);
+    for (size_t id = 0; id < inst.size(); ++id) {
+      OpInstance& oi = inst[id];
+      oi.key = c.label(index.key(id));
       oi.comm_overlap_ns = measure_in(c.comm, oi.first_start_ns, oi.last_end_ns);
       out.ops.push_back(std::move(oi));
     }

@@ -5,7 +5,6 @@
 // Formulas: docs/metrics.md.
 #include <algorithm>
 #include <map>
-#include <unordered_map>
 
 #include "chopper/analysis/parts.hpp"
 
@@ -28,14 +27,17 @@ void launch_partial(const RankContext& c, const AnalysisOptions& o, RankAnalysis
   if (c.order.empty()) return;
 
   // Launch overhead per label, and the launch-overhead intervals (for the window components).
-  std::unordered_map<RawKey, LaunchRow, KeyHash> rows;
+  FlatIndex<RawKey, KeyHash> index;
+  std::vector<LaunchRow> rows;
   UnionBuilder launch_set;
   Ns prev_end = INT64_MIN;
   for (int32_t i : c.order) {
     if (!c.is_compute(i)) continue;
     const Ns s = g.start_ns[i];
-    LaunchRow* row = nullptr;
-    row = &rows[c.raw_key(i, false)];
+    bool fresh = false;
+    const uint32_t id = index.id(c.raw_key(i, false), &fresh);
+    if (fresh) rows.emplace_back();
+    LaunchRow* row = &rows[id];
     ++row->kernels;
     // The first compute kernel of the first window: the gap runs from the window's opening (the
     // step's start on the host, when the GPU was idle before it).
@@ -62,10 +64,11 @@ void launch_partial(const RankContext& c, const AnalysisOptions& o, RankAnalysis
     prev_end = std::max(prev_end, c.end(i));
   }
   out.launch.reserve(rows.size());
-  for (auto& [k, r] : rows) {
+  for (size_t id = 0; id < rows.size(); ++id) {
+    LaunchRow& r = rows[id];
     r.rank = c.rank;
-    r.key = c.label(k);
-    out.launch.push_back(std::move(r));
+    r.key = c.label(index.key(id));
+    out.launch.push_back(r);
   }
   std::sort(out.launch.begin(), out.launch.end(),
             [](const LaunchRow& a, const LaunchRow& b) { return a.key < b.key; });

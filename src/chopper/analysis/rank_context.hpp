@@ -9,6 +9,7 @@
 
 #include "chopper/analysis/analysis.hpp"
 #include "chopper/analysis/intervals.hpp"
+#include "chopper/base/flat_index.hpp"
 
 namespace chopper {
 
