@@ -3,35 +3,58 @@
 // ranks (aligned clocks); a rank's lead is how far ahead of that it started. The rank the others
 // wait for is the one with the least total lead in the iteration. Formulas: docs/metrics.md.
 #include <algorithm>
+#include <functional>
 #include <map>
+#include <string_view>
 
 #include "chopper/analysis/parts.hpp"
 
 namespace chopper {
+namespace {
+
+struct LabelKeyHash {
+  size_t operator()(const LabelKey& k) const {
+    size_t h = std::hash<std::string_view>{}(k.operation);
+    h ^= static_cast<size_t>(k.iteration) * 0x9E3779B97F4A7C15ull + (h << 6) + (h >> 2);
+    h ^= static_cast<size_t>(k.layer) * 0xff51afd7ed558ccdull + (h << 6) + (h >> 2);
+    h ^= static_cast<size_t>(k.phase) + (h << 6) + (h >> 2);
+    return h;
+  }
+};
+
+}  // namespace
 
 void finalize_stragglers(RunAnalysis& ra) {
-  // Instances by label across ranks: sorted by label, ranks in load order within one (a vector
-  // of pointers: one per instance, millions on a long run).
-  std::vector<OpInstance*> by_key;
-  for (RankAnalysis& r : ra.ranks)
-    for (OpInstance& oi : r.ops)
-      if (oi.key.iteration != kNoId) by_key.push_back(&oi);
-  std::stable_sort(by_key.begin(), by_key.end(),
-                   [](const OpInstance* a, const OpInstance* b) { return a->key < b->key; });
+  // Instances by label across ranks (one per instance: millions on a long run). Nothing below
+  // depends on the order within a label: the reference is a maximum, the sums are of integers.
+  FlatIndex<LabelKey, LabelKeyHash> labels;
+  std::vector<uint32_t> label_of;
+  std::vector<std::pair<uint32_t, Ns>> seen;  // per label: instances, latest aligned start
+  for (RankAnalysis& r : ra.ranks) {
+    const Ns off = clock_offset(ra, r.rank);
+    for (const OpInstance& oi : r.ops) {
+      if (oi.key.iteration == kNoId) continue;
+      bool fresh = false;
+      const uint32_t id = labels.id(oi.key, &fresh);
+      if (fresh) seen.emplace_back(0, INT64_MIN);
+      ++seen[id].first;
+      seen[id].second = std::max(seen[id].second, oi.first_start_ns - off);
+      label_of.push_back(id);
+    }
+  }
   std::map<std::pair<int64_t, int64_t>, StragglerRow>& acc = ra.straggler_acc;
-  for (size_t lo = 0, hi = 0; lo < by_key.size(); lo = hi) {
-    while (hi < by_key.size() && by_key[hi]->key == by_key[lo]->key) ++hi;
-    if (hi - lo < 2) continue;
-    Ns ref = INT64_MIN;
-    for (size_t j = lo; j < hi; ++j)
-      ref = std::max(ref, by_key[j]->first_start_ns - clock_offset(ra, by_key[j]->rank));
-    for (size_t j = lo; j < hi; ++j) {
-      OpInstance* oi = by_key[j];
-      oi->lead_ns = ref - (oi->first_start_ns - clock_offset(ra, oi->rank));
-      StragglerRow& s = acc[{oi->rank, oi->key.iteration}];
+  size_t n = 0;
+  for (RankAnalysis& r : ra.ranks) {
+    const Ns off = clock_offset(ra, r.rank);
+    for (OpInstance& oi : r.ops) {
+      if (oi.key.iteration == kNoId) continue;
+      const auto& [count, ref] = seen[label_of[n++]];
+      if (count < 2) continue;
+      oi.lead_ns = ref - (oi.first_start_ns - off);
+      StragglerRow& s = acc[{oi.rank, oi.key.iteration}];
       ++s.op_instances;
-      s.total_lead_ns += oi->lead_ns;
-      s.max_lead_ns = std::max(s.max_lead_ns, oi->lead_ns);
+      s.total_lead_ns += oi.lead_ns;
+      s.max_lead_ns = std::max(s.max_lead_ns, oi.lead_ns);
     }
   }
   std::map<int64_t, std::pair<int64_t, Ns>> least;  // iteration -> (rank, total lead)
