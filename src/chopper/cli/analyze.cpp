@@ -13,6 +13,7 @@
 #include "chopper/report/csv_sink.hpp"
 #include "chopper/report/hierarchy_report.hpp"
 #include "chopper/report/sqlite_sink.hpp"
+#include "chopper/report/threaded_sink.hpp"
 
 namespace chopper::cli {
 namespace {
@@ -74,11 +75,13 @@ int analyze_run(const AnalyzeOptions& in) {
     std::filesystem::create_directories(o.out);
     SqliteSink db(o.out + "/chopper.sqlite");
     std::optional<CsvSink> csv;
+    std::optional<ThreadedSink> csv_thread;  // the CSV files written while the database fills
     FanoutSink sink;
     sink.add(db);
     if (!o.no_csv) {
       csv.emplace(o.out);
-      sink.add(*csv);
+      csv_thread.emplace(*csv);
+      sink.add(*csv_thread);
     }
     write_gpu_activities(lr->run, sink);
     {
@@ -94,6 +97,7 @@ int analyze_run(const AnalyzeOptions& in) {
     write_hierarchy(aggregate_prefixes(lr->run, levels, strings), sink);
     write_table(coverage_table(coverage), sink);
     write_table(rules_table(lr->taxonomy), sink);
+    if (csv_thread) csv_thread->finish();
   } catch (const std::exception& e) {
     fmt::print(stderr, "chopper analyze: {}\n", e.what());
     return 2;
