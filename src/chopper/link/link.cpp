@@ -234,28 +234,35 @@ void link_trace(RankTrace& t) {
     if (r.correlation[i] != kNoId) by_corr.add(r.correlation[i], static_cast<int32_t>(i));
   by_corr.build();
 
-  // ac2g flows: finish (at the GPU op) -> start (at the runtime call).
+  // ac2g flows: finish (at the GPU op) -> start (at the runtime call), and the runtime calls by
+  // (pid, tid) sorted by start, to find the call a flow start sits in. Built at the first GPU
+  // activity whose correlation finds no runtime call: with correlations intact (most traces),
+  // never.
   using Pos = std::tuple<int64_t, int64_t, Ns>;  // pid, tid, ts
   SortedIndex<uint64_t> flow_start;
   SortedIndex<Pos> flow_finish;  // row = flow row
-  for (size_t i = 0; i < t.flows.size(); ++i) {
-    if (t.flows.kind[i] != FlowKind::kLaunch) continue;
-    if (t.flows.phase[i] == FlowPhase::kStart)
-      flow_start.add(t.flows.id[i], static_cast<int32_t>(i));
-    else if (t.flows.phase[i] == FlowPhase::kFinish)
-      flow_finish.add(Pos{t.flows.pid[i], t.flows.tid[i], t.flows.ts_ns[i]},
-                      static_cast<int32_t>(i));
-  }
-  flow_start.build();
-  flow_finish.build();
-  // Runtime calls by (pid, tid) sorted by start, to find the call a flow start sits in.
-  std::vector<int32_t> rsorted(r.size());
-  std::iota(rsorted.begin(), rsorted.end(), 0);
-  std::sort(rsorted.begin(), rsorted.end(), [&](int32_t a, int32_t b) {
-    if (r.pid[a] != r.pid[b]) return r.pid[a] < r.pid[b];
-    if (r.tid[a] != r.tid[b]) return r.tid[a] < r.tid[b];
-    return r.start_ns[a] < r.start_ns[b];
-  });
+  std::vector<int32_t> rsorted;
+  bool flows_built = false;
+  auto build_flows = [&] {
+    flows_built = true;
+    for (size_t i = 0; i < t.flows.size(); ++i) {
+      if (t.flows.kind[i] != FlowKind::kLaunch) continue;
+      if (t.flows.phase[i] == FlowPhase::kStart)
+        flow_start.add(t.flows.id[i], static_cast<int32_t>(i));
+      else if (t.flows.phase[i] == FlowPhase::kFinish)
+        flow_finish.add(Pos{t.flows.pid[i], t.flows.tid[i], t.flows.ts_ns[i]},
+                        static_cast<int32_t>(i));
+    }
+    flow_start.build();
+    flow_finish.build();
+    rsorted.resize(r.size());
+    std::iota(rsorted.begin(), rsorted.end(), 0);
+    std::sort(rsorted.begin(), rsorted.end(), [&](int32_t a, int32_t b) {
+      if (r.pid[a] != r.pid[b]) return r.pid[a] < r.pid[b];
+      if (r.tid[a] != r.tid[b]) return r.tid[a] < r.tid[b];
+      return r.start_ns[a] < r.start_ns[b];
+    });
+  };
   auto runtime_at = [&](int64_t pid, int64_t tid, Ns ts) -> int32_t {
     auto it = std::upper_bound(rsorted.begin(), rsorted.end(), std::make_tuple(pid, tid, ts),
                                [&](const std::tuple<int64_t, int64_t, Ns>& k, int32_t b) {
@@ -276,6 +283,7 @@ void link_trace(RankTrace& t) {
   for (size_t i = 0; i < g.size(); ++i) {
     int32_t rt = kNoRow;
     if (g.correlation[i] != kNoId) rt = by_corr.find(g.correlation[i]);
+    if (rt == kNoRow && !flows_built) build_flows();
     if (rt == kNoRow && !flow_finish.empty()) {
       const int32_t f = flow_finish.find(Pos{g.device[i], g.stream[i], g.start_ns[i]});
       if (f != kNoRow) {
