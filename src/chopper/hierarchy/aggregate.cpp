@@ -9,7 +9,6 @@
 #include <memory>
 #include <numeric>
 #include <tuple>
-#include <unordered_map>
 
 #include "chopper/base/error.hpp"
 #include "chopper/base/flat_index.hpp"

@@ -26,12 +26,8 @@ ThreadedSink::~ThreadedSink() {
 
 void ThreadedSink::check_error() {
   if (finished_) throw Error("ThreadedSink: call after finish()");
-  bool failed = false;
-  {
-    std::lock_guard<std::mutex> lock(m_);
-    failed = error_ != nullptr;
-  }
-  if (failed) finish();  // stops the thread and rethrows the inner sink's error
+  // A flag, not the mutex: this runs on every row.
+  if (failed_.load(std::memory_order_acquire)) finish();  // rethrows the inner sink's error
 }
 
 void ThreadedSink::begin(const TableSchema& schema) {
@@ -46,7 +42,7 @@ void ThreadedSink::row(std::span<const Cell> cells) {
   for (const Cell& c : cells) {
     Cell& d = cur_.cells.emplace_back(c);
     if (c.kind == Cell::kText) {
-      // The offset now; the view is made when the batch is sealed (the text may still move).
+      // The offset now; the view is made when the thread takes the batch (the text may move).
       d.i = static_cast<int64_t>(cur_.text.size());
       cur_.text.append(c.s);
     }
@@ -131,6 +127,7 @@ void ThreadedSink::run() {
     } catch (...) {
       std::lock_guard<std::mutex> lock(m_);
       error_ = std::current_exception();
+      failed_.store(true, std::memory_order_release);
       queue_.clear();  // nothing after the error reaches the sink
     }
     b.clear();

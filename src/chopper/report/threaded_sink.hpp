@@ -2,6 +2,7 @@
 // A TableSink run on a thread of its own, so that writing one output format overlaps with the
 // caller writing another (chopper analyze writes every table to SQLite and to CSV: the CSV files
 // are written on this thread while the caller fills the database).
+#include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
@@ -60,6 +61,7 @@ class ThreadedSink : public TableSink {
   std::vector<Batch> spare_;  // emptied batches, reused for their capacity
   bool closing_ = false;
   std::exception_ptr error_;
+  std::atomic<bool> failed_{false};  // error_ is set
   std::thread thread_;
 };
 
