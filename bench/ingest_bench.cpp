@@ -1,6 +1,6 @@
 // chopper-bench-ingest: ingest throughput and peak memory of chopper::read_kineto_file.
 //
-//   chopper-bench-ingest FILE [--expect-x-events N] [--repeat R] [--no-link]
+//   chopper-bench-ingest FILE [--expect-x-events N] [--repeat R] [--no-link] [--no-in-place]
 //                             [--min-mbps 1000] [--max-rss-ratio 0.5]
 //
 // Each run reads FILE with read_kineto_file (timed: wall and process CPU time), then runs
@@ -113,14 +113,16 @@ double mb(double bytes) {
 }
 
 int usage() {
-  fmt::print(stderr,
-             "usage: chopper-bench-ingest FILE [--expect-x-events N] [--repeat R] [--no-link]\n"
-             "                            [--min-mbps MBPS] [--max-rss-ratio RATIO]\n"
-             "  --expect-x-events N  fail unless the reader counts N complete (ph X) events\n"
-             "  --repeat R           runs, best CPU time reported (default 3)\n"
-             "  --no-link            skip link_trace + classify_trace\n"
-             "  --min-mbps MBPS      throughput target, MB/s per core (default 1000)\n"
-             "  --max-rss-ratio R    peak RSS target, x uncompressed size (default 0.5)\n");
+  fmt::print(
+      stderr,
+      "usage: chopper-bench-ingest FILE [--expect-x-events N] [--repeat R] [--no-link]\n"
+      "                            [--no-in-place] [--min-mbps MBPS] [--max-rss-ratio RATIO]\n"
+      "  --expect-x-events N  fail unless the reader counts N complete (ph X) events\n"
+      "  --repeat R           runs, best CPU time reported (default 3)\n"
+      "  --no-link            skip link_trace + classify_trace\n"
+      "  --no-in-place        read a plain file through read(2), not mapped in place\n"
+      "  --min-mbps MBPS      throughput target, MB/s per core (default 1000)\n"
+      "  --max-rss-ratio R    peak RSS target, x uncompressed size (default 0.5)\n");
   return 2;
 }
 
@@ -133,6 +135,7 @@ int main(int argc, char** argv) {
   int64_t expect_x = -1;
   int repeat = 3;
   bool do_link = true;
+  chopper::KinetoReadOptions read_opt;
   double min_mbps = 1000.0;
   double max_ratio = 0.5;
   for (int i = 1; i < argc; ++i) {
@@ -143,6 +146,8 @@ int main(int argc, char** argv) {
       repeat = std::atoi(argv[++i]);
     } else if (a == "--no-link") {
       do_link = false;
+    } else if (a == "--no-in-place") {
+      read_opt.in_place = false;
     } else if (a == "--min-mbps" && i + 1 < argc) {
       min_mbps = std::atof(argv[++i]);
     } else if (a == "--max-rss-ratio" && i + 1 < argc) {
@@ -183,7 +188,7 @@ int main(int argc, char** argv) {
     run.rss_before = proc_status_kib("VmRSS") * 1024;
     try {
       const Clock c0 = Clock::now();
-      chopper::RankTrace t = chopper::read_kineto_file(path);
+      chopper::RankTrace t = chopper::read_kineto_file(path, read_opt);
       const Clock c1 = Clock::now();
       run.ingest = c1 - c0;
       run.rss_after_ingest = proc_status_kib("VmRSS") * 1024;

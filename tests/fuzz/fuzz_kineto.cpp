@@ -1,7 +1,8 @@
 // libFuzzer target for the Kineto reader, linker and classifier, and for op_cost() on every host
 // op's recorded shapes. The first byte picks the decompression window (tiny windows exercise
-// events that straddle refills); the rest is the file. Any input must end in a RankTrace or an
-// InputError: never a crash, hang or sanitizer report.
+// events that straddle refills), --keep-python, and whether plain input is parsed in place (as a
+// mapped file is) or copied through the window; the rest is the file. Any input must end in a
+// RankTrace or an InputError: never a crash, hang or sanitizer report.
 #include <cstddef>
 #include <cstdint>
 #include <string_view>
@@ -17,6 +18,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   chopper::KinetoReadOptions opt;
   opt.window_bytes = 16u + (static_cast<size_t>(data[0]) << 6);
   opt.keep_python = (data[0] & 1) != 0;
+  opt.in_place = (data[0] & 2) != 0;
   std::string_view bytes(reinterpret_cast<const char*>(data + 1), size - 1);
   try {
     auto src = chopper::ByteSource::from_memory(bytes, "fuzz.json");

@@ -1,7 +1,10 @@
 #include <gtest/gtest.h>
 #include <isa-l/igzip_lib.h>
+#include <unistd.h>
 #include <zstd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <random>
 #include <string>
 
@@ -108,4 +111,45 @@ TEST(ByteSource, TrailingGarbageAfterGzipIsAWarning) {
 
 TEST(ByteSource, MissingFileIsAnInputError) {
   EXPECT_THROW(ByteSource::open_file("/nonexistent/x.json"), InputError);
+}
+
+// A plain file is given whole, in place: its bytes, one readable byte before them and the padding
+// (zeros) after; writes to the block never reach the file, and memory released behind the reader
+// reads as the file again. Compressed input and empty files are not given in place: they are read
+// with read().
+TEST(ByteSource, PlainFilesMapInPlaceCopyOnWrite) {
+  const std::string text = sample_text() + sample_text();  // 5.2 MB: not a whole number of pages
+  const std::string path = (std::filesystem::temp_directory_path() /
+                            ("chopper_map_" + std::to_string(::getpid()) + ".json"))
+                               .string();
+  std::ofstream(path, std::ios::binary) << text;
+  {
+    auto f = ByteSource::open_file(path);
+    char* p = f->map_in_place(65);
+    ASSERT_NE(p, nullptr);
+    EXPECT_EQ(f->map_in_place(65), p) << "mapped once";
+    EXPECT_EQ(std::string_view(p, text.size()), text);
+    EXPECT_EQ(p[-1], '\0');
+    for (size_t i = 0; i < 65; ++i) ASSERT_EQ(p[text.size() + i], '\0') << i;
+    p[0] = '#';
+    p[text.size() - 1] = '#';
+    f->release_below(p + 1000);  // less than a release step (4 MiB): kept
+    EXPECT_EQ(p[0], '#');
+    f->release_below(p + text.size());  // the first 4 MiB and more: given back
+    EXPECT_EQ(p[0], text[0]);
+    EXPECT_EQ(p[text.size() - 1], '#');  // in the last, partial step: kept
+  }
+  std::ifstream in(path, std::ios::binary);
+  EXPECT_EQ(std::string(std::istreambuf_iterator<char>(in), {}), text);
+  std::filesystem::remove(path);
+
+  auto m = ByteSource::from_memory(text, "m.json");  // memory: a padded copy
+  char* q = m->map_in_place(65);
+  ASSERT_NE(q, nullptr);
+  EXPECT_EQ(std::string_view(q, text.size()), text);
+  EXPECT_EQ(q[text.size()], '\0');
+  auto g = ByteSource::from_memory(gzip(text), "m.json.gz");
+  EXPECT_EQ(g->map_in_place(65), nullptr);
+  auto e = ByteSource::from_memory("", "empty.json");
+  EXPECT_EQ(e->map_in_place(65), nullptr);
 }

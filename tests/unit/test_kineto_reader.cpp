@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <gtest/gtest.h>
 #include <isa-l/igzip_lib.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include <random>
@@ -654,5 +655,144 @@ TEST(KinetoReader, NumbersReadInOnePassMatchTheExactParsers) {
       ASSERT_EQ(t.host.pid[i], want[i].pid) << "event " << i;
       ASSERT_EQ(t.host.tid[i], 7) << "event " << i;
     }
+  }
+}
+
+// ---- plain files parsed in place (mapped copy-on-write) ----
+
+namespace {
+
+// A file in the temporary directory, removed when the test ends.
+struct TempFile {
+  std::string path;
+  explicit TempFile(const std::string& bytes) {
+    static int n = 0;
+    path = (std::filesystem::temp_directory_path() /
+            fmt::format("chopper_test_{}_{}.json", ::getpid(), n++))
+               .string();
+    std::ofstream(path, std::ios::binary) << bytes;
+  }
+  ~TempFile() { std::filesystem::remove(path); }
+};
+
+// Every column the reader fills, and the counts, must be the same.
+void expect_same_trace(const RankTrace& a, const RankTrace& b, const std::string& what) {
+  auto names = [](const RankTrace& t, const std::vector<StrId>& ids) {
+    std::vector<std::string> s;
+    for (StrId id : ids) s.emplace_back(t.strings.str(id));
+    return s;
+  };
+  EXPECT_EQ(a.total_events, b.total_events) << what;
+  EXPECT_EQ(a.uncompressed_bytes, b.uncompressed_bytes) << what;
+  EXPECT_EQ(a.events_by_ph, b.events_by_ph) << what;
+  EXPECT_EQ(a.diagnostics.total(), b.diagnostics.total()) << what;
+  EXPECT_EQ(a.gpu.start_ns, b.gpu.start_ns) << what;
+  EXPECT_EQ(a.gpu.dur_ns, b.gpu.dur_ns) << what;
+  EXPECT_EQ(a.gpu.correlation, b.gpu.correlation) << what;
+  EXPECT_EQ(a.gpu.grid, b.gpu.grid) << what;
+  EXPECT_EQ(names(a, a.gpu.name), names(b, b.gpu.name)) << what;
+  EXPECT_EQ(a.host.start_ns, b.host.start_ns) << what;
+  EXPECT_EQ(a.host.dur_ns, b.host.dur_ns) << what;
+  EXPECT_EQ(a.host.external_id, b.host.external_id) << what;
+  EXPECT_EQ(a.host.tid, b.host.tid) << what;
+  EXPECT_EQ(names(a, a.host.name), names(b, b.host.name)) << what;
+  EXPECT_EQ(names(a, a.host.input_dims), names(b, b.host.input_dims)) << what;
+  EXPECT_EQ(a.runtime.correlation, b.runtime.correlation) << what;
+  EXPECT_EQ(a.flows.id, b.flows.id) << what;
+  EXPECT_EQ(a.flows.ts_ns, b.flows.ts_ns) << what;
+  EXPECT_EQ(a.meta.rank, b.meta.rank) << what;
+  EXPECT_EQ(a.meta.trace_name, b.meta.trace_name) << what;
+}
+
+// About 12 MB of events of every kind chopper stores, with escapes, UTF-8 and shapes, so that a
+// read crosses several of the 4 MiB steps at which the mapping is released behind the reader.
+std::string large_trace() {
+  std::string events;
+  for (int i = 0; i < 40000; ++i) {
+    if (i > 0) events += ",\n  ";
+    events += fmt::format(
+        R"({{"ph": "X", "cat": "cpu_op", "name": "aten::op_{}\"q\u00e9", "pid": 1, "tid": {}, )"
+        R"("ts": {}.{:03}, "dur": {}.5, "args": {{"External id": {}, "Input Dims": [[{}, 8], []], )"
+        R"("Ev Idx": {}}}}},)"
+        R"({{"ph": "X", "cat": "kernel", "name": "k{}", "pid": 0, "tid": 7, "ts": {}, "dur": 2, )"
+        R"("args": {{"correlation": {}, "grid": [{}, 1, 1], "device": 0}}}},)"
+        R"({{"ph": "s", "id": {}, "pid": 1, "tid": 1, "ts": {}, "cat": "ac2g", "name": "ac2g"}})",
+        i % 31, 1 + i % 3, 1000 + i * 10, i % 1000, i % 7, i, i % 97, i, i % 13, 1003 + i * 10, i,
+        1 + i % 64, i, 1000 + i * 10);
+  }
+  return trace_of(events, R"("traceName": "large", "distributedInfo": {"rank": 5}, )");
+}
+
+}  // namespace
+
+// The same bytes read from a file in place, from memory in place, and copied through the
+// window: the same tables, whatever the window.
+TEST(KinetoReader, PlainFilesReadInPlaceGiveTheSameTables) {
+  const std::string text = large_trace();
+  ASSERT_GT(text.size(), 12u << 20);
+  const TempFile f(text);
+  KinetoReadOptions copying;
+  copying.in_place = false;
+  auto src = ByteSource::from_memory(text, "mem.json");
+  const RankTrace want = read_kineto(*src, copying);
+  ASSERT_EQ(want.host.size(), 40000u);
+  ASSERT_EQ(want.gpu.size(), 40000u);
+  ASSERT_EQ(want.flows.size(), 40000u);
+  EXPECT_EQ(want.meta.rank, 5);
+  EXPECT_EQ(want.strings.str(want.host.name[1]), "aten::op_1\"q\xc3\xa9");
+  EXPECT_EQ(want.strings.str(want.host.input_dims[1]), "[[1, 8], []]");
+  EXPECT_EQ(want.host.start_ns[3], 1030003);  // "ts": 1030.003
+  for (size_t window : {16ul, 4096ul, 1ul << 20}) {
+    KinetoReadOptions opt;
+    opt.window_bytes = window;
+    expect_same_trace(read_kineto_file(f.path, opt), want, fmt::format("file, window {}", window));
+    auto mem = ByteSource::from_memory(text, "mem.json");
+    expect_same_trace(read_kineto(*mem, opt), want, fmt::format("memory, window {}", window));
+  }
+}
+
+// The sentinel after the last byte: a file that ends exactly at a page boundary (the byte after
+// it is in the padding pages, not in the file's last page), and files one byte either side.
+TEST(KinetoReader, PlainFilesEndingAtAPageBoundary) {
+  const std::string base = mini();
+  for (size_t size : {8191ul, 8192ul, 8193ul}) {
+    ASSERT_LT(base.size(), size);
+    std::string text = base;
+    text.append(size - text.size(), '\n');  // trailing blanks are allowed after the JSON
+    const TempFile f(text);
+    KinetoReadOptions opt;
+    opt.window_bytes = 4096;
+    const RankTrace t = read_kineto_file(f.path, opt);
+    EXPECT_EQ(t.total_events, 34u) << size;  // as in MiniTrainCountsAndMetadata
+    EXPECT_EQ(t.uncompressed_bytes, size);
+    EXPECT_EQ(t.diagnostics.count("trailing_data"), 0u);
+  }
+}
+
+// Repairs made in place (invalid UTF-8 replaced by '?') stay in this process: the mapping is
+// copy-on-write, and the file on disk is left as it was.
+TEST(KinetoReader, InPlaceRepairsNeverReachTheFile) {
+  const std::string text = trace_of(
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"bad\xff\xfe name\", \"pid\": 1, \"tid\": "
+      "1, \"ts\": 1, \"dur\": 1}");
+  const TempFile f(text);
+  const RankTrace t = read_kineto_file(f.path);
+  ASSERT_EQ(t.host.size(), 1u);
+  EXPECT_EQ(t.strings.str(t.host.name[0]), "bad?? name");
+  EXPECT_EQ(t.diagnostics.count("invalid_utf8"), 1u);
+  EXPECT_EQ(chopper::test::read_file(f.path), text);
+}
+
+TEST(KinetoReader, TruncatedPlainFileNamesTheFileAndOffset) {
+  const std::string text = mini();
+  const TempFile f(text.substr(0, text.size() / 2));
+  try {
+    read_kineto_file(f.path);
+    FAIL() << "no error";
+  } catch (const InputError& e) {
+    EXPECT_EQ(e.file(), f.path);
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("truncated JSON"), std::string::npos) << msg;
+    EXPECT_NE(msg.find(fmt::format("byte {}", text.size() / 2)), std::string::npos) << msg;
   }
 }

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <isa-l/igzip_lib.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 #include <zstd.h>
@@ -44,13 +45,53 @@ class RawInput {
     std::memcpy(dst, v.data(), v.size());
     return v.size();
   }
+  // ByteSource::map_in_place and release_below, for plain input.
+  virtual char* map_in_place(size_t pad) = 0;
+  virtual void release_below(const char* p) = 0;
 };
 
 class FileInput final : public RawInput {
  public:
   FileInput(int fd, std::string name, uint64_t size)
       : fd_(fd), name_(std::move(name)), size_(size), buf_(1 << 20) {}
-  ~FileInput() override { ::close(fd_); }
+  ~FileInput() override {
+    if (map_ != nullptr) ::munmap(map_, map_len_);
+    ::close(fd_);
+  }
+  // One page of anonymous memory, the file mapped copy-on-write after it, then anonymous zero
+  // pages for the padding (the last file page reads as zeros past the end of the file; a page
+  // wholly past it would fault). Read ahead sequentially by the kernel, as read(2) would be.
+  char* map_in_place(size_t pad) override {
+    if (map_ != nullptr) return data_;
+    if (offset_ != 0 || size_ == 0 || size_ > (uint64_t{1} << 46)) return nullptr;
+    const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+    const auto up = [page](size_t n) { return (n + page - 1) / page * page; };
+    const size_t file_len = up(size_), len = page + up(size_ + pad);
+    void* r = ::mmap(nullptr, len, PROT_READ | PROT_WRITE,
+                     MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (r == MAP_FAILED) return nullptr;
+    char* data = static_cast<char*>(r) + page;
+    if (::mmap(data, file_len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_FIXED | MAP_NORESERVE, fd_,
+               0) == MAP_FAILED) {
+      ::munmap(r, len);
+      return nullptr;
+    }
+    ::madvise(data, file_len, MADV_SEQUENTIAL);
+    map_ = r;
+    map_len_ = len;
+    data_ = released_ = data;
+    page_ = page;
+    return data_;
+  }
+  // Pages behind the reader are dropped every few MiB (MADV_DONTNEED: the file's pages stay in
+  // the page cache, only this mapping lets go of them).
+  void release_below(const char* p) override {
+    if (map_ == nullptr || p <= released_) return;
+    const auto to = reinterpret_cast<char*>(reinterpret_cast<uintptr_t>(p) & ~(page_ - 1));
+    if (to - released_ < kReleaseStep) return;
+    ::madvise(released_, static_cast<size_t>(to - released_), MADV_DONTNEED);
+    released_ = to;
+  }
   std::string_view next(size_t max) override {
     if (pos_ == len_) {
       pos_ = len_ = 0;
@@ -88,12 +129,18 @@ class FileInput final : public RawInput {
   uint64_t size() const override { return size_; }
 
  private:
+  static constexpr ptrdiff_t kReleaseStep = 4 << 20;
   int fd_;
   std::string name_;
   uint64_t size_;
   std::vector<char> buf_;
   size_t pos_ = 0, len_ = 0;
   uint64_t offset_ = 0;
+  void* map_ = nullptr;  // the whole mapping (lead page, file, padding)
+  size_t map_len_ = 0;
+  char* data_ = nullptr;      // the file's first byte in it
+  char* released_ = nullptr;  // pages below this were released
+  size_t page_ = 4096;
 };
 
 class MemoryInput final : public RawInput {
@@ -108,10 +155,21 @@ class MemoryInput final : public RawInput {
   void unread(size_t n) override { pos_ -= n; }
   uint64_t offset() const override { return pos_; }
   uint64_t size() const override { return data_.size(); }
+  // A copy of exactly the bytes asked for (one before, the data, the padding), so that the
+  // sanitizers catch a reader that looks past them.
+  char* map_in_place(size_t pad) override {
+    if (!block_.empty()) return block_.data() + 1;
+    if (pos_ != 0 || data_.empty()) return nullptr;
+    block_.assign(1 + data_.size() + pad, '\0');
+    std::memcpy(block_.data() + 1, data_.data(), data_.size());
+    return block_.data() + 1;
+  }
+  void release_below(const char*) override {}
 
  private:
   std::string data_;  // owned: callers may pass temporaries
   size_t pos_ = 0;
+  std::vector<char> block_;  // map_in_place's copy
 };
 
 class PlainSource final : public ByteSource {
@@ -130,6 +188,8 @@ class PlainSource final : public ByteSource {
   }
   uint64_t raw_offset() const override { return in_->offset(); }
   uint64_t raw_size() const override { return in_->size(); }
+  char* map_in_place(size_t pad) override { return in_->map_in_place(pad); }
+  void release_below(const char* p) override { in_->release_below(p); }
 
  private:
   std::unique_ptr<RawInput> in_;

@@ -26,6 +26,20 @@ class ByteSource {
   // Fills up to `cap` bytes of uncompressed data; returns 0 only at the end of the data.
   virtual size_t read(char* dst, size_t cap) = 0;
 
+  // Plain input only, before any read(): the whole content as one writable block, for readers
+  // that parse it where it lies instead of copying it through read(). A file is mapped
+  // copy-on-write (MAP_PRIVATE: writes stay in this process, the file never changes); memory is
+  // copied once. The block is preceded by one readable byte and followed by `pad` zero bytes.
+  // Null for compressed input, an empty file, or when the mapping fails: read() is then the way.
+  // The block lives as long as the source.
+  virtual char* map_in_place(size_t pad) {
+    (void)pad;
+    return nullptr;
+  }
+  // The block's bytes below `p` will not be read again: their memory may be given back, so that
+  // a mapped file costs a few MiB of resident memory, not its size.
+  virtual void release_below(const char* p) { (void)p; }
+
   Compression compression() const { return compression_; }
   const std::string& name() const { return name_; }
   // Compressed bytes consumed so far (== uncompressed bytes for plain files).

@@ -681,8 +681,18 @@ class KinetoReader {
         throw std::logic_error(fmt::format("kArgNames: \"{}\" disagrees with arg_key_of", a.key));
     }
 #endif
-    cap_ = std::max<size_t>(opt.window_bytes, 4096);
-    buf_.resize(cap_ + 1 + kPad);
+    cap_ = std::max<size_t>(opt.window_bytes, 16);
+    if (opt.in_place && src_.compression() == Compression::kNone)
+      map_ = src_.map_in_place(kPad + 1);
+    if (map_ != nullptr) {
+      map_size_ = src_.raw_size();
+      base_ = map_ - 1;
+      saved_ = base_[1];
+      base_[1] = '\0';  // the sentinel of the empty window
+    } else {
+      buf_.resize(cap_ + 1 + kPad);
+      base_ = buf_.data();
+    }
     len_ = 1;
     pos_ = 1;
   }
@@ -696,49 +706,72 @@ class KinetoReader {
     return base_off_ + (p - 1);
   }
   uint64_t offset_of(const char* p) const {
-    return offset_of(static_cast<size_t>(p - buf_.data()));
+    return offset_of(static_cast<size_t>(p - base_));
   }
-  // Moves buf_[keep_from, len_) to the front; returns how far positions moved (<= 0).
+  // Input read so far, in the source's own bytes (compressed ones for compressed input).
+  uint64_t raw_done() const {
+    return map_ != nullptr ? base_off_ + (len_ - 1) : src_.raw_offset();
+  }
+  // Drops the window's bytes before keep_from: moves [keep_from, len_) to the front of the
+  // buffer, or, in place, moves the window's start there. Returns how far positions moved (<= 0).
   ptrdiff_t compact(size_t keep_from) {
     if (keep_from <= 1) return 0;
     const size_t n = len_ - keep_from;
-    std::memmove(buf_.data() + 1, buf_.data() + keep_from, n);
+    if (map_ != nullptr) {
+      base_ += keep_from - 1;  // the sentinel stays where it is
+      src_.release_below(base_ + 1);
+    } else {
+      std::memmove(base_ + 1, base_ + keep_from, n);
+      base_[1 + n] = '\0';  // the sentinel
+    }
     base_off_ += keep_from - 1;
     len_ = 1 + n;
-    buf_[len_] = '\0';  // the sentinel
     const ptrdiff_t d = -static_cast<ptrdiff_t>(keep_from - 1);
     validated_ =
         static_cast<size_t>(std::max<ptrdiff_t>(1, static_cast<ptrdiff_t>(validated_) + d));
     return d;
   }
-  // Appends more input after len_ (growing the window when full); false at end of input.
+  // Appends more input after len_ (growing the window when full); false at end of input. In place,
+  // the window takes in the next cap_ bytes, or as many as it holds if more (an element larger
+  // than the window doubles it, as a full buffer is doubled), and the sentinel moves after them.
   bool read_more() {
     if (eof_) return false;
-    if (len_ - 1 >= cap_) {
-      cap_ *= 2;
-      buf_.resize(cap_ + 1 + kPad);
+    size_t n;
+    if (map_ != nullptr) {
+      char* const end = base_ + len_;
+      n = std::min(static_cast<size_t>(map_ + map_size_ - end), std::max(cap_, len_ - 1));
+      if (n != 0) {
+        *end = saved_;
+        saved_ = end[n];
+      }
+    } else {
+      if (len_ - 1 >= cap_) {
+        cap_ *= 2;
+        buf_.resize(cap_ + 1 + kPad);
+        base_ = buf_.data();
+      }
+      n = src_.read(base_ + len_, cap_ + 1 - len_);
     }
-    const size_t n = src_.read(buf_.data() + len_, cap_ + 1 - len_);
     if (n == 0) {
       eof_ = true;
       validate_utf8_upto(len_);
       return false;
     }
     len_ += n;
-    buf_[len_] = '\0';  // the sentinel (kPad bytes follow it)
+    base_[len_] = '\0';  // the sentinel (kPad bytes follow it)
     t_.uncompressed_bytes += n;
     // Validate UTF-8 up to the last ASCII byte (a multi-byte character may continue in the
     // next read), replacing invalid bytes in place so that lengths and offsets do not change.
     size_t upto = len_;
     while (upto > validated_ && upto > len_ - 4 &&
-           static_cast<unsigned char>(buf_[upto - 1]) >= 0x80)
+           static_cast<unsigned char>(base_[upto - 1]) >= 0x80)
       --upto;
     validate_utf8_upto(upto);
     return true;
   }
   void validate_utf8_upto(size_t upto) {
     if (upto <= validated_) return;
-    if (!simdjson::validate_utf8(buf_.data() + validated_, upto - validated_))
+    if (!simdjson::validate_utf8(base_ + validated_, upto - validated_))
       sanitize_utf8(validated_, upto);
     validated_ = upto;
   }
@@ -748,7 +781,7 @@ class KinetoReader {
       pos_ += static_cast<size_t>(compact(pos_));
       if (!read_more()) return -1;
     }
-    return static_cast<unsigned char>(buf_[pos_]);
+    return static_cast<unsigned char>(base_[pos_]);
   }
   void skip_ws() {
     for (int c = peek(); c == ' ' || c == '\n' || c == '\r' || c == '\t'; c = peek()) ++pos_;
@@ -1083,7 +1116,7 @@ class KinetoReader {
   [[gnu::noinline]] void make_room(Table& tb) {
     const size_t rows = tb.size();
     size_t want = std::max<size_t>(rows * 2, 1024);
-    const uint64_t done = src_.raw_offset(), total = src_.raw_size();
+    const uint64_t done = raw_done(), total = src_.raw_size();
     if (done > 0 && total > done) {
       const double est = static_cast<double>(rows) * static_cast<double>(total) /
                          static_cast<double>(done) * 1.125;
@@ -1101,9 +1134,17 @@ class KinetoReader {
   ByteSource& src_;
   const KinetoReadOptions& opt_;
   RankTrace& t_;
+  // The window: base_[1, len_) holds input bytes base_off_.. (base_[0] is never read), base_[len_]
+  // is a NUL sentinel and kPad readable bytes follow it. base_ is buf_'s data, or, when the
+  // source gives its whole content in place (map_, map_size_ bytes: a mapped plain file), a point
+  // in it that moves forward with the window; saved_ is the input byte the sentinel covers there.
+  char* base_ = nullptr;
   std::vector<char> buf_;
+  char* map_ = nullptr;
+  size_t map_size_ = 0;
+  char saved_ = 0;
   size_t cap_;
-  size_t len_;            // end of data in buf_ (data starts at 1)
+  size_t len_;            // end of data in the window
   size_t pos_;            // top-level cursor
   size_t validated_ = 1;  // UTF-8 checked below this position
   uint64_t base_off_ = 0;
@@ -1173,7 +1214,7 @@ bool KinetoReader::read_value(std::string* capture, const std::string& key) {
   auto keep = [&](size_t from, size_t to) {
     if (capture == nullptr || to == from) return;
     if (capture->size() + (to - from) <= kMaxCapture) {
-      capture->append(buf_.data() + from, to - from);
+      capture->append(base_ + from, to - from);
       return;
     }
     t_.diagnostics.add("top_level_value_too_large", [&] {
@@ -1196,7 +1237,7 @@ bool KinetoReader::read_value(std::string* capture, const std::string& key) {
       fail(offset_of(pos_),
            fmt::format("truncated JSON: end of file inside the value of \"{}\"", key));
     }
-    const char* b = buf_.data();
+    const char* b = base_;
     const size_t from = pos_, n = len_;
     size_t i = pos_;
     bool done = false;
@@ -1336,19 +1377,19 @@ void KinetoReader::parse_events_array() {
   saw_events_ = true;
   size_t at = pos_;  // the next element (or separator) starts here
   for (;;) {
-    p_ = buf_.data() + at;
-    end_ = buf_.data() + len_;
+    p_ = base_ + at;
+    end_ = base_ + len_;
     try {
       for (;;) {
         ws();
         const char c = *p_;
         if (c == ',') {
           ++p_;
-          at = static_cast<size_t>(p_ - buf_.data());
+          at = static_cast<size_t>(p_ - base_);
           continue;
         }
         if (c == ']') {
-          pos_ = static_cast<size_t>(p_ + 1 - buf_.data());
+          pos_ = static_cast<size_t>(p_ + 1 - base_);
           return;
         }
         const char* start = p_;
@@ -1378,7 +1419,7 @@ void KinetoReader::parse_events_array() {
           }
           skipped_value(off);
         }
-        at = static_cast<size_t>(p_ - buf_.data());
+        at = static_cast<size_t>(p_ - base_);
       }
     } catch (const NeedMore&) {
     }
@@ -1948,7 +1989,7 @@ int64_t KinetoReader::id_from_pid_text(std::string_view text, bool was_string, b
 // Replaces every byte that is not part of a valid UTF-8 sequence with '?', in place (the length
 // does not change, so positions and byte offsets stay valid), and counts them.
 void KinetoReader::sanitize_utf8(size_t begin, size_t end) {
-  auto* s = reinterpret_cast<unsigned char*>(buf_.data());
+  auto* s = reinterpret_cast<unsigned char*>(base_);
   uint64_t replaced = 0;
   size_t first_bad = 0;
   for (size_t i = begin; i < end;) {

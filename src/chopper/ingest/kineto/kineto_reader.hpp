@@ -13,6 +13,10 @@ namespace chopper {
 struct KinetoReadOptions {
   bool keep_python = false;       // keep python_function events as host ops
   size_t window_bytes = 1 << 20;  // initial decompression window (grows for huge events)
+  // Plain files are parsed where they lie (mapped copy-on-write, ByteSource::map_in_place)
+  // instead of being copied through read(2); false reads them through the window like compressed
+  // input (tests compare the two).
+  bool in_place = true;
 };
 
 // Throws InputError (file + byte offset) when the file cannot be read as a trace at all: empty,
