@@ -1046,9 +1046,10 @@ class KinetoReader {
   [[gnu::always_inline]] void get_int(int64_t& out, std::string_view key) {
     const char c = *p_;
     if (c == '-' || static_cast<unsigned>(c - '0') <= 9) {
-      const char* e = scan_number(p_, num_);
-      if (num_.int_ok && e < end_) {
-        out = num_.i;
+      Num n;  // local: kept in registers (get_int_slow scans the value again)
+      const char* e = scan_number(p_, n);
+      if (n.int_ok && e < end_) {
+        out = n.i;
         p_ = e;
         return;
       }
@@ -1521,6 +1522,7 @@ bool KinetoReader::kineto_order() {
   const char* member = p;  // start of the member being read
   std::string_view v;
   bool done = false;
+  Num num;  // local: kept in registers, not stored to num_ and read back
   // After a value: ',' and the next member (true), or '}' ending the event (done).
   auto next = [&]() __attribute__((always_inline)) {
     if (load<uint16_t>(p) == (uint16_t{' '} << 8 | ',')) {  // ", ": Kineto's usual separator
@@ -1542,11 +1544,11 @@ bool KinetoReader::kineto_order() {
   };
   auto time = [&](std::string_view & text, bool& has, bool& fast, Ns& ns)
       __attribute__((always_inline)) {
-    if (!order::num(p, end, num_, v)) return false;
+    if (!order::num(p, end, num, v)) return false;
     text = v;
     has = true;
-    fast = num_.ns_ok;
-    ns = num_.ns;
+    fast = num.ns_ok;
+    ns = num.ns;
     return true;
   };
   // pid and tid repeat from event to event: when the 8 bytes at p are those that held the last
@@ -1560,8 +1562,8 @@ bool KinetoReader::kineto_order() {
       return true;
     }
     const char* s = p;
-    if (!order::num(p, end, num_, v) || !num_.int_ok) return false;
-    out = num_.i;
+    if (!order::num(p, end, num, v) || !num.int_ok) return false;
+    out = num.i;
     has = true;
     if (p - s < 8) m = IdMemo{w, out, static_cast<uint8_t>(p - s)};
     return true;
@@ -1585,7 +1587,7 @@ bool KinetoReader::kineto_order() {
     if (!order::key<"\"pid\":">(p) || !id(ev.pid, ev.has_pid, pid_memo_) || !next()) goto out;
     if (!order::key<"\"tid\":">(p) || !id(ev.tid, ev.has_tid, tid_memo_) || !next()) goto out;
     if (!order::key<"\"ts\":">(p) || !time(ev.ts, ev.has_ts, ev.ts_fast, ev.ts_ns)) goto out;
-    ev.ts_dot = num_.dot;
+    ev.ts_dot = num.dot;
     if (!next()) goto out;
     if (!order::key<"\"dur\":">(p) || !time(ev.dur, ev.has_dur, ev.dur_fast, ev.dur_ns) || !next())
       goto out;
@@ -1595,16 +1597,16 @@ bool KinetoReader::kineto_order() {
     p = p_;
     next();
   } else if (ev.ph == 's' || ev.ph == 'f') {
-    if (!order::key<"\"id\":">(p) || !order::num(p, end, num_, v)) goto out;
+    if (!order::key<"\"id\":">(p) || !order::num(p, end, num, v)) goto out;
     ev.id_text = v;
     ev.has_id = true;
-    ev.id_fast = num_.int_ok && num_.i >= 0;
-    ev.id = static_cast<uint64_t>(num_.i);
+    ev.id_fast = num.int_ok && num.i >= 0;
+    ev.id = static_cast<uint64_t>(num.i);
     if (!next()) goto out;
     if (!order::key<"\"pid\":">(p) || !id(ev.pid, ev.has_pid, pid_memo_) || !next()) goto out;
     if (!order::key<"\"tid\":">(p) || !id(ev.tid, ev.has_tid, tid_memo_) || !next()) goto out;
     if (!order::key<"\"ts\":">(p) || !time(ev.ts, ev.has_ts, ev.ts_fast, ev.ts_ns)) goto out;
-    ev.ts_dot = num_.dot;
+    ev.ts_dot = num.dot;
     if (!next()) goto out;
     if (!order::key<"\"cat\":">(p) || !cat() || !next()) goto out;
     if (!order::key<"\"name\":">(p) || !order::str(p, end, ev.name)) goto out;
