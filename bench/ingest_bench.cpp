@@ -1,7 +1,7 @@
 // chopper-bench-ingest: ingest throughput and peak memory of chopper::read_kineto_file.
 //
 //   chopper-bench-ingest FILE [--expect-x-events N] [--repeat R] [--no-link] [--no-in-place]
-//                             [--min-mbps 1000] [--max-rss-ratio 0.5]
+//                             [--window-kib K] [--min-mbps 1000] [--max-rss-ratio 0.5]
 //
 // Each run reads FILE with read_kineto_file (timed: wall and process CPU time), then runs
 // link_trace + classify_trace (timed separately). The best (least CPU) of R runs is reported.
@@ -113,16 +113,17 @@ double mb(double bytes) {
 }
 
 int usage() {
-  fmt::print(
-      stderr,
-      "usage: chopper-bench-ingest FILE [--expect-x-events N] [--repeat R] [--no-link]\n"
-      "                            [--no-in-place] [--min-mbps MBPS] [--max-rss-ratio RATIO]\n"
-      "  --expect-x-events N  fail unless the reader counts N complete (ph X) events\n"
-      "  --repeat R           runs, best CPU time reported (default 3)\n"
-      "  --no-link            skip link_trace + classify_trace\n"
-      "  --no-in-place        read a plain file through read(2), not mapped in place\n"
-      "  --min-mbps MBPS      throughput target, MB/s per core (default 1000)\n"
-      "  --max-rss-ratio R    peak RSS target, x uncompressed size (default 0.5)\n");
+  fmt::print(stderr,
+             "usage: chopper-bench-ingest FILE [--expect-x-events N] [--repeat R] [--no-link]\n"
+             "                            [--no-in-place] [--window-kib K] [--min-mbps MBPS]\n"
+             "                            [--max-rss-ratio RATIO]\n"
+             "  --expect-x-events N  fail unless the reader counts N complete (ph X) events\n"
+             "  --repeat R           runs, best CPU time reported (default 3)\n"
+             "  --no-link            skip link_trace + classify_trace\n"
+             "  --no-in-place        read a plain file through read(2), not mapped in place\n"
+             "  --window-kib K       the reader's window (default 1024 KiB)\n"
+             "  --min-mbps MBPS      throughput target, MB/s per core (default 1000)\n"
+             "  --max-rss-ratio R    peak RSS target, x uncompressed size (default 0.5)\n");
   return 2;
 }
 
@@ -148,6 +149,8 @@ int main(int argc, char** argv) {
       do_link = false;
     } else if (a == "--no-in-place") {
       read_opt.in_place = false;
+    } else if (a == "--window-kib" && i + 1 < argc) {
+      read_opt.window_bytes = static_cast<size_t>(std::atoll(argv[++i])) << 10;
     } else if (a == "--min-mbps" && i + 1 < argc) {
       min_mbps = std::atof(argv[++i]);
     } else if (a == "--max-rss-ratio" && i + 1 < argc) {
