@@ -126,7 +126,8 @@ TEST(ByteSource, PlainFilesMapInPlaceCopyOnWrite) {
   {
     auto f = ByteSource::open_file(path);
     char* p = f->map_in_place(65);
-    ASSERT_NE(p, nullptr);
+    if (p == nullptr)  // only files on local filesystems are mapped (base/input.cpp)
+      GTEST_SKIP() << path << " is not on a filesystem chopper maps (ext4, XFS, Btrfs, tmpfs...)";
     EXPECT_EQ(f->map_in_place(65), p) << "mapped once";
     EXPECT_EQ(std::string_view(p, text.size()), text);
     EXPECT_EQ(p[-1], '\0');

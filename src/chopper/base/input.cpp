@@ -4,6 +4,7 @@
 #include <isa-l/igzip_lib.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include <zstd.h>
 
@@ -28,6 +29,26 @@ std::string_view compression_name(Compression c) {
 }
 
 namespace {
+
+// Is the file on a local disk or in memory? Only such files are mapped: a mapped page that cannot
+// be read (an NFS or Lustre server gone, a FUSE error) stops the process with SIGBUS, where
+// read(2) returns an error that names the file. ZFS (0x2fc12fc1) has no constant in linux/magic.h.
+bool on_local_filesystem(int fd) {
+  struct statfs fs {};
+  if (::fstatfs(fd, &fs) != 0) return false;
+  switch (static_cast<uint64_t>(fs.f_type)) {
+    case 0xEF53:      // ext2/3/4
+    case 0x58465342:  // XFS
+    case 0x9123683E:  // Btrfs
+    case 0xF2F52010:  // F2FS
+    case 0x2fc12fc1:  // ZFS
+    case 0x01021994:  // tmpfs
+    case 0x794c7630:  // overlayfs (containers)
+      return true;
+    default:
+      return false;
+  }
+}
 
 // The compressed bytes: a file read with read(2) in blocks, or a block of memory.
 class RawInput {
@@ -63,7 +84,8 @@ class FileInput final : public RawInput {
   // wholly past it would fault). Read ahead sequentially by the kernel, as read(2) would be.
   char* map_in_place(size_t pad) override {
     if (map_ != nullptr) return data_;
-    if (offset_ != 0 || size_ == 0 || size_ > (uint64_t{1} << 46)) return nullptr;
+    if (offset_ != 0 || size_ == 0 || size_ > (uint64_t{1} << 46) || !on_local_filesystem(fd_))
+      return nullptr;
     const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
     const auto up = [page](size_t n) { return (n + page - 1) / page * page; };
     const size_t file_len = up(size_), len = page + up(size_ + pad);

@@ -30,8 +30,9 @@ class ByteSource {
   // that parse it where it lies instead of copying it through read(). A file is mapped
   // copy-on-write (MAP_PRIVATE: writes stay in this process, the file never changes); memory is
   // copied once. The block is preceded by one readable byte and followed by `pad` zero bytes.
-  // Null for compressed input, an empty file, or when the mapping fails: read() is then the way.
-  // The block lives as long as the source.
+  // Null for compressed input, an empty file, a file on a network or other non-local filesystem
+  // (where an unreadable mapped page would be SIGBUS, not an error), or when the mapping fails:
+  // read() is then the way. The block lives as long as the source.
   virtual char* map_in_place(size_t pad) {
     (void)pad;
     return nullptr;
