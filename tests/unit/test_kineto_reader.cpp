@@ -752,10 +752,12 @@ TEST(KinetoReader, PlainFilesReadInPlaceGiveTheSameTables) {
 }
 
 // The sentinel after the last byte: a file that ends exactly at a page boundary (the byte after
-// it is in the padding pages, not in the file's last page), and files one byte either side.
+// it is in the padding pages, not in the file's last page), and files one byte either side
+// (8191, 8192 and 8193 bytes with 4 KiB pages).
 TEST(KinetoReader, PlainFilesEndingAtAPageBoundary) {
   const std::string base = mini();
-  for (size_t size : {8191ul, 8192ul, 8193ul}) {
+  const auto page = static_cast<size_t>(::sysconf(_SC_PAGESIZE));
+  for (size_t size : {2 * page - 1, 2 * page, 2 * page + 1}) {
     ASSERT_LT(base.size(), size);
     std::string text = base;
     text.append(size - text.size(), '\n');  // trailing blanks are allowed after the JSON

@@ -626,8 +626,8 @@ static_assert(std::is_trivially_copyable_v<Ev>);
 // Resets ev to a fresh Ev by copying one, 32 bytes at a time: GCC compiles `ev = Ev{}` to a
 // `rep stos` of the whole struct (~530 bytes) and stores for the non-zero fields, whose start-up
 // cost is paid on every event.
+inline constexpr Ev kFresh{};  // namespace scope: no initialisation guard tested per event
 inline void reset_ev(Ev& ev) {
-  static const Ev kFresh{};
 #if defined(__AVX__)
   constexpr size_t kWords = sizeof(Ev) / 32;
   const char* from = reinterpret_cast<const char*>(&kFresh);
