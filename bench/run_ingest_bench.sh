@@ -101,6 +101,8 @@ for f in "$LARGE" "$LARGE.gz"; do
     "chopper $(basename "$f")" "$(field uncompressed_mb "$r")" "$(field wall_s "$r")" \
     "$(field cpu_s "$r")" "$(field mbps_per_core "$r")" "$(field peak_rss_mb "$r")" \
     "$(field rss_ratio "$r")" "$(field link_classify_s "$r")" "$(field result "$r")"
+  printf '%-30s %10s %9s %9s %12s\n' "  median of $REPEAT runs" "" "" \
+    "$(field median_cpu_s "$r")" "$(field median_mbps_per_core "$r")"
 done
 p=$(grep '^py_result ' <<<"$PY")
 printf '%-30s %10s %9s %9s %12s %11s %9s %15s %7s\n' \
