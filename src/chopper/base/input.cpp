@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <isa-l/igzip_lib.h>
+#include <linux/magic.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/vfs.h>
@@ -32,18 +33,19 @@ namespace {
 
 // Is the file on a local disk or in memory? Only such files are mapped: a mapped page that cannot
 // be read (an NFS or Lustre server gone, a FUSE error) stops the process with SIGBUS, where
-// read(2) returns an error that names the file. ZFS (0x2fc12fc1) has no constant in linux/magic.h.
+// read(2) returns an error that names the file.
 bool on_local_filesystem(int fd) {
+  constexpr uint64_t kZfsMagic = 0x2fc12fc1;  // not in linux/magic.h
   struct statfs fs {};
   if (::fstatfs(fd, &fs) != 0) return false;
   switch (static_cast<uint64_t>(fs.f_type)) {
-    case 0xEF53:      // ext2/3/4
-    case 0x58465342:  // XFS
-    case 0x9123683E:  // Btrfs
-    case 0xF2F52010:  // F2FS
-    case 0x2fc12fc1:  // ZFS
-    case 0x01021994:  // tmpfs
-    case 0x794c7630:  // overlayfs (containers)
+    case EXT4_SUPER_MAGIC:  // ext2/3/4 share it
+    case XFS_SUPER_MAGIC:
+    case BTRFS_SUPER_MAGIC:
+    case F2FS_SUPER_MAGIC:
+    case kZfsMagic:
+    case TMPFS_MAGIC:
+    case OVERLAYFS_SUPER_MAGIC:  // containers
       return true;
     default:
       return false;
