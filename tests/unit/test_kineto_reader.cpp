@@ -751,6 +751,101 @@ TEST(KinetoReader, PlainFilesReadInPlaceGiveTheSameTables) {
   }
 }
 
+// The blanks between tokens change from event to event (Kineto's indentation, none, tabs and
+// CRLF, runs longer than the 8 bytes a blank memo holds), at every place an event can have them:
+// each event must read as its one-line, blank-free twin does, whatever the window.
+TEST(KinetoReader, BlanksThatChangeFromEventToEventAreSkippedExactly) {
+  const char* blanks[] = {"", " ", "\n    ", "\r\n\t\t", "\n      ", "\n                  ", "  "};
+  std::mt19937_64 rng(11);
+  // `~` marks every place blanks may go; each is replaced by one of `blanks`, chosen at random
+  // but mostly as the place had it last time (the memos' case), or by nothing for the twin.
+  const char* shapes[] = {
+      R"(~{{~"ph"~:~"X"~,~"cat"~:~"cpu_op"~,~"name"~:~"aten::mm"~,~"pid"~:~1~,~"tid"~:~{}~,~)"
+      R"("ts"~:~{}.250~,~"dur"~:~3.5~,~"args"~:~{{~"External id"~:~{}~,~"Record function id"~:)"
+      R"(~4~,~"Sequence number"~:~{}~,~"Input Dims"~:~[[2, 3]]~}}~}}~)",
+      R"(~{{~"ph"~:~"X"~,~"cat"~:~"kernel"~,~"name"~:~"k"~,~"pid"~:~0~,~"tid"~:~7~,~"ts"~:~{}~,)"
+      R"(~"dur"~:~2~,~"args"~:~{{~"External id"~:~{}~,~"queued"~:~0~,~"device"~:~0~,~"stream")"
+      R"(~:~7~,~"correlation"~:~{}~,~"grid"~:~[~{}~,~1~,~1~]~,~"block"~:~[~128~,~1~,~1~]~}}~}}~)",
+      R"(~{{~"ph"~:~"s"~,~"id"~:~{}~,~"pid"~:~1~,~"tid"~:~1~,~"ts"~:~{}~,~"cat"~:~"ac2g"~,)"
+      R"(~"name"~:~"ac2g"~}}~)",
+      R"(~{{~"ph"~:~"f"~,~"id"~:~{}~,~"pid"~:~0~,~"tid"~:~7~,~"ts"~:~{}~,~"cat"~:~"ac2g"~,)"
+      R"(~"name"~:~"ac2g"~,~"bp"~:~"e"~}}~)",
+  };
+  std::vector<std::string> last(64, "");
+  std::string spaced, compact;
+  for (int i = 0; i < 1200; ++i) {
+    const int kind = i % 4;
+    std::string ev;
+    switch (kind) {
+      case 0:
+        ev = fmt::format(fmt::runtime(shapes[0]), 1 + i % 3, 1000 + i, i, i / 4);
+        break;
+      case 1:
+        ev = fmt::format(fmt::runtime(shapes[1]), 1000 + i, i, 5000 + i, 1 + i % 9);
+        break;
+      default:
+        ev = fmt::format(fmt::runtime(shapes[kind]), 5000 + i, 1000 + i);
+        break;
+    }
+    std::string a, b;
+    size_t place = 0;
+    for (char c : ev) {
+      if (c != '~') {
+        a += c;
+        b += c;
+        continue;
+      }
+      std::string& l = last[place++ % last.size()];
+      if (rng() % 3 == 0) l = blanks[rng() % std::size(blanks)];
+      a += l;
+    }
+    if (i > 0) {
+      spaced += rng() % 2 == 0 ? "," : "\n ,\t";
+      compact += ",";
+    }
+    spaced += a;
+    compact += b;
+  }
+  const RankTrace want = parse(trace_of(compact));
+  ASSERT_EQ(want.host.size(), 300u);
+  ASSERT_EQ(want.gpu.size(), 300u);
+  ASSERT_EQ(want.flows.size(), 600u);
+  EXPECT_EQ(want.host.start_ns[2], 1008250);   // event 8: "ts": 1008.250
+  EXPECT_EQ(want.host.sequence_number[2], 2);  // 8 / 4
+  EXPECT_EQ(want.strings.str(want.host.input_dims[2]), "[[2, 3]]");
+  EXPECT_EQ(want.gpu.grid[2], (std::array<int32_t, 3>{1 + 9 % 9, 1, 1}));
+  EXPECT_EQ(want.gpu.correlation[2], 5009);
+  EXPECT_EQ(want.flows.id[1], 5003u);
+  EXPECT_EQ(want.diagnostics.total(), 0u);
+  const std::string text = trace_of(spaced);
+  for (size_t window : {16ul, 100ul, 4096ul, 1ul << 20}) {
+    KinetoReadOptions opt;
+    opt.window_bytes = window;
+    const RankTrace t = parse(text, opt);
+    EXPECT_EQ(t.total_events, want.total_events) << window;
+    EXPECT_EQ(t.diagnostics.total(), 0u) << window;
+    EXPECT_EQ(t.host.start_ns, want.host.start_ns) << window;
+    EXPECT_EQ(t.host.dur_ns, want.host.dur_ns) << window;
+    EXPECT_EQ(t.host.tid, want.host.tid) << window;
+    EXPECT_EQ(t.host.external_id, want.host.external_id) << window;
+    EXPECT_EQ(t.host.name, want.host.name) << window;
+    EXPECT_EQ(t.host.input_dims, want.host.input_dims) << window;
+    EXPECT_EQ(t.gpu.start_ns, want.gpu.start_ns) << window;
+    EXPECT_EQ(t.gpu.dur_ns, want.gpu.dur_ns) << window;
+    EXPECT_EQ(t.gpu.correlation, want.gpu.correlation) << window;
+    EXPECT_EQ(t.gpu.grid, want.gpu.grid) << window;
+    EXPECT_EQ(t.flows.id, want.flows.id) << window;
+    EXPECT_EQ(t.flows.ts_ns, want.flows.ts_ns) << window;
+    EXPECT_EQ(t.host.sequence_number, want.host.sequence_number) << window;
+    EXPECT_EQ(t.host.record_function_id, want.host.record_function_id) << window;
+    EXPECT_EQ(t.gpu.block, want.gpu.block) << window;
+    EXPECT_EQ(t.gpu.stream, want.gpu.stream) << window;
+    EXPECT_EQ(t.gpu.external_id, want.gpu.external_id) << window;
+    EXPECT_EQ(t.flows.tid, want.flows.tid) << window;
+    EXPECT_EQ(t.flows.binds_enclosing, want.flows.binds_enclosing) << window;
+  }
+}
+
 // The sentinel after the last byte: a file that ends exactly at a page boundary (the byte after
 // it is in the padding pages, not in the file's last page), and files one byte either side
 // (8191, 8192 and 8193 bytes with 4 KiB pages).

@@ -366,6 +366,31 @@ inline bool is_delim(char c) {
   return skip_blank_run(p);
 }
 
+// Kineto indents every line alike, so the blanks at a given place in an event are usually those
+// met at that place in the event before. A BlankMemo holds them with the byte that followed (at
+// most 8 bytes in all) as a word and a mask: blanks met before are skipped after one compare, any
+// others by skip_blanks, and remembered. The result is skip_blanks' own: a match means that these
+// very bytes are there, the last of them not a blank. The NUL sentinel is never remembered, so a
+// match never reaches it; the window's padding makes the load safe.
+struct BlankMemo {
+  uint64_t word = 1, mask = 0;  // matches nothing until blanks are learnt
+  size_t len = 0;
+};
+[[gnu::noinline]] inline const char* learn_blanks(const char* p, BlankMemo& m) {
+  const char* q = skip_blanks(p);
+  const auto n = static_cast<size_t>(q - p);
+  if (n < 8 && *q != '\0') {
+    m.mask = n == 7 ? ~uint64_t{0} : (uint64_t{1} << (8 * (n + 1))) - 1;
+    m.word = load<uint64_t>(p) & m.mask;
+    m.len = n;
+  }
+  return q;
+}
+[[gnu::always_inline]] inline const char* skip_blanks(const char* p, BlankMemo& m) {
+  if ((load<uint64_t>(p) & m.mask) == m.word) return p + m.len;
+  return learn_blanks(p, m);
+}
+
 // A number token scanned once: the integer it is (int_ok), or the time in ns when read as µs
 // (ns_ok), for the common shapes that need no general parser; everything else is left to the
 // exact parsers in base/time.hpp, which give the same result for these shapes.
@@ -839,6 +864,10 @@ class KinetoReader {
     p_ = skip_blanks(p_);
     if (p_ >= end_) throw NeedMore{};
   }
+  void ws(BlankMemo& m) {
+    p_ = skip_blanks(p_, m);
+    if (p_ >= end_) throw NeedMore{};
+  }
   // p_ at '"'. Returns the raw text between the quotes; *escaped tells if it has escapes.
   std::string_view str_raw(bool* escaped) {
     const char* s = ++p_;
@@ -1174,6 +1203,15 @@ class KinetoReader {
   std::vector<PendingDiag> ev_diags_;                             // ev_'s, added at commit
   std::vector<std::pair<std::string_view, double>> ev_counters_;  // ev_'s (ph "C") values
   Num num_;                                                       // the last number token
+  // Blanks at each place in an event (BlankMemo): before an element after a comma, after an
+  // event's '{', around the comma after each member kineto_order() reads (by its `site`), and in
+  // args: after its '{', before each argument (by category, told apart by its length and second
+  // byte, and by the argument's ordinal, the 16th and later sharing one) and before its '}'.
+  struct Blanks {
+    BlankMemo element, open, args_open, args_close;
+    BlankMemo order_before[16], order_after[16];
+    BlankMemo args[16][16];
+  } blanks_;
   struct IdMemo {
     uint64_t word = 0;  // the 8 bytes at the value: its digits, the delimiter, what followed
     int64_t value = 0;
@@ -1398,10 +1436,15 @@ void KinetoReader::parse_events_array() {
     p_ = base_ + at;
     end_ = base_ + len_;
     try {
+      bool after_comma = false;
       for (;;) {
-        ws();
+        if (after_comma)
+          ws(blanks_.element);
+        else
+          ws();
         const char c = *p_;
-        if (c == ',') {
+        after_comma = c == ',';
+        if (after_comma) {
           ++p_;
           at = static_cast<size_t>(p_ - base_);
           continue;
@@ -1523,16 +1566,17 @@ bool KinetoReader::kineto_order() {
   std::string_view v;
   bool done = false;
   Num num;  // local: kept in registers, not stored to num_ and read back
-  // After a value: ',' and the next member (true), or '}' ending the event (done).
-  auto next = [&]() __attribute__((always_inline)) {
+  // After a value: ',' and the next member (true), or '}' ending the event (done). `site` says
+  // which member it follows, for its blank memos.
+  auto next = [&](int site) __attribute__((always_inline)) {
     if (load<uint16_t>(p) == (uint16_t{' '} << 8 | ',')) {  // ", ": Kineto's usual separator
       p += 2;  // a blank after it fails the next key's compare; the general loop reads it
       member = p;
       return true;
     }
-    p = skip_blanks(p);
+    p = skip_blanks(p, blanks_.order_before[site]);
     if (*p == ',') {
-      p = skip_blanks(p + 1);
+      p = skip_blanks(p + 1, blanks_.order_after[site]);
       member = p;
       return p < end;
     }
@@ -1578,43 +1622,43 @@ bool KinetoReader::kineto_order() {
   };
   if (!order::key<"\"ph\":">(p) || !order::str<true>(p, end, v)) return false;
   ev.ph = v.size() == 1 ? v[0] : '?';
-  if (!next()) goto out;
+  if (!next(0)) goto out;
   if (ev.ph == 'X') {
-    if (!order::key<"\"cat\":">(p) || !cat() || !next()) goto out;
+    if (!order::key<"\"cat\":">(p) || !cat() || !next(1)) goto out;
     if (!order::key<"\"name\":">(p) || !order::str(p, end, ev.name)) goto out;
     ev.has_name = true;
-    if (!next()) goto out;
-    if (!order::key<"\"pid\":">(p) || !id(ev.pid, ev.has_pid, pid_memo_) || !next()) goto out;
-    if (!order::key<"\"tid\":">(p) || !id(ev.tid, ev.has_tid, tid_memo_) || !next()) goto out;
+    if (!next(2)) goto out;
+    if (!order::key<"\"pid\":">(p) || !id(ev.pid, ev.has_pid, pid_memo_) || !next(3)) goto out;
+    if (!order::key<"\"tid\":">(p) || !id(ev.tid, ev.has_tid, tid_memo_) || !next(4)) goto out;
     if (!order::key<"\"ts\":">(p) || !time(ev.ts, ev.has_ts, ev.ts_fast, ev.ts_ns)) goto out;
     ev.ts_dot = num.dot;
-    if (!next()) goto out;
-    if (!order::key<"\"dur\":">(p) || !time(ev.dur, ev.has_dur, ev.dur_fast, ev.dur_ns) || !next())
+    if (!next(5)) goto out;
+    if (!order::key<"\"dur\":">(p) || !time(ev.dur, ev.has_dur, ev.dur_fast, ev.dur_ns) || !next(6))
       goto out;
     if (!order::key<"\"args\":">(p) || *p != '{') goto out;
     p_ = p;
     parse_args();  // may throw, as in the general loop
     p = p_;
-    next();
+    next(7);
   } else if (ev.ph == 's' || ev.ph == 'f') {
     if (!order::key<"\"id\":">(p) || !order::num(p, end, num, v)) goto out;
     ev.id_text = v;
     ev.has_id = true;
     ev.id_fast = num.int_ok && num.i >= 0;
     ev.id = static_cast<uint64_t>(num.i);
-    if (!next()) goto out;
-    if (!order::key<"\"pid\":">(p) || !id(ev.pid, ev.has_pid, pid_memo_) || !next()) goto out;
-    if (!order::key<"\"tid\":">(p) || !id(ev.tid, ev.has_tid, tid_memo_) || !next()) goto out;
+    if (!next(8)) goto out;
+    if (!order::key<"\"pid\":">(p) || !id(ev.pid, ev.has_pid, pid_memo_) || !next(9)) goto out;
+    if (!order::key<"\"tid\":">(p) || !id(ev.tid, ev.has_tid, tid_memo_) || !next(10)) goto out;
     if (!order::key<"\"ts\":">(p) || !time(ev.ts, ev.has_ts, ev.ts_fast, ev.ts_ns)) goto out;
     ev.ts_dot = num.dot;
-    if (!next()) goto out;
-    if (!order::key<"\"cat\":">(p) || !cat() || !next()) goto out;
+    if (!next(11)) goto out;
+    if (!order::key<"\"cat\":">(p) || !cat() || !next(12)) goto out;
     if (!order::key<"\"name\":">(p) || !order::str(p, end, ev.name)) goto out;
     ev.has_name = true;
-    if (!next()) goto out;
+    if (!next(13)) goto out;
     if (!order::key<"\"bp\":">(p) || !order::str<true>(p, end, v)) goto out;
     ev.bp_e = v == "e";
-    next();
+    next(14);
   }
 out:
   if (done) return true;
@@ -1630,7 +1674,7 @@ void KinetoReader::parse_event() {
   Ev& ev = ev_;
   bool check_python = false;
   ++p_;  // '{'
-  ws();
+  ws(blanks_.open);
   if (*p_ == '}') {
     ++p_;
     return;
@@ -1797,13 +1841,18 @@ void KinetoReader::get_dim3(std::array<int32_t, 3>& out) {
 void KinetoReader::parse_args() {
   Ev& ev = ev_;
   ++p_;  // '{'
-  ws();
+  ws(blanks_.args_open);
   if (*p_ == '}') {
     ++p_;
     return;
   }
-  for (;;) {
-    ws();
+  // Each category lays its args out in its own way (cpu_op, kernel, cuda_runtime, ...): the blank
+  // memos are kept per category, told apart by its length and second byte, and per ordinal.
+  const std::string_view cat = ev.cat;
+  BlankMemo* const memo =
+      blanks_.args[cat.size() < 2 ? 0 : (static_cast<unsigned char>(cat[1]) ^ cat.size()) & 15];
+  for (size_t i = 0;; i += i < 15 ? 1 : 0) {
+    ws(memo[i]);
     std::string_view k;
     ArgKey ak;
     if (const ArgName* a = known_arg(p_)) {  // the usual spelling: `"Key": `, matched whole
@@ -1962,6 +2011,11 @@ void KinetoReader::parse_args() {
     if (*p_ == ',') {  // the usual case, no blank before the comma
       ++p_;
       continue;
+    }
+    ws(blanks_.args_close);
+    if (*p_ == '}') {
+      ++p_;
+      return;
     }
     if (!next_member('}')) return;
   }
