@@ -487,7 +487,18 @@ inline constexpr RightAlign kRightAlign{};
   if (*p == '.') {
     const char* f0 = ++p;
     uint64_t fp = 0;
-    p = scan_digits(p, fp);
+    // Kineto writes times with three decimals: those are read here, longer runs by scan_digits.
+    // Unsigned: a byte below '0' wraps to a large value, so "<= 9" holds for digits only.
+    const auto f1 = static_cast<unsigned>(static_cast<unsigned char>(p[0]) - '0'),
+               f2 = static_cast<unsigned>(static_cast<unsigned char>(p[1]) - '0'),
+               f3 = static_cast<unsigned>(static_cast<unsigned char>(p[2]) - '0'),
+               f4 = static_cast<unsigned>(static_cast<unsigned char>(p[3]) - '0');
+    if (f1 <= 9 && f2 <= 9 && f3 <= 9 && f4 > 9) {
+      fp = f1 * 100 + f2 * 10 + f3;
+      p += 3;
+    } else {
+      p = scan_digits(p, fp);
+    }
     const auto nf = static_cast<size_t>(p - f0);
     n.dot = true;
     if (!neg && nd >= 1 && nd <= 15 && nf >= 1 && nf <= 3 && is_delim(*p)) {
@@ -1094,6 +1105,7 @@ class KinetoReader {
   [[gnu::flatten]] void add_host_row(const Ev& ev, CatKind kind, StrId cat, StrId name, Ns ts,
                                      Ns dur);
   [[gnu::flatten]] void add_runtime_row(const Ev& ev, CatKind kind, StrId name, Ns ts, Ns dur);
+  [[gnu::flatten]] void add_flow_row(const Ev& ev, CatKind kind, StrId cat, uint64_t id, Ns ts);
   void sanitize_utf8(size_t begin, size_t end);
   bool get_time(std::string_view text, Ns& out, const char* what, uint64_t offset);
   int64_t id_from_pid_text(std::string_view text, bool was_string, bool gpu_stream);
@@ -1657,7 +1669,7 @@ bool KinetoReader::kineto_order() {
     ev.has_name = true;
     if (!next(13)) goto out;
     if (!order::key<"\"bp\":">(p) || !order::str<true>(p, end, v)) goto out;
-    ev.bp_e = v == "e";
+    ev.bp_e = v.size() == 1 && v[0] == 'e';
     next(14);
   }
 out:
@@ -2204,6 +2216,23 @@ void KinetoReader::add_runtime_row(const Ev& ev, CatKind kind, StrId name, Ns ts
   put(r.external_id, ev.external_id);
 }
 
+void KinetoReader::add_flow_row(const Ev& ev, CatKind kind, StrId cat, uint64_t id, Ns ts) {
+  Flows& fl = t_.flows;
+  if (fl.ts_ns.size() == fl.ts_ns.capacity()) make_room(fl);
+  put(fl.kind, kind == CatKind::kFlowLaunch   ? FlowKind::kLaunch
+               : kind == CatKind::kFlowFwdBwd ? FlowKind::kFwdBwd
+                                              : FlowKind::kOther);
+  put(fl.phase, ev.ph == 's'   ? FlowPhase::kStart
+                : ev.ph == 't' ? FlowPhase::kStep
+                               : FlowPhase::kFinish);
+  put(fl.category, cat);
+  put(fl.id, id);
+  put(fl.pid, ev.pid);
+  put(fl.tid, ev.tid);
+  put(fl.ts_ns, ts);
+  put(fl.binds_enclosing, ev.bp_e);
+}
+
 void KinetoReader::commit(Ev& ev, uint64_t offset) {
   ++t_.total_events;
   ++ph_counts_[static_cast<unsigned char>(ev.ph)];
@@ -2313,21 +2342,7 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
         }
         id = ok ? x : (0x8000000000000000ULL | t_.strings.intern(ev.id_text));
       }
-      const CatKind kind = cat_kind(cat);
-      Flows& fl = t_.flows;
-      if (fl.ts_ns.size() == fl.ts_ns.capacity()) make_room(fl);
-      put(fl.kind, kind == CatKind::kFlowLaunch   ? FlowKind::kLaunch
-                   : kind == CatKind::kFlowFwdBwd ? FlowKind::kFwdBwd
-                                                  : FlowKind::kOther);
-      put(fl.phase, ev.ph == 's'   ? FlowPhase::kStart
-                    : ev.ph == 't' ? FlowPhase::kStep
-                                   : FlowPhase::kFinish);
-      put(fl.category, cat);
-      put(fl.id, id);
-      put(fl.pid, ev.pid);
-      put(fl.tid, ev.tid);
-      put(fl.ts_ns, ts);
-      put(fl.binds_enclosing, ev.bp_e);
+      add_flow_row(ev, cat_kind(cat), cat, id, ts);
       return;
     }
     case 'i':
