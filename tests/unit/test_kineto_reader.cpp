@@ -846,6 +846,45 @@ TEST(KinetoReader, BlanksThatChangeFromEventToEventAreSkippedExactly) {
   }
 }
 
+// grid and block: Kineto's "[x, y, z]" and every other shape, each read as the general loop
+// reads it (the first three non-negative integers in the array, capped at INT32_MAX; 0 where one
+// is missing; nothing from a nested array).
+TEST(KinetoReader, GridAndBlockShapes) {
+  const std::vector<std::pair<std::string, std::array<int32_t, 3>>> cases = {
+      {"[512, 1, 1]", {512, 1, 1}},
+      {"[512,1,1]", {512, 1, 1}},
+      {"[123456789, 2, 3]", {123456789, 2, 3}},
+      {"[1234567890, 2, 3]", {1234567890, 2, 3}},  // ten digits: the general loop
+      {"[99999999999, 2, 3]", {INT32_MAX, 2, 3}},
+      {"[1, 2]", {1, 2, 0}},
+      {"[1, 2, 3, 4]", {1, 2, 3}},
+      {"[ 4 , 5 , 6 ]", {4, 5, 6}},
+      {"[7,  8, 9]", {7, 8, 9}},
+      {"[[1, 2, 3]]", {0, 0, 0}},
+      {"[]", {0, 0, 0}},
+      {"\"[1, 2, 3]\"", {0, 0, 0}},
+  };
+  std::string events;
+  for (size_t i = 0; i < cases.size(); ++i) {
+    if (i > 0) events += ",";
+    events += fmt::format(
+        R"({{"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": {}, "dur": 1, )"
+        R"("args": {{"grid": {}, "block": {}, "correlation": {}}}}})",
+        i, cases[i].first, cases[i].first, i);
+  }
+  for (size_t window : {16ul, 1ul << 20}) {
+    KinetoReadOptions opt;
+    opt.window_bytes = window;
+    const RankTrace t = parse(trace_of(events), opt);
+    ASSERT_EQ(t.gpu.size(), cases.size()) << window;
+    for (size_t i = 0; i < cases.size(); ++i) {
+      EXPECT_EQ(t.gpu.grid[i], cases[i].second) << cases[i].first << ", window " << window;
+      EXPECT_EQ(t.gpu.block[i], cases[i].second) << cases[i].first << ", window " << window;
+      EXPECT_EQ(t.gpu.correlation[i], static_cast<int64_t>(i)) << cases[i].first;
+    }
+  }
+}
+
 // The sentinel after the last byte: a file that ends exactly at a page boundary (the byte after
 // it is in the padding pages, not in the file's last page), and files one byte either side
 // (8191, 8192 and 8193 bytes with 4 KiB pages).

@@ -1832,6 +1832,29 @@ void KinetoReader::get_dim3(std::array<int32_t, 3>& out) {
     skip_value();
     return;
   }
+  // Kineto's shape, "[512, 1, 1]" (each number at most 9 digits), read directly; the window's
+  // NUL sentinel stops every scan below, and anything else goes through the general loop below.
+  {
+    const char* p = p_ + 1;
+    std::array<int32_t, 3> v{};
+    bool ok = true;
+    for (int k = 0; k < 3 && ok; ++k) {
+      const char* d = p;
+      int32_t x = 0;
+      for (unsigned c; (c = static_cast<unsigned>(static_cast<unsigned char>(*p) - '0')) <= 9; ++p)
+        x = x * 10 + static_cast<int32_t>(c);
+      const char want = k < 2 ? ',' : ']';
+      ok = p > d && p - d <= 9 && *p == want;
+      v[static_cast<size_t>(k)] = x;
+      p += 1;
+      if (k < 2 && *p == ' ') ++p;
+    }
+    if (ok && p <= end_) {
+      out = v;
+      p_ = p;
+      return;
+    }
+  }
   const std::string_view raw = skip_value();
   size_t i = 0;
   int64_t v = -1;
