@@ -846,6 +846,54 @@ TEST(KinetoReader, BlanksThatChangeFromEventToEventAreSkippedExactly) {
   }
 }
 
+// The args of one category in another order from event to event (keys that share a first byte,
+// with and without a blank after the colon): each value lands where its key says, however the
+// arguments met at the same place before were named.
+TEST(KinetoReader, ArgsInAnyOrderAreReadByTheirKeys) {
+  std::mt19937_64 rng(5);
+  std::string events;
+  const int n = 500;
+  std::vector<std::vector<int>> kept(n);  // which arguments (by number below) each event has
+  for (int i = 0; i < n; ++i) {
+    std::vector<std::pair<int, std::string>> args = {
+        {0, fmt::format(R"("External id":{}{})", rng() % 2 ? " " : "", i)},
+        {1, R"("Ev Idx": 9)"},
+        {2, fmt::format(R"("Sequence number": {})", 2 * i)},
+        {3, fmt::format(R"("Record function id":{}{})", rng() % 2 ? " " : "", 3 * i)},
+        {4, fmt::format(R"("Input Dims": [[{}]])", i)},
+        {5, R"("Input type": ["float"])"},
+        {6, R"("Input Strides": [[1]])"},
+        {7, fmt::format(R"("Fwd thread id": {})", i % 2)},
+    };
+    if (rng() % 4 != 0) std::shuffle(args.begin(), args.end(), rng);  // else in this order
+    args.resize(4 + rng() % 5);
+    std::string a;
+    for (const auto& [k, text] : args) {
+      a += (a.empty() ? "" : ", ") + text;
+      kept[static_cast<size_t>(i)].push_back(k);
+    }
+    if (i > 0) events += ",\n";
+    events += fmt::format(
+        R"({{"ph": "X", "cat": "cpu_op", "name": "op", "pid": 1, "tid": 1, "ts": {}, "dur": 1, )"
+        R"("args": {{{}}}}})",
+        i, a);
+  }
+  const RankTrace t = parse(trace_of(events));
+  ASSERT_EQ(t.host.size(), static_cast<size_t>(n));
+  EXPECT_EQ(t.diagnostics.total(), 0u);
+  for (int i = 0; i < n; ++i) {
+    const auto u = static_cast<size_t>(i);
+    auto has = [&](int k) { return std::find(kept[u].begin(), kept[u].end(), k) != kept[u].end(); };
+    EXPECT_EQ(t.host.external_id[u], has(0) ? i : kNoId) << "event " << i;
+    EXPECT_EQ(t.host.sequence_number[u], has(2) ? 2 * i : kNoId) << "event " << i;
+    EXPECT_EQ(t.host.record_function_id[u], has(3) ? 3 * i : kNoId) << "event " << i;
+    EXPECT_EQ(t.strings.str(t.host.input_dims[u]), has(4) ? fmt::format("[[{}]]", i) : "")
+        << "event " << i;
+    EXPECT_EQ(t.strings.str(t.host.input_types[u]), has(5) ? "[\"float\"]" : "") << "event " << i;
+    EXPECT_EQ(t.host.fwd_thread_id[u], has(7) ? i % 2 : kNoId) << "event " << i;
+  }
+}
+
 // grid and block: Kineto's "[x, y, z]" and every other shape, each read as the general loop
 // reads it (the first three non-negative integers in the array, capped at INT32_MAX; 0 where one
 // is missing; nothing from a nested array).

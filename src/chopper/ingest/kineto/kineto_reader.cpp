@@ -268,6 +268,36 @@ inline const ArgName* known_arg(const char* p) {
   return nullptr;
 }
 
+// The argument met at a place in args last time: `"Key":` and the blank after it if there was
+// one, as up to 32 bytes compared at once. A match is the very bytes known_arg() would have
+// matched there, so it gives the same argument without a search among the candidates.
+struct KeyMemo {
+  alignas(32) char text[32] = {};  // text[0] = NUL with mask 1: matches nothing (p is at '"')
+  uint32_t mask = 1;               // bit i set: byte i is compared
+  uint32_t len = 0;
+  const ArgName* arg = nullptr;
+};
+[[gnu::always_inline]] inline bool key_memo_hit(const char* p, const KeyMemo& m) {
+#if defined(__AVX2__)
+  const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  const __m256i t = _mm256_load_si256(reinterpret_cast<const __m256i*>(m.text));
+  const auto eq = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, t)));
+  return (eq & m.mask) == m.mask;
+#else
+  return std::memcmp(p, m.text, std::max<uint32_t>(m.len, 1)) == 0;
+#endif
+}
+// Remembers the argument a, matched by known_arg() at p.
+inline void learn_key(const char* p, const ArgName& a, KeyMemo& m) {
+  uint32_t n = static_cast<uint32_t>(a.key.size()) + 3;  // quotes and colon
+  if (p[n] == ' ') ++n;
+  if (n > sizeof m.text) return;
+  std::memcpy(m.text, p, n);
+  m.mask = n == 32 ? ~uint32_t{0} : (uint32_t{1} << n) - 1;
+  m.len = n;
+  m.arg = &a;
+}
+
 struct NeedMore {};
 // Thrown for input that is not valid JSON inside an event: the event is skipped and counted.
 struct Malformed {
@@ -1224,6 +1254,8 @@ class KinetoReader {
     BlankMemo order_before[16], order_after[16];
     BlankMemo args[16][16];
   } blanks_;
+  // The argument at each place in args, as blanks_.args (KeyMemo).
+  KeyMemo arg_keys_[16][16];
   struct IdMemo {
     uint64_t word = 0;  // the 8 bytes at the value: its digits, the delimiter, what followed
     int64_t value = 0;
@@ -1884,13 +1916,20 @@ void KinetoReader::parse_args() {
   // Each category lays its args out in its own way (cpu_op, kernel, cuda_runtime, ...): the blank
   // memos are kept per category, told apart by its length and second byte, and per ordinal.
   const std::string_view cat = ev.cat;
-  BlankMemo* const memo =
-      blanks_.args[cat.size() < 2 ? 0 : (static_cast<unsigned char>(cat[1]) ^ cat.size()) & 15];
+  const size_t slot = cat.size() < 2 ? 0 : (static_cast<unsigned char>(cat[1]) ^ cat.size()) & 15;
+  BlankMemo* const memo = blanks_.args[slot];
+  KeyMemo* const keys = arg_keys_[slot];
   for (size_t i = 0;; i += i < 15 ? 1 : 0) {
     ws(memo[i]);
     std::string_view k;
     ArgKey ak;
-    if (const ArgName* a = known_arg(p_)) {  // the usual spelling: `"Key": `, matched whole
+    KeyMemo& km = keys[i];
+    if (key_memo_hit(p_, km)) {  // the argument met here last time
+      k = km.arg->key;
+      ak = km.arg->id;
+      p_ = skip_blanks(p_ + km.len);
+    } else if (const ArgName* a = known_arg(p_)) {  // the usual spelling, matched whole
+      learn_key(p_, *a, km);
       k = a->key;
       ak = a->id;
       p_ = skip_blanks(p_ + a->key.size() + 3);
