@@ -244,9 +244,10 @@ struct ArgIndex {
   }
 };
 inline constexpr ArgIndex kArgIndex{};
-// p at '"': the known key written `"Key":` there (its quotes and colon compared whole, word by
+// p at a key: the known key written `"Key":` there (its quotes and colon compared whole, word by
 // word; the window's padding makes the loads safe, its NUL sentinel never matches), or null.
 inline const ArgName* known_arg(const char* p) {
+  if (*p != '"') return nullptr;  // not a key: the general path says so
   for (const int8_t i : kArgIndex.at[static_cast<unsigned char>(p[1])]) {
     if (i < 0) return nullptr;
     const ArgName& a = kArgNames[i];
@@ -268,14 +269,25 @@ inline const ArgName* known_arg(const char* p) {
   return nullptr;
 }
 
-// The argument met at a place in args last time: `"Key":` and the blank after it if there was
-// one, as up to 32 bytes compared at once. A match is the very bytes known_arg() would have
-// matched there, so it gives the same argument without a search among the candidates.
+// The argument met at a place in args last time: the blanks before it, `"Key":` and the blank
+// after it if there was one, as up to 32 bytes compared at once. A match is the very bytes that
+// skipping the blanks and known_arg() would have matched there (the blanks end at the key's
+// quote), so it gives the same argument without either.
 struct KeyMemo {
-  alignas(32) char text[32] = {};  // text[0] = NUL with mask 1: matches nothing (p is at '"')
-  uint32_t mask = 1;               // bit i set: byte i is compared
+  alignas(32) char text[32] = {};
+  uint32_t mask = 0;  // bit i set: byte i is compared
   uint32_t len = 0;
   const ArgName* arg = nullptr;
+  // Starts as if `"External id":` had been met: every memo holds a pattern, so a match always
+  // names an argument (an empty pattern would match anything).
+  KeyMemo() {
+    static_assert(kArgNames[0].key == "External id");
+    constexpr std::string_view first = "\"External id\":";
+    std::memcpy(text, first.data(), first.size());
+    len = static_cast<uint32_t>(first.size());
+    mask = (uint32_t{1} << len) - 1;
+    arg = &kArgNames[0];
+  }
 };
 [[gnu::always_inline]] inline bool key_memo_hit(const char* p, const KeyMemo& m) {
 #if defined(__AVX2__)
@@ -284,14 +296,14 @@ struct KeyMemo {
   const auto eq = static_cast<uint32_t>(_mm256_movemask_epi8(_mm256_cmpeq_epi8(v, t)));
   return (eq & m.mask) == m.mask;
 #else
-  return std::memcmp(p, m.text, std::max<uint32_t>(m.len, 1)) == 0;
+  return std::memcmp(p, m.text, m.len) == 0;
 #endif
 }
-// Remembers the argument a, matched by known_arg() at p.
-inline void learn_key(const char* p, const ArgName& a, KeyMemo& m) {
-  uint32_t n = static_cast<uint32_t>(a.key.size()) + 3;  // quotes and colon
+// Remembers the argument a, matched by known_arg() at key after the blanks from p.
+inline void learn_key(const char* p, const char* key, const ArgName& a, KeyMemo& m) {
+  auto n = static_cast<uint32_t>(key - p + static_cast<ptrdiff_t>(a.key.size()) + 3);
   if (p[n] == ' ') ++n;
-  if (n > sizeof m.text) return;
+  if (n > sizeof m.text) return;  // the memo keeps what it had
   std::memcpy(m.text, p, n);
   m.mask = n == 32 ? ~uint32_t{0} : (uint32_t{1} << n) - 1;
   m.len = n;
@@ -1247,14 +1259,14 @@ class KinetoReader {
   Num num_;                                                       // the last number token
   // Blanks at each place in an event (BlankMemo): before an element after a comma, after an
   // event's '{', around the comma after each member kineto_order() reads (by its `site`), and in
-  // args: after its '{', before each argument (by category, told apart by its length and second
-  // byte, and by the argument's ordinal, the 16th and later sharing one) and before its '}'.
+  // args: before each argument (by category, told apart by its length and second byte, and by the
+  // argument's ordinal, the 16th and later sharing one), when arg_keys_ misses, and before '}'.
   struct Blanks {
-    BlankMemo element, open, args_open, args_close;
+    BlankMemo element, open, args_close;
     BlankMemo order_before[16], order_after[16];
     BlankMemo args[16][16];
   } blanks_;
-  // The argument at each place in args, as blanks_.args (KeyMemo).
+  // The blanks and argument at each place in args, as blanks_.args (KeyMemo).
   KeyMemo arg_keys_[16][16];
   struct IdMemo {
     uint64_t word = 0;  // the 8 bytes at the value: its digits, the delimiter, what followed
@@ -1908,34 +1920,36 @@ void KinetoReader::get_dim3(std::array<int32_t, 3>& out) {
 void KinetoReader::parse_args() {
   Ev& ev = ev_;
   ++p_;  // '{'
-  ws(blanks_.args_open);
-  if (*p_ == '}') {
-    ++p_;
-    return;
-  }
-  // Each category lays its args out in its own way (cpu_op, kernel, cuda_runtime, ...): the blank
+  // Each category lays its args out in its own way (cpu_op, kernel, cuda_runtime, ...): the
   // memos are kept per category, told apart by its length and second byte, and per ordinal.
   const std::string_view cat = ev.cat;
   const size_t slot = cat.size() < 2 ? 0 : (static_cast<unsigned char>(cat[1]) ^ cat.size()) & 15;
   BlankMemo* const memo = blanks_.args[slot];
   KeyMemo* const keys = arg_keys_[slot];
   for (size_t i = 0;; i += i < 15 ? 1 : 0) {
-    ws(memo[i]);
     std::string_view k;
     ArgKey ak;
     KeyMemo& km = keys[i];
-    if (key_memo_hit(p_, km)) {  // the argument met here last time
+    if (key_memo_hit(p_, km)) {  // the blanks and argument met here last time
       k = km.arg->key;
       ak = km.arg->id;
       p_ = skip_blanks(p_ + km.len);
-    } else if (const ArgName* a = known_arg(p_)) {  // the usual spelling, matched whole
-      learn_key(p_, *a, km);
-      k = a->key;
-      ak = a->id;
-      p_ = skip_blanks(p_ + a->key.size() + 3);
     } else {
-      k = key();
-      ak = arg_key_of(k);
+      const char* const before = p_;
+      ws(memo[i]);
+      if (i == 0 && *p_ == '}') {  // empty args
+        ++p_;
+        return;
+      }
+      if (const ArgName* a = known_arg(p_)) {  // the usual spelling, matched whole
+        learn_key(before, p_, *a, km);
+        k = a->key;
+        ak = a->id;
+        p_ = skip_blanks(p_ + a->key.size() + 3);
+      } else {
+        k = key();
+        ak = arg_key_of(k);
+      }
     }
     std::string_view text;
     bool was_string = false;
