@@ -473,6 +473,28 @@ inline constexpr RightAlign kRightAlign{};
 // count the digits); returns the end of the run. The window's padding makes the 16-byte loads
 // safe, and its sentinel is not a digit, so a run never passes it.
 [[gnu::always_inline]] inline const char* scan_digits(const char* p, uint64_t& v) {
+  // Most numbers in a trace (ids, counts, pids) have fewer than 8 digits: those are read from one
+  // 8-byte word. Subtracting '0' from every byte leaves digits at 0..9; a byte is not a digit iff
+  // its result, or its result plus 0x76, has the top bit set. Borrows and carries between bytes
+  // start only at a byte that is not a digit, so they never change the first such byte's verdict.
+  {
+    const uint64_t t = load<uint64_t>(p) - 0x3030303030303030ULL;
+    const uint64_t other = (t | (t + 0x7676767676767676ULL)) & 0x8080808080808080ULL;
+    if (other != 0) {
+      const auto n = static_cast<unsigned>(__builtin_ctzll(other)) >> 3;  // digits, 0..7
+      if (n == 0) return p;
+      // The n digits moved to the top bytes (first digit highest), zeros below: an 8-digit
+      // number with leading zeros, combined in pairs, fours and eights by multiplies.
+      uint64_t x = t << (64 - 8 * n);
+      x = x * 10 + (x >> 8);
+      x = (((x & 0x000000FF000000FFULL) * (100 + (1000000ULL << 32))) +
+           (((x >> 16) & 0x000000FF000000FFULL) * (1 + (10000ULL << 32)))) >>
+          32;
+      static constexpr uint64_t kScale8[8] = {1, 10, 100, 1000, 10000, 100000, 1000000, 10000000};
+      v = v * kScale8[n] + x;
+      return p + n;
+    }
+  }
 #if defined(__SSE4_1__)
   for (;;) {
     const __m128i d =
