@@ -27,8 +27,9 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     chopper::classify_trace(t);
     const chopper::HostOps& h = t.host;
     for (size_t i = 0; i < h.size(); ++i)
-      (void)chopper::op_cost(t.strings.str(h.name[i]), t.strings.str(h.input_dims[i]),
-                             t.strings.str(h.input_types[i]), t.strings.str(h.concrete_inputs[i]));
+      (void)chopper::op_cost(t.strings.str(h.name[i]), t.strings.str(t.shapes_of(i).input_dims),
+                             t.strings.str(t.shapes_of(i).input_types),
+                             t.strings.str(t.shapes_of(i).concrete_inputs));
   } catch (const chopper::InputError&) {
   }
   return 0;

@@ -39,9 +39,9 @@ void check_flops(const std::string& name, const SynthConfig& c) {
       ASSERT_GE(h, 0) << "correlation " << k.correlation << " has no host op";
       const auto hi = static_cast<size_t>(h);
       const std::string_view op = t.strings.str(t.host.name[hi]);
-      const OpCost cost =
-          op_cost(op, t.strings.str(t.host.input_dims[hi]), t.strings.str(t.host.input_types[hi]),
-                  t.strings.str(t.host.concrete_inputs[hi]));
+      const OpCost cost = op_cost(op, t.strings.str(t.shapes_of(hi).input_dims),
+                                  t.strings.str(t.shapes_of(hi).input_types),
+                                  t.strings.str(t.shapes_of(hi).concrete_inputs));
       CostFamily want = CostFamily::kGemm;
       if (k.op_class == "attention")
         want = k.phase == "backward" ? CostFamily::kAttentionBwd : CostFamily::kAttentionFwd;

@@ -17,8 +17,9 @@ RankTrace load(const char* file) {
 }
 
 OpCost cost_of(const RankTrace& t, size_t h) {
-  return op_cost(t.strings.str(t.host.name[h]), t.strings.str(t.host.input_dims[h]),
-                 t.strings.str(t.host.input_types[h]), t.strings.str(t.host.concrete_inputs[h]));
+  return op_cost(t.strings.str(t.host.name[h]), t.strings.str(t.shapes_of(h).input_dims),
+                 t.strings.str(t.shapes_of(h).input_types),
+                 t.strings.str(t.shapes_of(h).concrete_inputs));
 }
 
 // Share of the GPU time of kernels linked to a host op that is launched by an op of known cost.
@@ -46,7 +47,7 @@ TEST(RealFlops, QwenFlashAttentionIsCausal) {
     for (size_t h = 0; h < t.host.size(); ++h) {
       if (t.strings.str(t.host.name[h]) != "aten::_flash_attention_forward") continue;
       ++n;
-      EXPECT_NE(t.host.concrete_inputs[h], 0u);
+      EXPECT_NE(t.shapes_of(h).concrete_inputs, 0u);
       const OpCost c = cost_of(t, h);
       EXPECT_EQ(c.family, CostFamily::kAttentionFwd);
       EXPECT_DOUBLE_EQ(c.flops, 10239377408.0);  // 4·16·16·559·559·64 / 2
@@ -67,12 +68,14 @@ TEST(RealFlops, ResnetConvolutionsAreKnown) {
     const std::string_view name = t.strings.str(t.host.name[h]);
     if (name != "aten::miopen_convolution" && name != "aten::convolution_backward") continue;
     const OpCost c = cost_of(t, h);
-    EXPECT_EQ(c.family, CostFamily::kConv) << name << " " << t.strings.str(t.host.input_dims[h]);
+    EXPECT_EQ(c.family, CostFamily::kConv)
+        << name << " " << t.strings.str(t.shapes_of(h).input_dims);
     EXPECT_GT(c.flops, 0);
     (name == "aten::miopen_convolution" ? convs : bwd) += 1;
     // The stride-2 3×3 convolution worked out in tests/unit/test_flops.cpp.
     if (name == "aten::miopen_convolution" &&
-        t.strings.str(t.host.input_dims[h]).starts_with("[[10, 256, 14, 14], [512, 256, 3, 3]")) {
+        t.strings.str(t.shapes_of(h).input_dims)
+            .starts_with("[[10, 256, 14, 14], [512, 256, 3, 3]")) {
       ++stride2;
       EXPECT_DOUBLE_EQ(c.flops, 1156055040.0);
     }

@@ -57,6 +57,30 @@ void expect_input_error(const std::string& bytes, const std::string& what_part) 
   }
 }
 
+// The (pid, tid) of each row of a table, from its thread column.
+std::vector<std::pair<int64_t, int64_t>> pid_tids(const RankTrace& t,
+                                                  const std::vector<int32_t>& thread) {
+  std::vector<std::pair<int64_t, int64_t>> v;
+  for (int32_t th : thread) {
+    const ThreadKey& k = t.threads.at(static_cast<size_t>(th));
+    v.emplace_back(k.pid, k.tid);
+  }
+  return v;
+}
+int64_t host_pid(const RankTrace& t, size_t i) {
+  return t.threads.at(static_cast<size_t>(t.host.thread.at(i))).pid;
+}
+int64_t host_tid(const RankTrace& t, size_t i) {
+  return t.threads.at(static_cast<size_t>(t.host.thread.at(i))).tid;
+}
+// The "Input Dims" text of each host op ("" if none).
+std::vector<std::string> input_dims(const RankTrace& t) {
+  std::vector<std::string> v;
+  for (size_t i = 0; i < t.host.size(); ++i)
+    v.emplace_back(t.strings.str(t.shapes_of(i).input_dims));
+  return v;
+}
+
 }  // namespace
 
 TEST(KinetoReader, MiniTrainCountsAndMetadata) {
@@ -119,8 +143,8 @@ TEST(KinetoReader, MiniTrainCountsAndMetadata) {
   size_t mm = 0;
   while (mm < t.host.size() && t.strings.str(t.host.name[mm]) != "aten::mm") ++mm;
   ASSERT_LT(mm, t.host.size());
-  EXPECT_EQ(t.strings.str(t.host.input_dims[mm]), "[[64, 128], [128, 256]]");
-  EXPECT_EQ(t.strings.str(t.host.input_types[mm]), "[\"float\", \"float\"]");
+  EXPECT_EQ(t.strings.str(t.shapes_of(mm).input_dims), "[[64, 128], [128, 256]]");
+  EXPECT_EQ(t.strings.str(t.shapes_of(mm).input_types), "[\"float\", \"float\"]");
   EXPECT_EQ(t.host.sequence_number[mm], 7);
   EXPECT_EQ(t.host.fwd_thread_id[mm], 0);
 
@@ -135,6 +159,38 @@ TEST(KinetoReader, MiniTrainCountsAndMetadata) {
   EXPECT_EQ(t.steps[0].number, 5);
   EXPECT_EQ(t.steps[1].number, 6);
   EXPECT_EQ(t.steps[1].end_ns - t.steps[1].start_ns, 500000);
+}
+
+// Threads are listed once each, in order of first appearance, whichever table meets them
+// first; input shapes go to their side table only for the ops that recorded some.
+TEST(KinetoReader, ThreadsAndShapesSideTables) {
+  const RankTrace t = parse(trace_of(
+      R"({"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 10, "ts": 1, "dur": 9,)"
+      R"( "args": {"Input Dims": [[2, 3]], "Input type": ["float"]}},)"
+      R"({"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 10,)"
+      R"( "ts": 2, "dur": 1, "args": {"correlation": 5}},)"
+      R"({"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 11, "ts": 3, "dur": 1},)"
+      R"({"ph": "f", "id": 5, "pid": 0, "tid": 7, "ts": 4, "cat": "ac2g", "name": "ac2g",)"
+      R"( "bp": "e"},)"
+      R"({"ph": "X", "cat": "cpu_op", "name": "c", "pid": 2, "tid": 10, "ts": 5, "dur": 1,)"
+      R"( "args": {"Concrete Inputs": ["", "1"]}},)"
+      R"({"ph": "X", "cat": "cpu_op", "name": "d", "pid": 1, "tid": 11, "ts": 6, "dur": 1})"));
+  ASSERT_EQ(t.threads.size(), 4u);
+  EXPECT_EQ(t.threads[0], (ThreadKey{1, 10}));
+  EXPECT_EQ(t.threads[1], (ThreadKey{1, 11}));
+  EXPECT_EQ(t.threads[2], (ThreadKey{0, 7}));
+  EXPECT_EQ(t.threads[3], (ThreadKey{2, 10}));
+  EXPECT_EQ(t.host.thread, (std::vector<int32_t>{0, 1, 3, 1}));
+  EXPECT_EQ(t.runtime.thread, (std::vector<int32_t>{0}));
+  EXPECT_EQ(t.flows.thread, (std::vector<int32_t>{2}));
+  ASSERT_EQ(t.shapes.size(), 2u);
+  EXPECT_EQ(t.host.shapes, (std::vector<int32_t>{0, -1, 1, -1}));
+  EXPECT_EQ(t.strings.str(t.shapes_of(0).input_dims), "[[2, 3]]");
+  EXPECT_EQ(t.strings.str(t.shapes_of(0).input_types), "[\"float\"]");
+  EXPECT_EQ(t.shapes_of(0).concrete_inputs, 0u);
+  EXPECT_EQ(t.shapes_of(1).input_dims, 0u);
+  EXPECT_EQ(t.shapes_of(1).concrete_inputs, 0u);
+  EXPECT_EQ(t.strings.str(t.shapes_of(2).concrete_inputs), "[\"\", \"1\"]");
 }
 
 TEST(KinetoReader, KeepPythonAddsPythonFunctionsAsHostOps) {
@@ -170,7 +226,7 @@ TEST(KinetoReader, KeepsModuleRangesAmongPythonFunctions) {
     // ts and dur came before the name: parsed again after the name said "keep".
     EXPECT_EQ(t.host.start_ns[1], 12000);
     EXPECT_EQ(t.host.dur_ns[1], 40000);
-    EXPECT_EQ(t.host.tid[1], 2);
+    EXPECT_EQ(host_tid(t, 1), 2);
     EXPECT_EQ(t.host.kind[1], HostKind::kPythonFunction);
     EXPECT_TRUE(t.diagnostics.empty());
   }
@@ -214,7 +270,7 @@ TEST(KinetoReader, ArrayFormWithLegacyCategoriesAndStringTids) {
   ASSERT_EQ(t.gpu.size(), 1u);
   EXPECT_EQ(t.gpu.stream[0], 7);
   EXPECT_EQ(t.gpu.start_ns[0], 130000);
-  EXPECT_EQ(t.host.tid[0], 5);  // "5" as a number
+  EXPECT_EQ(host_tid(t, 0), 5);  // "5" as a number
   ASSERT_EQ(t.steps.size(), 1u);
   EXPECT_EQ(t.steps[0].number, 3);
   EXPECT_EQ(t.gpu.host_op_idx[0], 1);  // aten::conv2d
@@ -240,7 +296,8 @@ TEST(KinetoReader, StringPidsFloatEpochAndRocmKernelsWithoutExternalId) {
   EXPECT_EQ(t.gpu.host_op_idx[0], 0);  // via correlation -> hipLaunchKernel -> External id 3
   EXPECT_EQ(t.gpu.link_path[0], LinkPath::kRuntimeExternalId);
   EXPECT_EQ(t.runtime.dur_ns[0], 1250);
-  EXPECT_LT(t.instants.pid[0], 0) << "string pid \"\" gets a negative id";
+  EXPECT_LT(t.threads.at(static_cast<size_t>(t.instants.thread.at(0))).pid, 0)
+      << "string pid \"\" gets a negative id";
   EXPECT_TRUE(t.diagnostics.empty());
 }
 
@@ -303,7 +360,7 @@ TEST(KinetoReader, EscapedQuotesAndBracketsInsideStrings) {
   ASSERT_EQ(t.host.size(), 2u);
   EXPECT_EQ(t.strings.str(t.host.name[0]), "a\"{[b]}\\");
   EXPECT_EQ(t.strings.str(t.host.name[1]), "}]");
-  EXPECT_EQ(t.strings.str(t.host.input_dims[1]), "[[], [3, [4]]]");
+  EXPECT_EQ(t.strings.str(t.shapes_of(1).input_dims), "[[], [3, [4]]]");
   EXPECT_TRUE(t.diagnostics.empty());
 }
 
@@ -316,13 +373,13 @@ TEST(KinetoReader, ConcreteInputsKept) {
     {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 9, "dur": 1, "args": {"Concrete Inputs": "odd"}})J");
   RankTrace t = parse(text);
   ASSERT_EQ(t.host.size(), 3u);
-  ASSERT_EQ(t.host.concrete_inputs.size(), 3u);
-  EXPECT_EQ(t.strings.str(t.host.concrete_inputs[0]),
+  ASSERT_EQ(t.host.size(), 3u);
+  EXPECT_EQ(t.strings.str(t.shapes_of(0).concrete_inputs),
             R"(["", "", "", "", "", "559", "559", "0.", "True", "False", "0.125"])");
-  EXPECT_EQ(t.strings.str(t.host.input_dims[0]), "[[16, 559, 16, 64]]");
+  EXPECT_EQ(t.strings.str(t.shapes_of(0).input_dims), "[[16, 559, 16, 64]]");
   EXPECT_EQ(t.host.external_id[0], 3);
-  EXPECT_EQ(t.host.concrete_inputs[1], 0u);
-  EXPECT_EQ(t.host.concrete_inputs[2], 0u);
+  EXPECT_EQ(t.shapes_of(1).concrete_inputs, 0u);
+  EXPECT_EQ(t.shapes_of(2).concrete_inputs, 0u);
   EXPECT_TRUE(t.diagnostics.empty());
 }
 
@@ -596,8 +653,8 @@ TEST(KinetoReader, RepeatedPidsAndTidsAreReadAsWritten) {
     RankTrace t = parse(text, opt);
     ASSERT_EQ(t.host.size(), want.size()) << window;
     for (size_t i = 0; i < want.size(); ++i) {
-      ASSERT_EQ(t.host.pid[i], want[i].first) << "event " << i << ", window " << window;
-      ASSERT_EQ(t.host.tid[i], want[i].second) << "event " << i << ", window " << window;
+      ASSERT_EQ(host_pid(t, i), want[i].first) << "event " << i << ", window " << window;
+      ASSERT_EQ(host_tid(t, i), want[i].second) << "event " << i << ", window " << window;
       ASSERT_EQ(t.host.external_id[i], static_cast<int64_t>(i)) << "event " << i;
     }
   }
@@ -652,8 +709,8 @@ TEST(KinetoReader, NumbersReadInOnePassMatchTheExactParsers) {
       ASSERT_EQ(t.host.start_ns[i], want[i].ts) << "event " << i << ", window " << window;
       ASSERT_EQ(t.host.dur_ns[i], std::max<Ns>(0, want[i].dur)) << "event " << i;
       ASSERT_EQ(t.host.external_id[i], want[i].ext) << "event " << i;
-      ASSERT_EQ(t.host.pid[i], want[i].pid) << "event " << i;
-      ASSERT_EQ(t.host.tid[i], 7) << "event " << i;
+      ASSERT_EQ(host_pid(t, i), want[i].pid) << "event " << i;
+      ASSERT_EQ(host_tid(t, i), 7) << "event " << i;
     }
   }
 }
@@ -694,9 +751,9 @@ void expect_same_trace(const RankTrace& a, const RankTrace& b, const std::string
   EXPECT_EQ(a.host.start_ns, b.host.start_ns) << what;
   EXPECT_EQ(a.host.dur_ns, b.host.dur_ns) << what;
   EXPECT_EQ(a.host.external_id, b.host.external_id) << what;
-  EXPECT_EQ(a.host.tid, b.host.tid) << what;
+  EXPECT_EQ(pid_tids(a, a.host.thread), pid_tids(b, b.host.thread)) << what;
   EXPECT_EQ(names(a, a.host.name), names(b, b.host.name)) << what;
-  EXPECT_EQ(names(a, a.host.input_dims), names(b, b.host.input_dims)) << what;
+  EXPECT_EQ(input_dims(a), input_dims(b)) << what;
   EXPECT_EQ(a.runtime.correlation, b.runtime.correlation) << what;
   EXPECT_EQ(a.flows.id, b.flows.id) << what;
   EXPECT_EQ(a.flows.ts_ns, b.flows.ts_ns) << what;
@@ -740,7 +797,7 @@ TEST(KinetoReader, PlainFilesReadInPlaceGiveTheSameTables) {
   ASSERT_EQ(want.flows.size(), 40000u);
   EXPECT_EQ(want.meta.rank, 5);
   EXPECT_EQ(want.strings.str(want.host.name[1]), "aten::op_1\"q\xc3\xa9");
-  EXPECT_EQ(want.strings.str(want.host.input_dims[1]), "[[1, 8], []]");
+  EXPECT_EQ(want.strings.str(want.shapes_of(1).input_dims), "[[1, 8], []]");
   EXPECT_EQ(want.host.start_ns[3], 1030003);  // "ts": 1030.003
   for (size_t window : {16ul, 4096ul, 1ul << 20}) {
     KinetoReadOptions opt;
@@ -812,7 +869,7 @@ TEST(KinetoReader, BlanksThatChangeFromEventToEventAreSkippedExactly) {
   ASSERT_EQ(want.flows.size(), 600u);
   EXPECT_EQ(want.host.start_ns[2], 1008250);   // event 8: "ts": 1008.250
   EXPECT_EQ(want.host.sequence_number[2], 2);  // 8 / 4
-  EXPECT_EQ(want.strings.str(want.host.input_dims[2]), "[[2, 3]]");
+  EXPECT_EQ(want.strings.str(want.shapes_of(2).input_dims), "[[2, 3]]");
   EXPECT_EQ(want.gpu.grid[2], (std::array<int32_t, 3>{1 + 9 % 9, 1, 1}));
   EXPECT_EQ(want.gpu.correlation[2], 5009);
   EXPECT_EQ(want.flows.id[1], 5003u);
@@ -826,10 +883,10 @@ TEST(KinetoReader, BlanksThatChangeFromEventToEventAreSkippedExactly) {
     EXPECT_EQ(t.diagnostics.total(), 0u) << window;
     EXPECT_EQ(t.host.start_ns, want.host.start_ns) << window;
     EXPECT_EQ(t.host.dur_ns, want.host.dur_ns) << window;
-    EXPECT_EQ(t.host.tid, want.host.tid) << window;
+    EXPECT_EQ(pid_tids(t, t.host.thread), pid_tids(want, want.host.thread)) << window;
     EXPECT_EQ(t.host.external_id, want.host.external_id) << window;
     EXPECT_EQ(t.host.name, want.host.name) << window;
-    EXPECT_EQ(t.host.input_dims, want.host.input_dims) << window;
+    EXPECT_EQ(input_dims(t), input_dims(want)) << window;
     EXPECT_EQ(t.gpu.start_ns, want.gpu.start_ns) << window;
     EXPECT_EQ(t.gpu.dur_ns, want.gpu.dur_ns) << window;
     EXPECT_EQ(t.gpu.correlation, want.gpu.correlation) << window;
@@ -841,7 +898,7 @@ TEST(KinetoReader, BlanksThatChangeFromEventToEventAreSkippedExactly) {
     EXPECT_EQ(t.gpu.block, want.gpu.block) << window;
     EXPECT_EQ(t.gpu.stream, want.gpu.stream) << window;
     EXPECT_EQ(t.gpu.external_id, want.gpu.external_id) << window;
-    EXPECT_EQ(t.flows.tid, want.flows.tid) << window;
+    EXPECT_EQ(pid_tids(t, t.flows.thread), pid_tids(want, want.flows.thread)) << window;
     EXPECT_EQ(t.flows.binds_enclosing, want.flows.binds_enclosing) << window;
   }
 }
@@ -887,9 +944,10 @@ TEST(KinetoReader, ArgsInAnyOrderAreReadByTheirKeys) {
     EXPECT_EQ(t.host.external_id[u], has(0) ? i : kNoId) << "event " << i;
     EXPECT_EQ(t.host.sequence_number[u], has(2) ? 2 * i : kNoId) << "event " << i;
     EXPECT_EQ(t.host.record_function_id[u], has(3) ? 3 * i : kNoId) << "event " << i;
-    EXPECT_EQ(t.strings.str(t.host.input_dims[u]), has(4) ? fmt::format("[[{}]]", i) : "")
+    EXPECT_EQ(t.strings.str(t.shapes_of(u).input_dims), has(4) ? fmt::format("[[{}]]", i) : "")
         << "event " << i;
-    EXPECT_EQ(t.strings.str(t.host.input_types[u]), has(5) ? "[\"float\"]" : "") << "event " << i;
+    EXPECT_EQ(t.strings.str(t.shapes_of(u).input_types), has(5) ? "[\"float\"]" : "")
+        << "event " << i;
     EXPECT_EQ(t.host.fwd_thread_id[u], has(7) ? i % 2 : kNoId) << "event " << i;
   }
 }

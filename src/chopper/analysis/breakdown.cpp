@@ -138,8 +138,8 @@ void breakdown_partial(const RankContext& c, const AnalysisOptions& o, RankAnaly
     auto flops_of = [&](int32_t op) -> double {
       if (op < 0 || static_cast<size_t>(op) >= h.size() || counted[op]) return 0;
       counted[op] = 1;
-      const std::array<StrId, 4> k{h.name[op], h.input_dims[op], h.input_types[op],
-                                   h.concrete_inputs[op]};
+      const InputShapes& sh = c.t.shapes_of(static_cast<size_t>(op));
+      const std::array<StrId, 4> k{h.name[op], sh.input_dims, sh.input_types, sh.concrete_inputs};
       auto [it, fresh] = cost.try_emplace(k, 0.0);
       if (fresh)
         it->second = op_cost(c.t.strings.str(k[0]), c.t.strings.str(k[1]), c.t.strings.str(k[2]),

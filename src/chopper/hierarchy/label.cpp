@@ -317,7 +317,7 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
         while (j < nh && h.start_ns[static_cast<size_t>(order[j])] < ts) ++j;
         for (size_t k = j; k < nh && h.start_ns[static_cast<size_t>(order[k])] == ts; ++k) {
           const auto u = static_cast<size_t>(order[k]);
-          if (h.pid[u] != f.pid[e] || h.tid[u] != f.tid[e]) continue;
+          if (h.thread[u] != f.thread[e]) continue;
           auto& slot = by_id.try_emplace(f.id[e], kNoRow, kNoRow).first->second;
           (f.phase[e] == FlowPhase::kStart ? slot.first : slot.second) = order[k];
           break;
@@ -462,8 +462,7 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
       auto [it, fresh] = fwd_by_seq.try_emplace(h.sequence_number[u], i);
       if (!fresh) {
         const auto e = static_cast<size_t>(it->second);
-        const bool encloses = h.tid[e] == h.tid[u] && h.pid[e] == h.pid[u] &&
-                              h.start_ns[e] <= h.start_ns[u] &&
+        const bool encloses = h.thread[e] == h.thread[u] && h.start_ns[e] <= h.start_ns[u] &&
                               h.start_ns[u] + h.dur_ns[u] <= h.start_ns[e] + h.dur_ns[e];
         if (!encloses) it->second = i;
       }
@@ -473,21 +472,15 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
 
   // ---- per activity
   std::vector<Ns> launch_ts(ng, kNoId);
-  std::vector<int64_t> launch_tid(ng, kNoId);  // dense id of the launching (pid, tid)
-  std::map<std::pair<int64_t, int64_t>, int64_t> thread_ids;
-  auto thread_id = [&](int64_t pid, int64_t tid) {
-    return thread_ids.try_emplace({pid, tid}, static_cast<int64_t>(thread_ids.size()))
-        .first->second;
-  };
+  std::vector<int64_t> launch_tid(ng, kNoId);  // the launching thread (RankTrace::threads)
   for (size_t a = 0; a < ng; ++a) {
     const int32_t hop = g.host_op_idx[a], rt = g.runtime_idx[a];
     if (rt != kNoRow) {
       launch_ts[a] = t.runtime.start_ns[static_cast<size_t>(rt)];
-      launch_tid[a] =
-          thread_id(t.runtime.pid[static_cast<size_t>(rt)], t.runtime.tid[static_cast<size_t>(rt)]);
+      launch_tid[a] = t.runtime.thread[static_cast<size_t>(rt)];
     } else if (hop != kNoRow) {
       launch_ts[a] = h.start_ns[static_cast<size_t>(hop)];
-      launch_tid[a] = thread_id(h.pid[static_cast<size_t>(hop)], h.tid[static_cast<size_t>(hop)]);
+      launch_tid[a] = h.thread[static_cast<size_t>(hop)];
     }
     // iteration: the one the launch falls in. An activity with no launch (work launched before
     // the profiler started) gets none: GPU time lags the launch by up to ~100 ms, so the

@@ -64,8 +64,7 @@ std::vector<int32_t> host_order(const HostOps& h) {
   std::vector<int32_t> order(h.size());
   std::iota(order.begin(), order.end(), 0);
   std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
-    if (h.pid[a] != h.pid[b]) return h.pid[a] < h.pid[b];
-    if (h.tid[a] != h.tid[b]) return h.tid[a] < h.tid[b];
+    if (h.thread[a] != h.thread[b]) return h.thread[a] < h.thread[b];
     if (h.start_ns[a] != h.start_ns[b]) return h.start_ns[a] < h.start_ns[b];
     if (h.dur_ns[a] != h.dur_ns[b]) return h.dur_ns[a] > h.dur_ns[b];
     return a < b;
@@ -82,7 +81,7 @@ void build_host_tree(RankTrace& t, const std::vector<int32_t>& order) {
     const int32_t i = order[k];
     if (k > 0) {
       const int32_t p = order[k - 1];
-      if (h.pid[p] != h.pid[i] || h.tid[p] != h.tid[i]) stack.clear();
+      if (h.thread[p] != h.thread[i]) stack.clear();
     }
     const Ns s = h.start_ns[i], e = s + h.dur_ns[i];
     while (!stack.empty()) {
@@ -100,7 +99,7 @@ void build_host_tree(RankTrace& t, const std::vector<int32_t>& order) {
   if (partial_overlaps > 0) t.diagnostics.add_count("host_op_partial_overlap", partial_overlaps);
 }
 
-// For each runtime call, the innermost host op on its (pid, tid) with start <= call start and
+// For each runtime call, the innermost host op on its thread with start <= call start and
 // call end <= op end; kNoRow if none.
 std::vector<int32_t> containing_ops(const RankTrace& t, const std::vector<int32_t>& host_sorted) {
   const HostOps& h = t.host;
@@ -109,31 +108,24 @@ std::vector<int32_t> containing_ops(const RankTrace& t, const std::vector<int32_
   std::vector<int32_t> rorder(r.size());
   std::iota(rorder.begin(), rorder.end(), 0);
   std::sort(rorder.begin(), rorder.end(), [&](int32_t a, int32_t b) {
-    if (r.pid[a] != r.pid[b]) return r.pid[a] < r.pid[b];
-    if (r.tid[a] != r.tid[b]) return r.tid[a] < r.tid[b];
+    if (r.thread[a] != r.thread[b]) return r.thread[a] < r.thread[b];
     if (r.start_ns[a] != r.start_ns[b]) return r.start_ns[a] < r.start_ns[b];
     return a < b;
   });
-  auto thread_less = [&](int64_t p1, int64_t t1, int64_t p2, int64_t t2) {
-    return p1 != p2 ? p1 < p2 : t1 < t2;
-  };
   size_t hk = 0;
   std::vector<int32_t> stack;
-  int64_t cur_pid = INT64_MIN, cur_tid = INT64_MIN;
+  int32_t cur = kNoRow;  // the thread
   for (int32_t ri : rorder) {
-    if (r.pid[ri] != cur_pid || r.tid[ri] != cur_tid) {
-      cur_pid = r.pid[ri];
-      cur_tid = r.tid[ri];
+    if (r.thread[ri] != cur) {
+      cur = r.thread[ri];
       stack.clear();
-      while (hk < host_sorted.size() &&
-             thread_less(h.pid[host_sorted[hk]], h.tid[host_sorted[hk]], cur_pid, cur_tid))
-        ++hk;
+      while (hk < host_sorted.size() && h.thread[host_sorted[hk]] < cur) ++hk;
     }
     const Ns rs = r.start_ns[ri], re = rs + r.dur_ns[ri];
     // Open every op of this thread that starts at or before the call.
     while (hk < host_sorted.size()) {
       const int32_t hi = host_sorted[hk];
-      if (h.pid[hi] != cur_pid || h.tid[hi] != cur_tid || h.start_ns[hi] > rs) break;
+      if (h.thread[hi] != cur || h.start_ns[hi] > rs) break;
       while (!stack.empty() && h.start_ns[stack.back()] + h.dur_ns[stack.back()] <= h.start_ns[hi])
         stack.pop_back();
       stack.push_back(hi);
@@ -202,8 +194,7 @@ void link_trace(RankTrace& t) {
   // builds wrote each runtime call's own correlation into its "External id", which can coincide
   // with an unrelated op's id (17 of 98 launches in HTA's alexnet trace).
   auto encloses = [&](int32_t op, size_t call) {
-    return h.pid[op] == r.pid[call] && h.tid[op] == r.tid[call] &&
-           h.start_ns[op] <= r.start_ns[call] &&
+    return h.thread[op] == r.thread[call] && h.start_ns[op] <= r.start_ns[call] &&
            r.start_ns[call] + r.dur_ns[call] <= h.start_ns[op] + h.dur_ns[op];
   };
   uint64_t ext_not_enclosing = 0;
@@ -235,9 +226,9 @@ void link_trace(RankTrace& t) {
   by_corr.build();
 
   // ac2g flows: finish (at the GPU op) -> start (at the runtime call), and the runtime calls by
-  // (pid, tid) sorted by start, to find the call a flow start sits in. Built at the first GPU
+  // thread sorted by start, to find the call a flow start sits in. Built at the first GPU
   // activity whose correlation finds no runtime call: with correlations intact (most traces),
-  // never.
+  // never. A finish's thread is the GPU activity's (device, stream) as (pid, tid).
   using Pos = std::tuple<int64_t, int64_t, Ns>;  // pid, tid, ts
   SortedIndex<uint64_t> flow_start;
   SortedIndex<Pos> flow_finish;  // row = flow row
@@ -249,28 +240,28 @@ void link_trace(RankTrace& t) {
       if (t.flows.kind[i] != FlowKind::kLaunch) continue;
       if (t.flows.phase[i] == FlowPhase::kStart)
         flow_start.add(t.flows.id[i], static_cast<int32_t>(i));
-      else if (t.flows.phase[i] == FlowPhase::kFinish)
-        flow_finish.add(Pos{t.flows.pid[i], t.flows.tid[i], t.flows.ts_ns[i]},
-                        static_cast<int32_t>(i));
+      else if (t.flows.phase[i] == FlowPhase::kFinish) {
+        const ThreadKey& th = t.threads[static_cast<size_t>(t.flows.thread[i])];
+        flow_finish.add(Pos{th.pid, th.tid, t.flows.ts_ns[i]}, static_cast<int32_t>(i));
+      }
     }
     flow_start.build();
     flow_finish.build();
     rsorted.resize(r.size());
     std::iota(rsorted.begin(), rsorted.end(), 0);
     std::sort(rsorted.begin(), rsorted.end(), [&](int32_t a, int32_t b) {
-      if (r.pid[a] != r.pid[b]) return r.pid[a] < r.pid[b];
-      if (r.tid[a] != r.tid[b]) return r.tid[a] < r.tid[b];
+      if (r.thread[a] != r.thread[b]) return r.thread[a] < r.thread[b];
       return r.start_ns[a] < r.start_ns[b];
     });
   };
-  auto runtime_at = [&](int64_t pid, int64_t tid, Ns ts) -> int32_t {
-    auto it = std::upper_bound(rsorted.begin(), rsorted.end(), std::make_tuple(pid, tid, ts),
-                               [&](const std::tuple<int64_t, int64_t, Ns>& k, int32_t b) {
-                                 return k < std::make_tuple(r.pid[b], r.tid[b], r.start_ns[b]);
+  auto runtime_at = [&](int32_t thread, Ns ts) -> int32_t {
+    auto it = std::upper_bound(rsorted.begin(), rsorted.end(), std::make_pair(thread, ts),
+                               [&](const std::pair<int32_t, Ns>& k, int32_t b) {
+                                 return k < std::make_pair(r.thread[b], r.start_ns[b]);
                                });
     if (it == rsorted.begin()) return kNoRow;
     const int32_t c = *(it - 1);
-    if (r.pid[c] != pid || r.tid[c] != tid || ts > r.start_ns[c] + r.dur_ns[c]) return kNoRow;
+    if (r.thread[c] != thread || ts > r.start_ns[c] + r.dur_ns[c]) return kNoRow;
     return c;
   };
 
@@ -288,7 +279,7 @@ void link_trace(RankTrace& t) {
       const int32_t f = flow_finish.find(Pos{g.device[i], g.stream[i], g.start_ns[i]});
       if (f != kNoRow) {
         const int32_t st = flow_start.find(t.flows.id[f]);
-        if (st != kNoRow) rt = runtime_at(t.flows.pid[st], t.flows.tid[st], t.flows.ts_ns[st]);
+        if (st != kNoRow) rt = runtime_at(t.flows.thread[st], t.flows.ts_ns[st]);
       }
     }
     g.runtime_idx[i] = rt;

@@ -146,13 +146,21 @@ struct GpuActivities {
   size_t size() const { return start_ns.size(); }
 };
 
+// A CPU thread (or a GPU stream, for flows that end on one) as the trace names it. Host ops,
+// runtime calls, flows and instants refer to theirs by its index in RankTrace::threads, each
+// (pid, tid) listed once, in order of first appearance in the file.
+struct ThreadKey {
+  int64_t pid = 0;
+  int64_t tid = 0;
+  bool operator==(const ThreadKey&) const = default;
+};
+
 enum class HostKind : uint8_t { kCpuOp, kUserAnnotation, kPythonFunction };
 
 struct HostOps {
   std::vector<HostKind> kind;
   std::vector<StrId> category;
-  std::vector<int64_t> pid;
-  std::vector<int64_t> tid;
+  std::vector<int32_t> thread;  // index in RankTrace::threads
   std::vector<Ns> start_ns;
   std::vector<Ns> dur_ns;
   std::vector<StrId> name;
@@ -160,10 +168,8 @@ struct HostOps {
   std::vector<int64_t> sequence_number;
   std::vector<int64_t> fwd_thread_id;
   std::vector<int64_t> record_function_id;
-  std::vector<StrId> input_dims;       // raw JSON text of "Input Dims", interned; 0 = none
-  std::vector<StrId> input_types;      // raw JSON text of "Input type", interned; 0 = none
-  std::vector<StrId> concrete_inputs;  // raw JSON text of "Concrete Inputs", interned; 0 = none
-  std::vector<int32_t> comm_args;      // row in RankTrace::comm_args, -1 none
+  std::vector<int32_t> shapes;     // row in RankTrace::shapes, -1 none
+  std::vector<int32_t> comm_args;  // row in RankTrace::comm_args, -1 none
   // link/: parent in the per-thread host-op tree
   std::vector<int32_t> parent;
 
@@ -172,8 +178,7 @@ struct HostOps {
   void for_each_column(F&& f) {
     f(kind);
     f(category);
-    f(pid);
-    f(tid);
+    f(thread);
     f(start_ns);
     f(dur_ns);
     f(name);
@@ -181,9 +186,7 @@ struct HostOps {
     f(sequence_number);
     f(fwd_thread_id);
     f(record_function_id);
-    f(input_dims);
-    f(input_types);
-    f(concrete_inputs);
+    f(shapes);
     f(comm_args);
     f(parent);
   }
@@ -191,9 +194,8 @@ struct HostOps {
 };
 
 struct RuntimeCalls {
-  std::vector<bool> driver;  // cuda_driver (cuLaunchKernel, ...) rather than runtime
-  std::vector<int64_t> pid;
-  std::vector<int64_t> tid;
+  std::vector<bool> driver;     // cuda_driver (cuLaunchKernel, ...) rather than runtime
+  std::vector<int32_t> thread;  // index in RankTrace::threads
   std::vector<Ns> start_ns;
   std::vector<Ns> dur_ns;
   std::vector<StrId> name;
@@ -206,8 +208,7 @@ struct RuntimeCalls {
   template <class F>
   void for_each_column(F&& f) {
     f(driver);
-    f(pid);
-    f(tid);
+    f(thread);
     f(start_ns);
     f(dur_ns);
     f(name);
@@ -226,8 +227,8 @@ struct Flows {
   std::vector<FlowPhase> phase;
   std::vector<StrId> category;
   std::vector<uint64_t> id;
-  std::vector<int64_t> pid;
-  std::vector<int64_t> tid;
+  std::vector<int32_t> thread;  // index in RankTrace::threads (a launch flow's finish: the GPU
+                                // activity's device and stream as pid and tid)
   std::vector<Ns> ts_ns;
   std::vector<bool> binds_enclosing;  // bp:"e"
 
@@ -238,8 +239,7 @@ struct Flows {
     f(phase);
     f(category);
     f(id);
-    f(pid);
-    f(tid);
+    f(thread);
     f(ts_ns);
     f(binds_enclosing);
   }
@@ -250,8 +250,7 @@ struct Flows {
 struct Instants {
   std::vector<StrId> name;
   std::vector<StrId> category;
-  std::vector<int64_t> pid;
-  std::vector<int64_t> tid;
+  std::vector<int32_t> thread;  // index in RankTrace::threads
   std::vector<Ns> ts_ns;
   std::vector<char> scope;         // 'g', 'p', 't'
   std::vector<int64_t> mem_bytes;  // [memory]: Bytes (negative = free); 0 otherwise
@@ -263,8 +262,7 @@ struct Instants {
   void for_each_column(F&& f) {
     f(name);
     f(category);
-    f(pid);
-    f(tid);
+    f(thread);
     f(ts_ns);
     f(scope);
     f(mem_bytes);
@@ -282,6 +280,14 @@ struct CounterSamples {
   std::vector<double> value;
 
   size_t size() const { return ts_ns.size(); }
+};
+
+// The input shapes a host op recorded (record_shapes=True): raw JSON text, interned; 0 = absent.
+// Only ops that have one get a row (most ops of most traces have none).
+struct InputShapes {
+  StrId input_dims = 0;       // "Input Dims"
+  StrId input_types = 0;      // "Input type"
+  StrId concrete_inputs = 0;  // "Concrete Inputs"
 };
 
 // Collective arguments as recorded by PyTorch (record_param_comms, nccl:* annotations, and newer
@@ -395,6 +401,8 @@ struct RankTrace {
   Flows flows;
   Instants instants;
   CounterSamples counters;
+  std::vector<ThreadKey> threads;   // HostOps::thread, RuntimeCalls::thread, ... index this
+  std::vector<InputShapes> shapes;  // HostOps::shapes indexes this
   std::vector<CommArgs> comm_args;
   std::vector<Collective> collectives;
   // Complete events (ph "X") per category as named in the file, skipped categories included,
@@ -424,6 +432,12 @@ struct RankTrace {
                                               static_cast<double>(linkable_gpu_activities);
   }
   uint64_t x_events(std::string_view category) const;
+  // The shapes host op `op` recorded (all 0 if none).
+  const InputShapes& shapes_of(size_t op) const {
+    static constexpr InputShapes kNone{};
+    const int32_t s = host.shapes[op];
+    return s < 0 ? kNone : shapes[static_cast<size_t>(s)];
+  }
   Ns first_ns() const;
   Ns last_ns() const;
 };

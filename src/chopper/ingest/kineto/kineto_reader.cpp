@@ -12,6 +12,7 @@
 #include <charconv>
 #include <cstring>
 #include <deque>
+#include <map>
 #include <type_traits>
 
 #include "chopper/base/error.hpp"
@@ -1230,6 +1231,21 @@ class KinetoReader {
     return m.id;
   }
   [[gnu::noinline]] int32_t add_comm(const CommFields& c);
+  [[gnu::noinline]] int32_t add_shapes(const Ev& ev);
+  // (pid, tid) -> index in t_.threads: a few memos of the last threads met, direct-mapped, in
+  // front of the map (events of a few threads interleave).
+  struct ThreadMemo {
+    int64_t pid = 0, tid = 0;
+    int32_t index = kNoRow;
+  };
+  [[gnu::always_inline]] int32_t thread_of(int64_t pid, int64_t tid) {
+    ThreadMemo& m = thread_memo_[(static_cast<uint64_t>(pid) * 0x9E3779B97F4A7C15ULL ^
+                                  static_cast<uint64_t>(tid)) &
+                                 (std::size(thread_memo_) - 1)];
+    if (m.pid == pid && m.tid == tid && m.index != kNoRow) return m.index;
+    return new_thread(pid, tid, m);
+  }
+  [[gnu::noinline]] int32_t new_thread(int64_t pid, int64_t tid, ThreadMemo& m);
   // Called when a table is full, before a row is added: grows every column of it at once to the
   // rows the whole input will likely need (rows so far x input size / input read so far, +1/8),
   // at least doubling and at most 64x. One copy per column instead of a chain of doublings, each
@@ -1296,6 +1312,8 @@ class KinetoReader {
     uint8_t len = 0;  // digits (and sign) of the value; 0 = empty
   };
   IdMemo pid_memo_, tid_memo_;
+  ThreadMemo thread_memo_[8];
+  std::map<std::pair<int64_t, int64_t>, int32_t> thread_index_;
   struct NameMemo {
     uint64_t a = 0, b = 0;       // intern_name's words of the string
     const char* text = nullptr;  // the string table's copy
@@ -2237,6 +2255,23 @@ bool KinetoReader::get_time(std::string_view text, Ns& out, const char* what, ui
   return false;
 }
 
+int32_t KinetoReader::add_shapes(const Ev& ev) {
+  InputShapes s;
+  s.input_dims = t_.strings.intern(ev.input_dims);
+  s.input_types = t_.strings.intern(ev.input_types);
+  s.concrete_inputs = t_.strings.intern(ev.concrete_inputs);
+  t_.shapes.push_back(s);
+  return static_cast<int32_t>(t_.shapes.size() - 1);
+}
+
+int32_t KinetoReader::new_thread(int64_t pid, int64_t tid, ThreadMemo& m) {
+  const auto [it, fresh] =
+      thread_index_.try_emplace(std::make_pair(pid, tid), static_cast<int32_t>(t_.threads.size()));
+  if (fresh) t_.threads.push_back(ThreadKey{pid, tid});
+  m = ThreadMemo{pid, tid, it->second};
+  return it->second;
+}
+
 int32_t KinetoReader::add_comm(const CommFields& c) {
   CommArgs a;
   a.collective_name = t_.strings.intern(c.collective_name);
@@ -2286,8 +2321,7 @@ void KinetoReader::add_host_row(const Ev& ev, CatKind kind, StrId cat, StrId nam
               : kind == CatKind::kUserAnnotation ? HostKind::kUserAnnotation
                                                  : HostKind::kPythonFunction);
   put(h.category, cat);
-  put(h.pid, ev.pid);
-  put(h.tid, ev.tid);
+  put(h.thread, thread_of(ev.pid, ev.tid));
   put(h.start_ns, ts);
   put(h.dur_ns, dur);
   put(h.name, name);
@@ -2295,9 +2329,9 @@ void KinetoReader::add_host_row(const Ev& ev, CatKind kind, StrId cat, StrId nam
   put(h.sequence_number, ev.seq_nr);
   put(h.fwd_thread_id, ev.fwd_tid);
   put(h.record_function_id, ev.rf_id);
-  put(h.input_dims, ev.input_dims.empty() ? 0 : t_.strings.intern(ev.input_dims));
-  put(h.input_types, ev.input_types.empty() ? 0 : t_.strings.intern(ev.input_types));
-  put(h.concrete_inputs, ev.concrete_inputs.empty() ? 0 : t_.strings.intern(ev.concrete_inputs));
+  put(h.shapes, ev.input_dims.empty() && ev.input_types.empty() && ev.concrete_inputs.empty()
+                    ? kNoRow
+                    : add_shapes(ev));
   put(h.comm_args, ev.comm.any ? add_comm(ev.comm) : kNoRow);
 }
 
@@ -2305,8 +2339,7 @@ void KinetoReader::add_runtime_row(const Ev& ev, CatKind kind, StrId name, Ns ts
   RuntimeCalls& r = t_.runtime;
   if (r.start_ns.size() == r.start_ns.capacity()) make_room(r);
   put(r.driver, kind == CatKind::kDriver);
-  put(r.pid, ev.pid);
-  put(r.tid, ev.tid);
+  put(r.thread, thread_of(ev.pid, ev.tid));
   put(r.start_ns, ts);
   put(r.dur_ns, dur);
   put(r.name, name);
@@ -2325,8 +2358,7 @@ void KinetoReader::add_flow_row(const Ev& ev, CatKind kind, StrId cat, uint64_t 
                                : FlowPhase::kFinish);
   put(fl.category, cat);
   put(fl.id, id);
-  put(fl.pid, ev.pid);
-  put(fl.tid, ev.tid);
+  put(fl.thread, thread_of(ev.pid, ev.tid));
   put(fl.ts_ns, ts);
   put(fl.binds_enclosing, ev.bp_e);
 }
@@ -2458,8 +2490,7 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
       if (in.ts_ns.size() == in.ts_ns.capacity()) make_room(in);
       put(in.name, ev.has_name ? t_.strings.intern(ev.name) : 0);
       put(in.category, cat);
-      put(in.pid, ev.pid);
-      put(in.tid, ev.tid);
+      put(in.thread, thread_of(ev.pid, ev.tid));
       put(in.ts_ns, ts);
       put(in.scope, ev.scope == 0 ? 't' : ev.scope);
       put(in.mem_bytes, ev.mem_bytes);
