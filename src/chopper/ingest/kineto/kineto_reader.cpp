@@ -270,27 +270,21 @@ inline const ArgName* known_arg(const char* p) {
   return nullptr;
 }
 
-// The argument met at a place in args last time: the blanks before it, `"Key":` and the blank
-// after it if there was one, as up to 32 bytes compared at once. A match is the very bytes that
-// skipping the blanks and known_arg() would have matched there (the blanks end at the key's
-// quote), so it gives the same argument without either.
-struct KeyMemo {
+// Bytes met at a place in the input last time, up to 32, compared at once (PatternMemo): the
+// argument at a place in args with the blanks before it (KeyMemo), and what lies between one
+// event and the next (the element memo). A match means these very bytes are there.
+struct PatternMemo {
   alignas(32) char text[32] = {};
   uint32_t mask = 0;  // bit i set: byte i is compared
-  uint32_t len = 0;
-  const ArgName* arg = nullptr;
-  // Starts as if `"External id":` had been met: every memo holds a pattern, so a match always
-  // names an argument (an empty pattern would match anything).
-  KeyMemo() {
-    static_assert(kArgNames[0].key == "External id");
-    constexpr std::string_view first = "\"External id\":";
-    std::memcpy(text, first.data(), first.size());
-    len = static_cast<uint32_t>(first.size());
-    mask = (uint32_t{1} << len) - 1;
-    arg = &kArgNames[0];
+  uint32_t len = 0;   // 0: nothing learnt (matches anything: callers check)
+  // Remembers the n bytes at p (n <= 32).
+  void learn(const char* p, uint32_t n) {
+    std::memcpy(text, p, n);
+    mask = n == 32 ? ~uint32_t{0} : (uint32_t{1} << n) - 1;
+    len = n;
   }
 };
-[[gnu::always_inline]] inline bool key_memo_hit(const char* p, const KeyMemo& m) {
+[[gnu::always_inline]] inline bool pattern_hit(const char* p, const PatternMemo& m) {
 #if defined(__AVX2__)
   const __m256i v = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
   const __m256i t = _mm256_load_si256(reinterpret_cast<const __m256i*>(m.text));
@@ -300,14 +294,27 @@ struct KeyMemo {
   return std::memcmp(p, m.text, m.len) == 0;
 #endif
 }
+// The argument met at a place in args last time: the blanks before it, `"Key":` and the blank
+// after it if there was one. A match is the very bytes that skipping the blanks and known_arg()
+// would have matched there (the blanks end at the key's quote), so it gives the same argument
+// without either.
+struct KeyMemo : PatternMemo {
+  const ArgName* arg = nullptr;
+  // Starts as if `"External id":` had been met: every key memo holds a pattern, so a match
+  // always names an argument.
+  KeyMemo() {
+    static_assert(kArgNames[0].key == "External id");
+    constexpr std::string_view first = "\"External id\":";
+    learn(first.data(), static_cast<uint32_t>(first.size()));
+    arg = &kArgNames[0];
+  }
+};
 // Remembers the argument a, matched by known_arg() at key after the blanks from p.
 inline void learn_key(const char* p, const char* key, const ArgName& a, KeyMemo& m) {
   auto n = static_cast<uint32_t>(key - p + static_cast<ptrdiff_t>(a.key.size()) + 3);
   if (p[n] == ' ') ++n;
   if (n > sizeof m.text) return;  // the memo keeps what it had
-  std::memcpy(m.text, p, n);
-  m.mask = n == 32 ? ~uint32_t{0} : (uint32_t{1} << n) - 1;
-  m.len = n;
+  m.learn(p, n);
   m.arg = &a;
 }
 
@@ -1143,8 +1150,9 @@ class KinetoReader {
   }
 
   bool kineto_order();  // p_ at the first member; true if it read the whole event
-  void parse_event();   // p_ at '{'; fills ev_
-  void parse_args();    // p_ at '{' of "args"
+  // p_ at '{' (or, if `opened`, at the first member after it and its blanks); fills ev_.
+  void parse_event(bool opened = false);
+  void parse_args();  // p_ at '{' of "args"
   void parse_counter_args();
   // An integer arg: the plain shapes read here, the rest (strings, fractions, exponents, overflow,
   // a number cut by the window's end) by get_int_slow.
@@ -1292,6 +1300,17 @@ class KinetoReader {
   const char* p_ = nullptr;
   const char* end_ = nullptr;
   Ev ev_;
+  // The bytes from the comma after an event to the next event's first key (PatternMemo).
+  struct ElementMemo : PatternMemo {
+    uint32_t brace = 0;  // offset of the '{'
+  } element_;
+  // Remembers the element memo: from `comma` to the quote of the first key after `brace`.
+  void learn_element(const char* comma, const char* brace) {
+    const char* q = skip_blanks(brace + 1);
+    if (*q != '"' || q - comma >= 32) return;
+    element_.learn(comma, static_cast<uint32_t>(q - comma + 1));
+    element_.brace = static_cast<uint32_t>(brace - comma);
+  }
   std::vector<PendingDiag> ev_diags_;                             // ev_'s, added at commit
   std::vector<std::pair<std::string_view, double>> ev_counters_;  // ev_'s (ph "C") values
   Num num_;                                                       // the last number token
@@ -1531,17 +1550,46 @@ void KinetoReader::parse_events_array() {
   for (;;) {
     p_ = base_ + at;
     end_ = base_ + len_;
+    // One event object at `start`, p_ at its '{' (or, if `opened`, at its first member).
+    auto event = [&](const char* start, bool opened) {
+      const uint64_t off = offset_of(start);
+      bool ok = true;
+      try {
+        parse_event(opened);
+      } catch (const Malformed& m) {
+        // Skip to the end of this object; the next element is parsed as usual.
+        const uint64_t bad = offset_of(m.at);
+        const char* what = m.what;
+        p_ = start;
+        skip_value();
+        ++t_.total_events;
+        t_.diagnostics.add("malformed_event", [&] {
+          return fmt::format("byte {}: {} (event at byte {}); event skipped", bad, what, off);
+        });
+        ok = false;
+      }
+      if (ok) commit(ev_, off);
+    };
     try {
-      bool after_comma = false;
+      const char* comma = nullptr;  // the comma before this element, if one came right before
       for (;;) {
-        if (after_comma)
+        // The usual case: the comma, blanks, '{' and blanks up to the first key's quote, all as
+        // after the last event: one compare, straight to the event's first member.
+        if (comma == nullptr && element_.len != 0 && pattern_hit(p_, element_)) {
+          at = static_cast<size_t>(p_ + 1 - base_);
+          const char* start = p_ + element_.brace;
+          p_ += element_.len - 1;
+          event(start, true);
+          at = static_cast<size_t>(p_ - base_);
+          continue;
+        }
+        if (comma != nullptr)
           ws(blanks_.element);
         else
           ws();
         const char c = *p_;
-        after_comma = c == ',';
-        if (after_comma) {
-          ++p_;
+        if (c == ',') {
+          comma = p_++;
           at = static_cast<size_t>(p_ - base_);
           continue;
         }
@@ -1550,25 +1598,13 @@ void KinetoReader::parse_events_array() {
           return;
         }
         const char* start = p_;
-        const uint64_t off = offset_of(start);
         if (c == '{') {
-          bool ok = true;
-          try {
-            parse_event();
-          } catch (const Malformed& m) {
-            // Skip to the end of this object; the next element is parsed as usual.
-            const uint64_t bad = offset_of(m.at);
-            const char* what = m.what;
-            p_ = start;
-            skip_value();
-            ++t_.total_events;
-            t_.diagnostics.add("malformed_event", [&] {
-              return fmt::format("byte {}: {} (event at byte {}); event skipped", bad, what, off);
-            });
-            ok = false;
-          }
-          if (ok) commit(ev_, off);
+          if (comma != nullptr) learn_element(comma, start);
+          comma = nullptr;
+          event(start, false);
         } else {
+          comma = nullptr;
+          const uint64_t off = offset_of(start);
           try {
             skip_value();
           } catch (const Malformed&) {
@@ -1762,18 +1798,20 @@ out:
   return false;
 }
 
-void KinetoReader::parse_event() {
+void KinetoReader::parse_event(bool opened) {
   reset_ev(ev_);
   ev_diags_.clear();
   ev_counters_.clear();
   scratch_used_ = 0;
   Ev& ev = ev_;
   bool check_python = false;
-  ++p_;  // '{'
-  ws(blanks_.open);
-  if (*p_ == '}') {
-    ++p_;
-    return;
+  if (!opened) {
+    ++p_;  // '{'
+    ws(blanks_.open);
+    if (*p_ == '}') {
+      ++p_;
+      return;
+    }
   }
   if (kineto_order()) return;
   for (;;) {
@@ -1970,7 +2008,7 @@ void KinetoReader::parse_args() {
     std::string_view k;
     ArgKey ak;
     KeyMemo& km = keys[i];
-    if (key_memo_hit(p_, km)) {  // the blanks and argument met here last time
+    if (pattern_hit(p_, km)) {  // the blanks and argument met here last time
       k = km.arg->key;
       ak = km.arg->id;
       p_ = skip_blanks(p_ + km.len);
