@@ -12,6 +12,7 @@
 
 #include "chopper/base/error.hpp"
 #include "chopper/base/flat_index.hpp"
+#include "chopper/base/sort.hpp"
 
 namespace chopper {
 
@@ -261,7 +262,7 @@ std::vector<Aggregation> aggregate_groupings(const Run& run,
     order.reserve(g.size());
     for (size_t a = 0; a < g.size(); ++a)
       if (g.kind[a] != GpuKind::kSync) order.push_back(static_cast<uint32_t>(a));  // waits
-    std::sort(order.begin(), order.end(), [&](uint32_t a, uint32_t b) {
+    sort_by_runs(order, [&](uint32_t a, uint32_t b) {  // nearly in order already
       if (g.device[a] != g.device[b]) return g.device[a] < g.device[b];
       if (g.start_ns[a] != g.start_ns[b]) return g.start_ns[a] < g.start_ns[b];
       return a < b;

@@ -2,10 +2,10 @@
 
 #include <algorithm>
 #include <charconv>
-#include <map>
 #include <numeric>
 #include <unordered_map>
 
+#include "chopper/base/sort.hpp"
 #include "chopper/base/thread_pool.hpp"
 
 namespace chopper {
@@ -285,7 +285,9 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
   }
   std::vector<int32_t> order(nh);
   std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+  // Host ops come in a trace nearly in start order: merging the ascending runs of the file's
+  // order costs a few sequential passes where a sort would jump about the columns.
+  sort_by_runs(order, [&](int32_t a, int32_t b) {
     const auto ua = static_cast<size_t>(a), ub = static_cast<size_t>(b);
     if (h.start_ns[ua] != h.start_ns[ub]) return h.start_ns[ua] < h.start_ns[ub];
     if (depth[ua] != depth[ub]) return depth[ua] < depth[ub];
@@ -307,7 +309,7 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
       for (size_t i = 0; i < f.size(); ++i)
         if (f.kind[i] == FlowKind::kFwdBwd && f.phase[i] != FlowPhase::kStep)
           ends.push_back(static_cast<uint32_t>(i));
-      std::sort(ends.begin(), ends.end(), [&](uint32_t x, uint32_t y) {
+      sort_by_runs(ends, [&](uint32_t x, uint32_t y) {
         return f.ts_ns[x] != f.ts_ns[y] ? f.ts_ns[x] < f.ts_ns[y] : x < y;
       });
       std::unordered_map<uint64_t, std::pair<int32_t, int32_t>> by_id;  // id -> (start, end op)
@@ -618,7 +620,7 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
     struct Gap {
       Ns last_fwd = INT64_MIN, first_bwd = INT64_MAX;
     };
-    std::map<int64_t, Gap> gaps;  // iteration -> gap
+    std::unordered_map<int64_t, Gap> gaps;  // iteration -> gap
     for (size_t a = 0; a < ng; ++a) {
       if (g.iteration[a] == kNoId || launch_ts[a] == kNoId) continue;
       if (g.phase[a] == Phase::kForward)
@@ -661,7 +663,7 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
       need |= g.cls[a] == GpuClass::kCommunication && g.layer_rule[a] == kNoRule;
     }
     if (need) {
-      std::sort(idx.begin(), idx.end(), [&](uint32_t x, uint32_t y) {
+      sort_by_runs(idx, [&](uint32_t x, uint32_t y) {
         if (launch_tid[x] != launch_tid[y]) return launch_tid[x] < launch_tid[y];
         if (launch_ts[x] != launch_ts[y]) return launch_ts[x] < launch_ts[y];
         return x < y;

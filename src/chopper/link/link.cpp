@@ -6,6 +6,8 @@
 #include <numeric>
 #include <tuple>
 
+#include "chopper/base/sort.hpp"
+
 namespace chopper {
 
 bool parse_profiler_step(std::string_view name, int64_t& n) {
@@ -30,21 +32,20 @@ template <class K>
 class SortedIndex {
  public:
   void add(K key, int32_t row) { v_.emplace_back(key, row); }
+  // Entries with the same key keep the order they were added in (rows ascending).
   void build() {
-    std::stable_sort(v_.begin(), v_.end(),
-                     [](const auto& a, const auto& b) { return a.first < b.first; });
+    sort_by_runs(v_, [](const auto& a, const auto& b) {
+      return a.first != b.first ? a.first < b.first : a.second < b.second;
+    });
   }
   int32_t find(const K& key) const {
-    auto it = std::lower_bound(v_.begin(), v_.end(), key,
-                               [](const auto& e, const K& k) { return e.first < k; });
-    return it != v_.end() && it->first == key ? it->second : kNoRow;
+    const size_t i = lower(key);
+    return i < v_.size() && v_[i].first == key ? v_[i].second : kNoRow;
   }
   // All rows with `key`, in insertion order.
   template <class F>
   void for_each(const K& key, F&& f) const {
-    auto it = std::lower_bound(v_.begin(), v_.end(), key,
-                               [](const auto& e, const K& k) { return e.first < k; });
-    for (; it != v_.end() && it->first == key; ++it) f(it->second);
+    for (size_t i = lower(key); i < v_.size() && v_[i].first == key; ++i) f(v_[i].second);
   }
   bool empty() const { return v_.empty(); }
   // Entries whose key equals the previous entry's (after build()).
@@ -55,15 +56,58 @@ class SortedIndex {
   }
 
  private:
+  // The first entry whose key is not below `key`. A trace asks for ids mostly in rising order,
+  // so the search gallops forward from the last answer when the key is above the key there
+  // (a few probes close together), and searches the whole index otherwise.
+  size_t lower(const K& key) const {
+    const auto below = [](const auto& e, const K& k) { return e.first < k; };
+    size_t lo = 0, hi = v_.size();
+    if (hint_ < v_.size() && v_[hint_].first < key) {
+      lo = hint_ + 1;  // every entry before lo is below key
+      for (size_t step = 1;; step *= 2) {
+        const size_t probe = lo - 1 + step;
+        if (probe >= v_.size()) break;
+        if (!(v_[probe].first < key)) {
+          hi = probe;  // the answer is in [lo, probe]
+          break;
+        }
+        lo = probe + 1;
+      }
+    }
+    hint_ = static_cast<size_t>(std::lower_bound(v_.begin() + static_cast<std::ptrdiff_t>(lo),
+                                                 v_.begin() + static_cast<std::ptrdiff_t>(hi), key,
+                                                 below) -
+                                v_.begin());
+    return hint_;
+  }
+
   std::vector<std::pair<K, int32_t>> v_;
+  mutable size_t hint_ = 0;  // lower()'s last answer
 };
+
+// Row numbers grouped by thread (a counting sort: threads are small dense indices), in file
+// order within each thread, where a trace's rows are nearly in time order already.
+std::vector<int32_t> rows_by_thread(const std::vector<int32_t>& thread) {
+  std::vector<int32_t> order(thread.size());
+  int32_t threads = 0;
+  for (int32_t th : thread) threads = std::max(threads, th + 1);
+  if (std::any_of(thread.begin(), thread.end(), [](int32_t th) { return th < 0; })) {
+    std::iota(order.begin(), order.end(), 0);  // not from the reader: sorted by the caller
+    return order;
+  }
+  std::vector<size_t> at(static_cast<size_t>(threads) + 1, 0);
+  for (int32_t th : thread) ++at[static_cast<size_t>(th) + 1];
+  std::partial_sum(at.begin(), at.end(), at.begin());
+  for (size_t i = 0; i < thread.size(); ++i)
+    order[at[static_cast<size_t>(thread[i])]++] = static_cast<int32_t>(i);
+  return order;
+}
 
 // Host ops grouped by thread, each group sorted by (start asc, dur desc, index): the order in
 // which a stack sweep sees parents before children.
 std::vector<int32_t> host_order(const HostOps& h) {
-  std::vector<int32_t> order(h.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::sort(order.begin(), order.end(), [&](int32_t a, int32_t b) {
+  std::vector<int32_t> order = rows_by_thread(h.thread);
+  sort_by_runs(order, [&](int32_t a, int32_t b) {
     if (h.thread[a] != h.thread[b]) return h.thread[a] < h.thread[b];
     if (h.start_ns[a] != h.start_ns[b]) return h.start_ns[a] < h.start_ns[b];
     if (h.dur_ns[a] != h.dur_ns[b]) return h.dur_ns[a] > h.dur_ns[b];
@@ -105,9 +149,8 @@ std::vector<int32_t> containing_ops(const RankTrace& t, const std::vector<int32_
   const HostOps& h = t.host;
   const RuntimeCalls& r = t.runtime;
   std::vector<int32_t> result(r.size(), kNoRow);
-  std::vector<int32_t> rorder(r.size());
-  std::iota(rorder.begin(), rorder.end(), 0);
-  std::sort(rorder.begin(), rorder.end(), [&](int32_t a, int32_t b) {
+  std::vector<int32_t> rorder = rows_by_thread(r.thread);
+  sort_by_runs(rorder, [&](int32_t a, int32_t b) {
     if (r.thread[a] != r.thread[b]) return r.thread[a] < r.thread[b];
     if (r.start_ns[a] != r.start_ns[b]) return r.start_ns[a] < r.start_ns[b];
     return a < b;
@@ -247,9 +290,8 @@ void link_trace(RankTrace& t) {
     }
     flow_start.build();
     flow_finish.build();
-    rsorted.resize(r.size());
-    std::iota(rsorted.begin(), rsorted.end(), 0);
-    std::sort(rsorted.begin(), rsorted.end(), [&](int32_t a, int32_t b) {
+    rsorted = rows_by_thread(r.thread);
+    sort_by_runs(rsorted, [&](int32_t a, int32_t b) {
       if (r.thread[a] != r.thread[b]) return r.thread[a] < r.thread[b];
       return r.start_ns[a] < r.start_ns[b];
     });
