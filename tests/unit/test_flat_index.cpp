@@ -72,3 +72,16 @@ TEST(FlatIndex, TupleKeys) {
   EXPECT_EQ(index.size(), 3u);
   EXPECT_EQ(index.key(1), K(7, 2));
 }
+
+// find() gives the id id() gave, UINT32_MAX for a key never added (empty index included), and
+// adds nothing.
+TEST(FlatIndex, FindAddsNothing) {
+  FlatIndex<uint64_t, BadHash> ix;
+  EXPECT_EQ(ix.find(7), UINT32_MAX);
+  for (uint64_t k = 0; k < 5000; ++k) ASSERT_EQ(ix.id(k * 3), k);
+  for (uint64_t k = 0; k < 5000; ++k) {
+    ASSERT_EQ(ix.find(k * 3), k);
+    ASSERT_EQ(ix.find(k * 3 + 1), UINT32_MAX);
+  }
+  EXPECT_EQ(ix.size(), 5000u);
+}

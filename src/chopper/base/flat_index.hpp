@@ -27,6 +27,18 @@ class FlatIndex {
     if (slots > slots_.size()) rehash(slots);
   }
 
+  // The id of k if it has one, else UINT32_MAX (nothing is added).
+  uint32_t find(const Key& k) const {
+    if (last_ < keys_.size() && keys_[last_] == k) return last_;
+    if (slots_.empty()) return UINT32_MAX;
+    const size_t mask = slots_.size() - 1;
+    for (size_t h = slot_of(k);; h = (h + 1) & mask) {
+      const uint32_t s = slots_[h];
+      if (s == 0) return UINT32_MAX;
+      if (keys_[s - 1] == k) return s - 1;
+    }
+  }
+
   // The id of k, added if new (then *fresh is set true, else false).
   uint32_t id(const Key& k, bool* fresh = nullptr) {
     if (fresh != nullptr) *fresh = false;

@@ -5,6 +5,7 @@
 #include <numeric>
 #include <unordered_map>
 
+#include "chopper/base/flat_index.hpp"
 #include "chopper/base/sort.hpp"
 #include "chopper/base/thread_pool.hpp"
 
@@ -177,19 +178,21 @@ OpClass class_of_collective(CollType c) {
 }
 
 // The labels an op passes to everything below it.
+// (Fields ordered for 32 bytes: one per host op.)
 struct Ctx {
-  Phase phase = Phase::kNone;
-  uint16_t phase_rule = kNoRule;
   int32_t layer = -1;
-  uint16_t layer_rule = kNoRule;
   StrId op = 0;
-  uint16_t op_rule = kNoRule;
-  OpClass cls = OpClass::kNone;
-  uint16_t cls_rule = kNoRule;
   int32_t top = kNoRow;     // outermost cpu_op below the innermost structural range / annotation
   int32_t anchor = kNoRow;  // the op that defines the operation (annotation or top)
   int32_t fwd = kNoRow;     // forward op of the nearest backward op at or above this one
+  uint16_t phase_rule = kNoRule;
+  uint16_t layer_rule = kNoRule;
+  uint16_t op_rule = kNoRule;
+  uint16_t cls_rule = kNoRule;
+  Phase phase = Phase::kNone;
+  OpClass cls = OpClass::kNone;
 };
+static_assert(sizeof(Ctx) <= 32);
 
 bool strong(Phase p) {
   return p == Phase::kBackward || p == Phase::kOptimizer;
@@ -337,7 +340,9 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
   // ---- contexts, top-down.
   std::vector<Ctx> ctx(nh);
   std::vector<Span> spans;
-  std::unordered_map<int64_t, int32_t> fwd_by_seq;
+  // Forward ops by Sequence number: an open-addressing index and the op of each of its ids.
+  FlatIndex<int64_t, std::hash<int64_t>> seq_index;
+  std::vector<int32_t> fwd_by_seq;
   // Class of the work under op j: host class rules on the chain from the operation's outermost
   // op down to j, outermost first. Memoised.
   std::vector<std::pair<uint16_t, OpClass>> chain_class(nh, {0xfffe, OpClass::kNone});
@@ -433,8 +438,8 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
     if (c.phase == Phase::kBackward && c.fwd == kNoRow) {
       int32_t f = flow_fwd[u];
       if (f == kNoRow && h.sequence_number[u] >= 0) {
-        auto it = fwd_by_seq.find(h.sequence_number[u]);
-        if (it != fwd_by_seq.end()) f = it->second;
+        const uint32_t s = seq_index.find(h.sequence_number[u]);
+        if (s != UINT32_MAX) f = fwd_by_seq[s];
       }
       if (f != kNoRow && f != i) {
         const Ctx& fc = ctx[static_cast<size_t>(f)];
@@ -461,12 +466,15 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
     }
     // remember forward ops by Sequence number (the outermost of nested ops sharing one)
     if (cpu_op && h.sequence_number[u] >= 0 && c.phase != Phase::kBackward) {
-      auto [it, fresh] = fwd_by_seq.try_emplace(h.sequence_number[u], i);
-      if (!fresh) {
-        const auto e = static_cast<size_t>(it->second);
+      bool fresh = false;
+      const uint32_t s = seq_index.id(h.sequence_number[u], &fresh);
+      if (fresh) {
+        fwd_by_seq.push_back(i);
+      } else {
+        const auto e = static_cast<size_t>(fwd_by_seq[s]);
         const bool encloses = h.thread[e] == h.thread[u] && h.start_ns[e] <= h.start_ns[u] &&
                               h.start_ns[u] + h.dur_ns[u] <= h.start_ns[e] + h.dur_ns[e];
-        if (!encloses) it->second = i;
+        if (!encloses) fwd_by_seq[s] = i;
       }
     }
     ctx[u] = c;
