@@ -1962,12 +1962,12 @@ void KinetoReader::get_dim3(std::array<int32_t, 3>& out) {
     bool ok = true;
     for (int k = 0; k < 3 && ok; ++k) {
       const char* d = p;
-      int32_t x = 0;
+      uint32_t x = 0;  // unsigned: a longer run wraps (and is rejected below), never overflows
       for (unsigned c; (c = static_cast<unsigned>(static_cast<unsigned char>(*p) - '0')) <= 9; ++p)
-        x = x * 10 + static_cast<int32_t>(c);
+        x = x * 10 + c;
       const char want = k < 2 ? ',' : ']';
       ok = p > d && p - d <= 9 && *p == want;
-      v[static_cast<size_t>(k)] = x;
+      v[static_cast<size_t>(k)] = static_cast<int32_t>(x);  // below 10^9 when ok
       p += 1;
       if (k < 2 && *p == ' ') ++p;
     }
