@@ -373,7 +373,6 @@ TEST(KinetoReader, ConcreteInputsKept) {
     {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 9, "dur": 1, "args": {"Concrete Inputs": "odd"}})J");
   RankTrace t = parse(text);
   ASSERT_EQ(t.host.size(), 3u);
-  ASSERT_EQ(t.host.size(), 3u);
   EXPECT_EQ(t.strings.str(t.shapes_of(0).concrete_inputs),
             R"(["", "", "", "", "", "559", "559", "0.", "True", "False", "0.125"])");
   EXPECT_EQ(t.strings.str(t.shapes_of(0).input_dims), "[[16, 559, 16, 64]]");
