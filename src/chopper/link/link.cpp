@@ -90,8 +90,12 @@ class SortedIndex {
 std::vector<int32_t> rows_by_thread(const std::vector<int32_t>& thread) {
   std::vector<int32_t> order(thread.size());
   int32_t threads = 0;
-  for (int32_t th : thread) threads = std::max(threads, th + 1);
-  if (std::any_of(thread.begin(), thread.end(), [](int32_t th) { return th < 0; })) {
+  bool valid = true;
+  for (int32_t th : thread) {
+    threads = std::max(threads, th + 1);
+    valid &= th >= 0;
+  }
+  if (!valid) {
     std::iota(order.begin(), order.end(), 0);  // not from the reader: sorted by the caller
     return order;
   }

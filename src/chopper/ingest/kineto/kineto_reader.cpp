@@ -12,10 +12,10 @@
 #include <charconv>
 #include <cstring>
 #include <deque>
-#include <map>
 #include <type_traits>
 
 #include "chopper/base/error.hpp"
+#include "chopper/base/flat_index.hpp"
 
 namespace chopper {
 namespace {
@@ -1241,7 +1241,7 @@ class KinetoReader {
   [[gnu::noinline]] int32_t add_comm(const CommFields& c);
   [[gnu::noinline]] int32_t add_shapes(const Ev& ev);
   // (pid, tid) -> index in t_.threads: a few memos of the last threads met, direct-mapped, in
-  // front of the map (events of a few threads interleave).
+  // front of the index (events of a few threads interleave).
   struct ThreadMemo {
     int64_t pid = 0, tid = 0;
     int32_t index = kNoRow;
@@ -1332,7 +1332,13 @@ class KinetoReader {
   };
   IdMemo pid_memo_, tid_memo_;
   ThreadMemo thread_memo_[8];
-  std::map<std::pair<int64_t, int64_t>, int32_t> thread_index_;
+  struct ThreadKeyHash {
+    size_t operator()(const ThreadKey& k) const {
+      return static_cast<size_t>(static_cast<uint64_t>(k.pid) * 0x9E3779B97F4A7C15ULL ^
+                                 static_cast<uint64_t>(k.tid));
+    }
+  };
+  FlatIndex<ThreadKey, ThreadKeyHash> thread_index_;
   struct NameMemo {
     uint64_t a = 0, b = 0;       // intern_name's words of the string
     const char* text = nullptr;  // the string table's copy
@@ -2303,11 +2309,11 @@ int32_t KinetoReader::add_shapes(const Ev& ev) {
 }
 
 int32_t KinetoReader::new_thread(int64_t pid, int64_t tid, ThreadMemo& m) {
-  const auto [it, fresh] =
-      thread_index_.try_emplace(std::make_pair(pid, tid), static_cast<int32_t>(t_.threads.size()));
-  if (fresh) t_.threads.push_back(ThreadKey{pid, tid});
-  m = ThreadMemo{pid, tid, it->second};
-  return it->second;
+  bool fresh = false;
+  const auto index = static_cast<int32_t>(thread_index_.id(ThreadKey{pid, tid}, &fresh));
+  if (fresh) t_.threads.push_back(ThreadKey{pid, tid});  // ids are dense, in first-seen order
+  m = ThreadMemo{pid, tid, index};
+  return index;
 }
 
 int32_t KinetoReader::add_comm(const CommFields& c) {
