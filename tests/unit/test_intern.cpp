@@ -28,3 +28,22 @@ TEST(StringTable, InternsOncePerDistinctString) {
   const std::string big(100000, 'x');
   EXPECT_EQ(t.str(t.intern(big)), big);
 }
+
+// Stored strings are valid UTF-8: a new string that is not is stored repaired, each invalid byte
+// replaced by '?', and the bytes replaced are counted per call.
+TEST(StringTable, StoresInvalidUtf8Repaired) {
+  StringTable t;
+  const StrId ok = t.intern("caf\xc3\xa9");
+  EXPECT_EQ(t.str(ok), "caf\xc3\xa9");  // valid text is stored as it is
+  EXPECT_EQ(t.repaired_utf8_bytes(), 0u);
+  const StrId bad = t.intern("a\xff\xfe z");
+  EXPECT_EQ(t.str(bad), "a?? z");
+  EXPECT_EQ(t.repaired_utf8_bytes(), 2u);
+  // The same bytes again: the same id, counted again (2 more).
+  EXPECT_EQ(t.intern("a\xff\xfe z"), bad);
+  EXPECT_EQ(t.repaired_utf8_bytes(), 4u);
+  // The repair's text itself is the same string.
+  EXPECT_EQ(t.intern("a?? z"), bad);
+  EXPECT_EQ(t.repaired_utf8_bytes(), 4u);
+  EXPECT_EQ(t.size(), 3u);  // "", "café", "a?? z"
+}

@@ -352,6 +352,103 @@ TEST(KinetoReader, InvalidUtf8IsReplacedAndCounted) {
   EXPECT_EQ(t.diagnostics.count("invalid_utf8"), 1u);
 }
 
+// Invalid UTF-8 is repaired where text is kept, and counted once per kept string, at the byte
+// offset of its first invalid byte: a repeated name is counted at each occurrence (the name memo
+// must not hide the second), and maps to the same string.
+TEST(KinetoReader, InvalidUtf8IsCountedAtEachKeptString) {
+  const std::string ev =
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"x\xff\", \"pid\": 1, "
+      "\"tid\": 1, \"ts\": 1, \"dur\": 1}";
+  const std::string text = trace_of(ev + "," + ev + "," + ev);
+  for (size_t window : {size_t{16}, size_t{64}, size_t{1} << 20}) {
+    KinetoReadOptions opt;
+    opt.window_bytes = window;
+    const RankTrace t = parse(text, opt);
+    ASSERT_EQ(t.host.size(), 3u) << window;
+    EXPECT_EQ(t.strings.str(t.host.name[0]), "x?");
+    EXPECT_EQ(t.host.name[1], t.host.name[0]);
+    EXPECT_EQ(t.host.name[2], t.host.name[0]);
+    EXPECT_EQ(t.diagnostics.count("invalid_utf8"), 3u) << window;
+    const auto& ex = t.diagnostics.entries().at(0).examples;
+    ASSERT_EQ(ex.size(), 3u);
+    EXPECT_EQ(ex[0],
+              fmt::format("byte {}: 1 invalid UTF-8 byte(s) replaced by '?'", text.find('\xff')));
+    EXPECT_EQ(ex[2],
+              fmt::format("byte {}: 1 invalid UTF-8 byte(s) replaced by '?'", text.rfind('\xff')));
+  }
+}
+
+// Every other place text is kept from: a top-level key and value, a thread name, a shapes arg, a
+// collective arg, a string pid, a counter's series, an escaped name (counted at its event, the
+// text being an unescaped copy). Bytes that are not kept (a skipped python_function event, an
+// unknown arg) are not looked at: nothing is counted for them and nothing else changes.
+TEST(KinetoReader, InvalidUtf8IsRepairedWhereverTextIsKept) {
+  const std::string text =
+      "{\"schemaVersion\": 1, \"traceName\": \"run\xfe\", \"x_\xfe\": 1, \"traceEvents\": ["
+      "{\"ph\": \"M\", \"name\": \"thread_name\", \"pid\": 1, \"tid\": 1, \"args\": {\"name\": "
+      "\"main\xc3\"}},"
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 1, \"tid\": 1, "
+      "\"ts\": 1, \"dur\": 5, \"args\": {\"Input type\": [\"fl\xffoat\"], \"Odd\": \"\xff\"}},"
+      "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"nccl:all_reduce\", \"pid\": 1, "
+      "\"tid\": 1, \"ts\": 2, \"dur\": 1, \"args\": {\"Collective name\": \"all\xe2\x82reduce\"}},"
+      "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"esc\\\"\xff\", \"pid\": \"host\xff\", "
+      "\"tid\": 1, \"ts\": 3, \"dur\": 1},"
+      "{\"ph\": \"X\", \"cat\": \"python_function\", \"name\": \"py\xff\", \"pid\": 1, \"tid\": 1, "
+      "\"ts\": 4, \"dur\": 1},"
+      "{\"ph\": \"C\", \"name\": \"mem\xff\", \"pid\": 1, \"ts\": 5, \"args\": {\"v\": 1}}"
+      "]}";
+  const RankTrace t = parse(text);
+  EXPECT_EQ(t.meta.trace_name, "run?");
+  using KV = std::pair<std::string, std::string>;
+  EXPECT_EQ(t.meta.other, (std::vector<KV>{{"x_?", "1"}}));
+  ASSERT_EQ(t.meta.thread_names.size(), 1u);
+  EXPECT_EQ(t.meta.thread_names[0].second, "main?");
+  ASSERT_EQ(t.host.size(), 3u);  // python_function skipped
+  EXPECT_EQ(t.strings.str(t.shapes_of(0).input_types), "[\"fl?oat\"]");
+  ASSERT_EQ(t.comm_args.size(), 1u);
+  EXPECT_EQ(t.strings.str(t.comm_args[0].collective_name), "all??reduce");
+  EXPECT_EQ(t.strings.str(t.host.name[2]), "esc\"?");
+  EXPECT_EQ(t.threads.at(static_cast<size_t>(t.host.thread[2])).pid,
+            -static_cast<int64_t>(t.strings.find("host?")) - 2);
+  ASSERT_EQ(t.counters.size(), 1u);
+  EXPECT_EQ(t.strings.str(t.counters.name[0]), "mem?.v");
+  // traceName, the key x_, the thread name, Input type, Collective name, the escaped name, the
+  // string pid, the counter: 8. Not the python_function's name, not the "Odd" arg.
+  EXPECT_EQ(t.diagnostics.count("invalid_utf8"), 8u);
+  EXPECT_EQ(t.diagnostics.total(), 8u);
+  const auto& ex = t.diagnostics.entries().at(0).examples;
+  ASSERT_EQ(ex.size(), 3u);  // the first three: traceName, the key, the thread name
+  EXPECT_EQ(ex[0],
+            fmt::format("byte {}: 1 invalid UTF-8 byte(s) replaced by '?'", text.find("\xfe\",")));
+  EXPECT_EQ(ex[1],
+            fmt::format("byte {}: 1 invalid UTF-8 byte(s) replaced by '?'", text.find("\xfe\":")));
+  EXPECT_EQ(ex[2],
+            fmt::format("byte {}: 1 invalid UTF-8 byte(s) replaced by '?'", text.find("\xc3\"")));
+}
+
+// Valid multi-byte characters split across window boundaries come through whole: at windows of
+// 16 to 48 bytes every byte of every character ends some window.
+TEST(KinetoReader, MultiByteCharactersAcrossWindowsAreKept) {
+  const std::string name = "\xc3\xa9t\xe2\x82\xac\xf0\x9f\x98\x80 caf\xc3\xa9";
+  std::string events;
+  for (int i = 0; i < 6; ++i)
+    events += fmt::format(
+        "{}{{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"{}{}\", \"pid\": 1, "
+        "\"tid\": 1, \"ts\": {}, \"dur\": 1}}",
+        i == 0 ? "" : ",", std::string(static_cast<size_t>(i), ' '), name, i);
+  const std::string text = trace_of(events, "\"traceName\": \"" + name + "\", ");
+  for (size_t window = 16; window <= 48; ++window) {
+    KinetoReadOptions opt;
+    opt.window_bytes = window;
+    const RankTrace t = parse(text, opt);
+    ASSERT_EQ(t.host.size(), 6u) << window;
+    for (size_t i = 0; i < 6; ++i)
+      EXPECT_EQ(t.strings.str(t.host.name[i]), std::string(i, ' ') + name) << window;
+    EXPECT_EQ(t.meta.trace_name, name) << window;
+    EXPECT_TRUE(t.diagnostics.empty()) << window;
+  }
+}
+
 TEST(KinetoReader, EscapedQuotesAndBracketsInsideStrings) {
   const std::string text = trace_of(R"J(
     {"ph": "X", "cat": "cpu_op", "name": "a\"{[b]}\\", "pid": 1, "tid": 1, "ts": 1, "dur": 1},
@@ -1002,9 +1099,9 @@ TEST(KinetoReader, PlainFilesEndingAtAPageBoundary) {
   }
 }
 
-// Repairs made in place (invalid UTF-8 replaced by '?') stay in this process: the mapping is
-// copy-on-write, and the file on disk is left as it was.
-TEST(KinetoReader, InPlaceRepairsNeverReachTheFile) {
+// The reader writes into its window (the NUL sentinel after the bytes read so far, every window):
+// the mapping is copy-on-write, and the file on disk is left as it was.
+TEST(KinetoReader, ReadingInPlaceNeverChangesTheFile) {
   const std::string text = trace_of(
       "{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"bad\xff\xfe name\", \"pid\": 1, \"tid\": "
       "1, \"ts\": 1, \"dur\": 1}");

@@ -1,5 +1,7 @@
 #include "chopper/base/diagnostics.hpp"
 
+#include "chopper/base/utf8.hpp"
+
 namespace chopper {
 
 Diagnostics::Entry& Diagnostics::entry(std::string_view kind) {
@@ -8,6 +10,11 @@ Diagnostics::Entry& Diagnostics::entry(std::string_view kind) {
   index_.emplace(std::string(kind), entries_.size());
   entries_.push_back(Entry{std::string(kind), 0, {}});
   return entries_.back();
+}
+
+void Diagnostics::keep_example(Entry& e, std::string example) {
+  repair_utf8(example);
+  e.examples.push_back(std::move(example));
 }
 
 void Diagnostics::add_count(std::string_view kind, uint64_t n) {

@@ -25,7 +25,7 @@ class Diagnostics {
   void add(std::string_view kind, F&& make_example) {
     Entry& e = entry(kind);
     ++e.count;
-    if (e.examples.size() < kMaxExamples) e.examples.push_back(make_example());
+    if (e.examples.size() < kMaxExamples) keep_example(e, make_example());
   }
   void add(std::string_view kind, std::string example) {
     add(kind, [&] { return std::move(example); });
@@ -42,6 +42,8 @@ class Diagnostics {
 
  private:
   Entry& entry(std::string_view kind);
+  // Stores an example, its invalid UTF-8 repaired (examples quote input text).
+  static void keep_example(Entry& e, std::string example);
   std::vector<Entry> entries_;  // in order of first occurrence
   std::unordered_map<std::string, size_t> index_;
 };

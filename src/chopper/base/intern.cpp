@@ -1,6 +1,9 @@
 #include "chopper/base/intern.hpp"
 
 #include <cstring>
+#include <string>
+
+#include "chopper/base/utf8.hpp"
 
 namespace chopper {
 
@@ -72,12 +75,22 @@ StrId StringTable::intern(std::string_view s) {
     if (v == 0) break;
     if (hashes_[v - 1] == h && strings_[v - 1] == s) return v - 1;
   }
+  // Only a string not seen before is checked: every stored one is valid, so a text found above
+  // was valid too.
+  if (!valid_utf8(s)) [[unlikely]]
+    return intern_repaired(s);
   const auto id = static_cast<StrId>(strings_.size());
   strings_.push_back(store(s));
   hashes_.push_back(h);
   slots_[p] = id + 1;
   if (strings_.size() * 2 > slots_.size()) grow();
   return id;
+}
+
+StrId StringTable::intern_repaired(std::string_view s) {
+  std::string fixed(s);
+  repaired_utf8_bytes_ += repair_utf8(fixed);
+  return intern(fixed);
 }
 
 size_t StringTable::bytes_used() const {

@@ -16,6 +16,7 @@
 
 #include "chopper/base/error.hpp"
 #include "chopper/base/flat_index.hpp"
+#include "chopper/base/utf8.hpp"
 
 namespace chopper {
 namespace {
@@ -851,10 +852,7 @@ class KinetoReader {
     }
     base_off_ += keep_from - 1;
     len_ = 1 + n;
-    const ptrdiff_t d = -static_cast<ptrdiff_t>(keep_from - 1);
-    validated_ =
-        static_cast<size_t>(std::max<ptrdiff_t>(1, static_cast<ptrdiff_t>(validated_) + d));
-    return d;
+    return -static_cast<ptrdiff_t>(keep_from - 1);
   }
   // Appends more input after len_ (growing the window when full); false at end of input. In place,
   // the window takes in the next cap_ bytes, or as many as it holds if more (an element larger
@@ -879,26 +877,12 @@ class KinetoReader {
     }
     if (n == 0) {
       eof_ = true;
-      validate_utf8_upto(len_);
       return false;
     }
     len_ += n;
     base_[len_] = '\0';  // the sentinel (kPad bytes follow it)
     t_.uncompressed_bytes += n;
-    // Validate UTF-8 up to the last ASCII byte (a multi-byte character may continue in the
-    // next read), replacing invalid bytes in place so that lengths and offsets do not change.
-    size_t upto = len_;
-    while (upto > validated_ && upto > len_ - 4 &&
-           static_cast<unsigned char>(base_[upto - 1]) >= 0x80)
-      --upto;
-    validate_utf8_upto(upto);
     return true;
-  }
-  void validate_utf8_upto(size_t upto) {
-    if (upto <= validated_) return;
-    if (!simdjson::validate_utf8(base_ + validated_, upto - validated_))
-      sanitize_utf8(validated_, upto);
-    validated_ = upto;
   }
   // Byte at pos_ (refilling, keeping bytes from pos_ on), or -1 at end of input.
   int peek() {
@@ -1179,7 +1163,22 @@ class KinetoReader {
                                      Ns dur);
   [[gnu::flatten]] void add_runtime_row(const Ev& ev, CatKind kind, StrId name, Ns ts, Ns dur);
   [[gnu::flatten]] void add_flow_row(const Ev& ev, CatKind kind, StrId cat, uint64_t id, Ns ts);
-  void sanitize_utf8(size_t begin, size_t end);
+  // Text kept from the input is valid UTF-8 (base/utf8.hpp): the string table repairs what it
+  // stores, and these count each repair (kind invalid_utf8) at the byte where it was needed.
+  StrId intern_text(std::string_view s, bool* repaired = nullptr) {
+    const uint64_t before = t_.strings.repaired_utf8_bytes();
+    const StrId id = t_.strings.intern(s);
+    if (t_.strings.repaired_utf8_bytes() != before) [[unlikely]] {
+      report_utf8(s);
+      if (repaired != nullptr) *repaired = true;
+    }
+    return id;
+  }
+  [[gnu::noinline]] void report_utf8(std::string_view s);
+  // Repairs s in place; `off` is the input offset of s[0].
+  void repair_kept(std::string& s, uint64_t off);
+  // The input offset of p[i] when p is in the window, else the event's (p is an unescaped copy).
+  uint64_t text_offset(const char* p, size_t i = 0) const;
   bool get_time(std::string_view text, Ns& out, const char* what, uint64_t offset);
   int64_t id_from_pid_text(std::string_view text, bool was_string, bool gpu_stream);
   [[gnu::always_inline]] CatKind cat_kind(StrId cat) {
@@ -1223,7 +1222,7 @@ class KinetoReader {
       a = static_cast<unsigned char>(s[0]) | (static_cast<unsigned char>(s[n / 2]) << 8);
       b = static_cast<unsigned char>(s[n - 1]);
     } else {
-      return t_.strings.intern(s);
+      return 0;  // the empty string
     }
     const uint64_t h = ((a ^ (b * 0x9E3779B97F4A7C15ULL)) + n) * 0xBF58476D1CE4E5B9ULL;
     NameMemo& m = name_memo_[h >> (64 - kNameMemoBits)];
@@ -1231,7 +1230,10 @@ class KinetoReader {
     if (m.id != 0 && m.n == n && m.a == a && m.b == b &&
         (n <= 16 || std::memcmp(m.text + 8, s.data() + 8, n - 16) == 0))
       return m.id;
-    m.id = t_.strings.intern(s);
+    bool repaired = false;
+    const StrId id = intern_text(s, &repaired);
+    if (repaired) return id;  // not remembered: every occurrence is counted
+    m.id = id;
     m.text = t_.strings.str(m.id).data();
     m.n = n;
     m.a = a;
@@ -1291,9 +1293,9 @@ class KinetoReader {
   size_t map_size_ = 0;
   char saved_ = 0;
   size_t cap_;
-  size_t len_;            // end of data in the window
-  size_t pos_;            // top-level cursor
-  size_t validated_ = 1;  // UTF-8 checked below this position
+  size_t len_;           // end of data in the window
+  size_t pos_;           // top-level cursor
+  uint64_t ev_off_ = 0;  // offset of the event being read (for diagnostics on copied text)
   uint64_t base_off_ = 0;
   bool eof_ = false;
 
@@ -1529,9 +1531,13 @@ void KinetoReader::parse_object_form() {
       ++pos_;
     }
     first = false;
+    skip_ws();
+    const uint64_t key_off = offset_of(pos_) + 1;  // after the quote
     std::string key = read_key();
+    repair_kept(key, key_off);
     expect(':', "after a key");
     skip_ws();
+    const uint64_t value_off = offset_of(pos_);
     if (key == "traceEvents" && peek() == '[') {
       ++pos_;
       parse_events_array();
@@ -1539,6 +1545,7 @@ void KinetoReader::parse_object_form() {
     }
     std::string value;
     if (!read_value(&value, key)) continue;  // too large: counted
+    repair_kept(value, value_off);
     top_values_.emplace_back(std::move(key), std::move(value));
   }
   if (!saw_events_) {
@@ -1559,6 +1566,7 @@ void KinetoReader::parse_events_array() {
     // One event object at `start`, p_ at its '{' (or, if `opened`, at its first member).
     auto event = [&](const char* start, bool opened) {
       const uint64_t off = offset_of(start);
+      ev_off_ = off;
       bool ok = true;
       try {
         parse_event(opened);
@@ -2228,59 +2236,35 @@ int64_t KinetoReader::id_from_pid_text(std::string_view text, bool was_string, b
       if (parse_int64(s, x) == DecimalStatus::kExact) return x;
     }
   }
-  return -static_cast<int64_t>(t_.strings.intern(text)) - 2;
+  return -static_cast<int64_t>(intern_text(text)) - 2;
 }
 
-// Replaces every byte that is not part of a valid UTF-8 sequence with '?', in place (the length
-// does not change, so positions and byte offsets stay valid), and counts them.
-void KinetoReader::sanitize_utf8(size_t begin, size_t end) {
-  auto* s = reinterpret_cast<unsigned char*>(base_);
-  uint64_t replaced = 0;
+// Counts one kept string whose invalid UTF-8 the string table repaired, at its first bad byte
+// when the string lies in the window (else at its event: an unescaped copy).
+void KinetoReader::report_utf8(std::string_view s) {
+  std::string copy(s);
   size_t first_bad = 0;
-  for (size_t i = begin; i < end;) {
-    const unsigned char c = s[i];
-    if (c < 0x80) {
-      ++i;
-      continue;
-    }
-    size_t n = 0;
-    uint32_t cp = 0;
-    if ((c & 0xE0) == 0xC0) {
-      n = 2;
-      cp = c & 0x1F;
-    } else if ((c & 0xF0) == 0xE0) {
-      n = 3;
-      cp = c & 0x0F;
-    } else if ((c & 0xF8) == 0xF0) {
-      n = 4;
-      cp = c & 0x07;
-    }
-    bool ok = n != 0 && i + n <= end;
-    for (size_t k = 1; ok && k < n; ++k) {
-      if ((s[i + k] & 0xC0) != 0x80) ok = false;
-      cp = (cp << 6) | (s[i + k] & 0x3F);
-    }
-    if (ok) {
-      // Overlong forms, surrogates and values above U+10FFFF are invalid too.
-      if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
-          (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
-        ok = false;
-    }
-    if (ok) {
-      i += n;
-    } else {
-      if (replaced == 0) first_bad = i;
-      s[i] = '?';
-      ++replaced;
-      ++i;
-    }
-  }
-  if (replaced > 0) {
-    t_.diagnostics.add("invalid_utf8", [&] {
-      return fmt::format("byte {}: {} invalid UTF-8 byte(s) replaced by '?'", offset_of(first_bad),
-                         replaced);
-    });
-  }
+  const size_t replaced = repair_utf8(copy, &first_bad);
+  const uint64_t off = text_offset(s.data(), first_bad);
+  t_.diagnostics.add("invalid_utf8", [&] {
+    return fmt::format("byte {}: {} invalid UTF-8 byte(s) replaced by '?'", off, replaced);
+  });
+}
+
+uint64_t KinetoReader::text_offset(const char* p, size_t i) const {
+  const auto at = reinterpret_cast<uintptr_t>(p), lo = reinterpret_cast<uintptr_t>(base_ + 1),
+             hi = reinterpret_cast<uintptr_t>(base_ + len_);
+  return at >= lo && at < hi ? offset_of(p) + i : ev_off_;
+}
+
+void KinetoReader::repair_kept(std::string& s, uint64_t off) {
+  size_t first_bad = 0;
+  const size_t replaced = repair_utf8(s, &first_bad);
+  if (replaced == 0) return;
+  t_.diagnostics.add("invalid_utf8", [&] {
+    return fmt::format("byte {}: {} invalid UTF-8 byte(s) replaced by '?'", off + first_bad,
+                       replaced);
+  });
 }
 
 bool KinetoReader::get_time(std::string_view text, Ns& out, const char* what, uint64_t offset) {
@@ -2301,9 +2285,9 @@ bool KinetoReader::get_time(std::string_view text, Ns& out, const char* what, ui
 
 int32_t KinetoReader::add_shapes(const Ev& ev) {
   InputShapes s;
-  s.input_dims = t_.strings.intern(ev.input_dims);
-  s.input_types = t_.strings.intern(ev.input_types);
-  s.concrete_inputs = t_.strings.intern(ev.concrete_inputs);
+  s.input_dims = intern_text(ev.input_dims);
+  s.input_types = intern_text(ev.input_types);
+  s.concrete_inputs = intern_text(ev.concrete_inputs);
   t_.shapes.push_back(s);
   return static_cast<int32_t>(t_.shapes.size() - 1);
 }
@@ -2318,16 +2302,16 @@ int32_t KinetoReader::new_thread(int64_t pid, int64_t tid, ThreadMemo& m) {
 
 int32_t KinetoReader::add_comm(const CommFields& c) {
   CommArgs a;
-  a.collective_name = t_.strings.intern(c.collective_name);
-  a.dtype = t_.strings.intern(c.dtype);
+  a.collective_name = intern_text(c.collective_name);
+  a.dtype = intern_text(c.dtype);
   a.in_nelems = c.in_nelems;
   a.out_nelems = c.out_nelems;
   a.group_size = c.group_size;
-  a.pg_name = t_.strings.intern(c.pg_name);
-  a.pg_desc = t_.strings.intern(c.pg_desc);
-  a.pg_ranks = t_.strings.intern(c.pg_ranks);
-  a.in_split = t_.strings.intern(c.in_split);
-  a.out_split = t_.strings.intern(c.out_split);
+  a.pg_name = intern_text(c.pg_name);
+  a.pg_desc = intern_text(c.pg_desc);
+  a.pg_ranks = intern_text(c.pg_ranks);
+  a.in_split = intern_text(c.in_split);
+  a.out_split = intern_text(c.out_split);
   a.seq = c.seq;
   t_.comm_args.push_back(a);
   return static_cast<int32_t>(t_.comm_args.size() - 1);
@@ -2514,7 +2498,7 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
           }
           x = x * 16 + static_cast<uint64_t>(d);
         }
-        id = ok ? x : (0x8000000000000000ULL | t_.strings.intern(ev.id_text));
+        id = ok ? x : (0x8000000000000000ULL | intern_text(ev.id_text));
       }
       add_flow_row(ev, cat_kind(cat), cat, id, ts);
       return;
@@ -2532,7 +2516,7 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
       if (!get_time(ev.ts, ts, "ts", offset)) return;
       Instants& in = t_.instants;
       if (in.ts_ns.size() == in.ts_ns.capacity()) make_room(in);
-      put(in.name, ev.has_name ? t_.strings.intern(ev.name) : 0);
+      put(in.name, ev.has_name ? intern_text(ev.name) : 0);
       put(in.category, cat);
       put(in.thread, thread_of(ev.pid, ev.tid));
       put(in.ts_ns, ts);
@@ -2544,10 +2528,14 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
     }
     case 'M': {
       if (!ev.has_name || ev.arg_name.empty()) return;
-      if (ev.name == "process_name") {
-        t_.meta.process_names.emplace_back(ev.pid, std::string(ev.arg_name));
-      } else if (ev.name == "thread_name") {
-        t_.meta.thread_names.emplace_back(std::make_pair(ev.pid, ev.tid), std::string(ev.arg_name));
+      const bool process = ev.name == "process_name";
+      if (!process && ev.name != "thread_name") return;
+      std::string text(ev.arg_name);
+      repair_kept(text, text_offset(ev.arg_name.data()));
+      if (process) {
+        t_.meta.process_names.emplace_back(ev.pid, std::move(text));
+      } else {
+        t_.meta.thread_names.emplace_back(std::make_pair(ev.pid, ev.tid), std::move(text));
       }
       return;
     }
@@ -2558,7 +2546,7 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
         std::string series(ev.name);
         series += '.';
         series += k;
-        t_.counters.name.push_back(t_.strings.intern(series));
+        t_.counters.name.push_back(intern_text(series));
         t_.counters.pid.push_back(ev.pid);
         t_.counters.ts_ns.push_back(ts);
         t_.counters.value.push_back(v);
