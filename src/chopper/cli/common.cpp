@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "chopper/base/error.hpp"
+#include "chopper/base/memory.hpp"
 #include "chopper/hierarchy/label.hpp"
 #include "chopper/ingest/load.hpp"
 
@@ -98,7 +99,10 @@ std::optional<LabelledRun> load_labelled(const RunOptions& o, const char* cmd) {
     fmt::print(stderr, "chopper {}: no readable trace files\n", cmd);
     return std::nullopt;
   }
+  release_free_memory();  // what loading freed: label's temporaries are smaller
   label_run(lr.taxonomy, lr.run, o.threads);
+  release_free_memory();  // label's temporaries, before the analyses
+  return_freed_memory();
   return lr;
 }
 
