@@ -449,6 +449,55 @@ TEST(KinetoReader, MultiByteCharactersAcrossWindowsAreKept) {
   }
 }
 
+// What one event held never carries over to the next: shapes, collective args, a metadata name,
+// kernel fields and ids are each followed by an event without them, and by one that set them
+// and was then found malformed (skipped, counted).
+TEST(KinetoReader, FieldsNeverCarryOverToTheNextEvent) {
+  const std::string text = trace_of(R"J(
+    {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 9, "args": {
+      "External id": 7, "Sequence number": 3, "Input Dims": [[2, 3]], "Input type": ["float"],
+      "Concrete Inputs": ["", "1"], "Collective name": "allreduce", "dtype": "Float",
+      "In msg nelems": 6, "Process Group Ranks": [0, 1]}},
+    {"ph": "X", "cat": "cpu_op", "name": "b", "pid": 1, "tid": 1, "ts": 2, "dur": 1},
+    {"ph": "X", "cat": "cpu_op", "name": "c", "pid": 1, "tid": 1, "ts": 3, "dur": 1, "args": {
+      "Input Dims": [[4]], "Collective name": "broadcast", "External id": }},
+    {"ph": "X", "cat": "cpu_op", "name": "d", "pid": 1, "tid": 1, "ts": 4, "dur": 1},
+    {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 5, "dur": 1, "args": {
+      "device": 0, "stream": 7, "correlation": 11, "External id": 7, "grid": [4, 1, 1],
+      "block": [128, 1, 1], "registers per thread": 32, "shared memory": 1024}},
+    {"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 6, "dur": 1},
+    {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "main"}},
+    {"ph": "M", "name": "thread_name", "pid": 1, "tid": 2})J");
+  const RankTrace t = parse(text);
+  ASSERT_EQ(t.host.size(), 3u);  // a, b, d (c malformed)
+  EXPECT_EQ(t.diagnostics.count("malformed_event"), 1u);
+  EXPECT_EQ(t.strings.str(t.host.name[0]), "a");
+  EXPECT_NE(t.host.shapes[0], kNoRow);
+  EXPECT_NE(t.host.comm_args[0], kNoRow);
+  EXPECT_EQ(t.host.external_id[0], 7);
+  EXPECT_EQ(t.host.sequence_number[0], 3);
+  for (size_t i : {size_t{1}, size_t{2}}) {  // b and d
+    EXPECT_EQ(t.host.shapes[i], kNoRow) << i;
+    EXPECT_EQ(t.host.comm_args[i], kNoRow) << i;
+    EXPECT_EQ(t.host.external_id[i], kNoId) << i;
+    EXPECT_EQ(t.host.sequence_number[i], kNoId) << i;
+  }
+  EXPECT_EQ(t.shapes.size(), 1u);
+  EXPECT_EQ(t.comm_args.size(), 1u);
+  ASSERT_EQ(t.gpu.size(), 2u);
+  EXPECT_EQ(t.gpu.grid[0], (std::array<int32_t, 3>{4, 1, 1}));
+  EXPECT_EQ(t.gpu.registers[0], 32);
+  EXPECT_EQ(t.gpu.correlation[0], 11);
+  EXPECT_EQ(t.gpu.grid[1], (std::array<int32_t, 3>{0, 0, 0}));
+  EXPECT_EQ(t.gpu.block[1], (std::array<int32_t, 3>{0, 0, 0}));
+  EXPECT_EQ(t.gpu.registers[1], -1);
+  EXPECT_EQ(t.gpu.shared_mem_bytes[1], -1);
+  EXPECT_EQ(t.gpu.correlation[1], kNoId);
+  EXPECT_EQ(t.gpu.external_id[1], kNoId);
+  ASSERT_EQ(t.meta.thread_names.size(), 1u);  // the second has no name
+  EXPECT_EQ(t.meta.thread_names[0].second, "main");
+}
+
 TEST(KinetoReader, EscapedQuotesAndBracketsInsideStrings) {
   const std::string text = trace_of(R"J(
     {"ph": "X", "cat": "cpu_op", "name": "a\"{[b]}\\", "pid": 1, "tid": 1, "ts": 1, "dur": 1},

@@ -10,9 +10,11 @@
 
 #include <algorithm>
 #include <charconv>
+#include <cstddef>
 #include <cstring>
 #include <deque>
 #include <type_traits>
+#include <utility>
 
 #include "chopper/base/error.hpp"
 #include "chopper/base/flat_index.hpp"
@@ -126,6 +128,30 @@ enum class ArgKey : uint8_t {
   kDeviceId,
   kName,
 };
+
+// The args stored in Ev's third part (see Ev): shapes, a metadata name, collective args.
+constexpr bool is_cold(ArgKey k) {
+  switch (k) {
+    case ArgKey::kInputDims:
+    case ArgKey::kConcreteInputs:
+    case ArgKey::kInputType:
+    case ArgKey::kName:
+    case ArgKey::kCollectiveName:
+    case ArgKey::kDtype:
+    case ArgKey::kInMsgNelems:
+    case ArgKey::kOutMsgNelems:
+    case ArgKey::kInSplitSize:
+    case ArgKey::kOutSplitSize:
+    case ArgKey::kGroupSize:
+    case ArgKey::kPgName:
+    case ArgKey::kPgDesc:
+    case ArgKey::kPgRanks:
+    case ArgKey::kSeq:
+      return true;
+    default:
+      return false;
+  }
+}
 
 ArgKey arg_key_of(std::string_view k) {
   switch (k.size()) {
@@ -703,51 +729,63 @@ struct PendingDiag {
 
 // One event's fields, filled by a single pass over the object. Views point into the window (or
 // into the unescape scratch strings) and stay valid until the event is committed.
+//
+// Before each event only the first part is reset (reset_ev): the fields commit reads whatever the
+// event held. The second part is read only when a flag of the first says it was set, and the
+// third (shapes, a metadata name, collective args: few events have them) only after an event that
+// set one of them, which sets `cold`.
 struct Ev {
+  // ---- reset before every event ----
   char ph = 0;
-  std::string_view cat;
-  bool has_cat = false;
-  std::string_view name;
-  bool has_name = false;
-  std::string_view ts, dur;
-  bool has_ts = false, has_dur = false;
-  int64_t pid = 0, tid = 0;
-  bool has_pid = false, has_tid = false;
-  std::string_view id_text;
-  bool has_id = false;
-  bool bp_e = false;
   char scope = 0;
+  bool has_cat = false, has_name = false, has_ts = false, has_dur = false, has_pid = false,
+       has_tid = false, has_id = false;
+  bool bp_e = false;
+  bool skipped_python = false;
+  // ts and dur already in ns (scan_number's fast shapes), else read from the text at commit.
+  bool ts_fast = false, dur_fast = false, ts_dot = false, id_fast = false;
+  bool cold = false;  // a field of the third part was set
+  int64_t pid = 0, tid = 0;
   int64_t external_id = kNoId, correlation = kNoId, seq_nr = kNoId, fwd_tid = kNoId, rf_id = kNoId,
           device = kNoId, stream = kNoId, graph_id = kNoId;
   int64_t registers = -1, shared_mem = -1, bytes = -1, mem_bytes = 0, total_alloc = 0,
           device_id = -1;
   std::array<int32_t, 3> grid{0, 0, 0}, block{0, 0, 0};
+  // ---- read only when set: cat, name, ts, dur (has_*), ts_ns, dur_ns (*_fast), id_text, id ----
+  std::string_view cat, name, ts, dur, id_text;
+  Ns ts_ns = 0, dur_ns = 0;
+  uint64_t id = 0;
+  // ---- reset after an event that set one (cold) ----
   std::string_view input_dims, input_types, concrete_inputs;
   std::string_view arg_name;
   CommFields comm;
-  bool skipped_python = false;
-  // ts and dur already in ns (scan_number's fast shapes), else read from the text at commit.
-  bool ts_fast = false, dur_fast = false, ts_dot = false, id_fast = false;
-  Ns ts_ns = 0, dur_ns = 0;
-  uint64_t id = 0;
 };
-static_assert(std::is_trivially_copyable_v<Ev>);
-// Resets ev to a fresh Ev by copying one, 32 bytes at a time: GCC compiles `ev = Ev{}` to a
-// `rep stos` of the whole struct (~530 bytes) and stores for the non-zero fields, whose start-up
-// cost is paid on every event.
+static_assert(std::is_trivially_copyable_v<Ev> && std::is_standard_layout_v<Ev>);
+// Resets the parts of ev that need it (see Ev) by copying them from a fresh Ev, 32 bytes at a
+// time in straight-line code: GCC compiles `ev = Ev{}` to a `rep stos` of the whole struct and
+// stores for the non-zero fields, and a loop over the words costs ~5 instructions per word.
 inline constexpr Ev kFresh{};  // namespace scope: no initialisation guard tested per event
-inline void reset_ev(Ev& ev) {
+template <size_t From, size_t To>
+[[gnu::always_inline]] inline void copy_fresh(Ev& ev) {
+  const char* from = reinterpret_cast<const char*>(&kFresh) + From;
+  char* to = reinterpret_cast<char*>(&ev) + From;
 #if defined(__AVX__)
-  constexpr size_t kWords = sizeof(Ev) / 32;
-  const char* from = reinterpret_cast<const char*>(&kFresh);
-  char* to = reinterpret_cast<char*>(&ev);
-  for (size_t i = 0; i < kWords; ++i)
-    _mm256_storeu_si256(reinterpret_cast<__m256i*>(to + 32 * i),
-                        _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + 32 * i)));
-  std::memcpy(to + 32 * kWords, from + 32 * kWords, sizeof(Ev) - 32 * kWords);
+  constexpr size_t kWords = (To - From) / 32;
+  [&]<size_t... I>(std::index_sequence<I...>) {
+    ((_mm256_storeu_si256(reinterpret_cast<__m256i*>(to + 32 * I),
+                          _mm256_loadu_si256(reinterpret_cast<const __m256i*>(from + 32 * I)))),
+     ...);
+  }
+  (std::make_index_sequence<kWords>{});
+  std::memcpy(to + 32 * kWords, from + 32 * kWords, (To - From) - 32 * kWords);
 #else
-  ev = kFresh;
+  std::memcpy(to, from, To - From);
 #endif
+}
+inline void reset_ev(Ev& ev) {
+  if (ev.cold) [[unlikely]]
+    copy_fresh<offsetof(Ev, input_dims), sizeof(Ev)>(ev);
+  copy_fresh<0, offsetof(Ev, cat)>(ev);
 }
 
 // Reserves room for n elements; a large column is advised onto transparent huge pages, which
@@ -2014,7 +2052,7 @@ void KinetoReader::parse_args() {
   ++p_;  // '{'
   // Each category lays its args out in its own way (cpu_op, kernel, cuda_runtime, ...): the
   // memos are kept per category, told apart by its length and second byte, and per ordinal.
-  const std::string_view cat = ev.cat;
+  const std::string_view cat = ev.has_cat ? ev.cat : std::string_view();
   const size_t slot = cat.size() < 2 ? 0 : (static_cast<unsigned char>(cat[1]) ^ cat.size()) & 15;
   BlankMemo* const memo = blanks_.args[slot];
   KeyMemo* const keys = arg_keys_[slot];
@@ -2045,6 +2083,7 @@ void KinetoReader::parse_args() {
     }
     std::string_view text;
     bool was_string = false;
+    if (is_cold(ak)) ev.cold = true;
     switch (ak) {
       case ArgKey::kNone:
         if (const char c = *p_; c == '-' || static_cast<unsigned>(c - '0') <= 9) {
