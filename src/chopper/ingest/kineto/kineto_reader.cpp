@@ -1837,7 +1837,7 @@ bool KinetoReader::kineto_order() {
     ev.ts_dot = num.dot;
     if (!next(11)) goto out;
     if (!order::key<"\"cat\":">(p) || !cat() || !next(12)) goto out;
-    if (!order::key<"\"name\":">(p) || !order::str(p, end, ev.name)) goto out;
+    if (!order::key<"\"name\":">(p) || !order::str<true>(p, end, ev.name)) goto out;
     ev.has_name = true;
     if (!next(13)) goto out;
     if (!order::key<"\"bp\":">(p) || !order::str<true>(p, end, v)) goto out;
