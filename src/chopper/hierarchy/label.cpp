@@ -65,7 +65,7 @@ class Matcher {
       for (size_t r = 0; r < rules_.size(); ++r) {
         const NameRule& rule = rules_[r];
         if (rule.level != RuleLevel::kClass || !rule.kernel_target) continue;
-        if (std::regex_search(s.begin(), s.end(), rule.re)) {
+        if (rule.may_match(s) && std::regex_search(s.begin(), s.end(), rule.re)) {
           k = {static_cast<uint16_t>(r), rule.op_class};
           break;
         }
@@ -87,21 +87,23 @@ class Matcher {
       const auto ri = static_cast<uint16_t>(r);
       switch (rule.level) {
         case RuleLevel::kIteration:
-          if (m.iter_rule == kNoRule && std::regex_search(s.begin(), s.end(), mm, rule.re) &&
-              mm[1].matched &&
+          if (m.iter_rule == kNoRule && rule.may_match(s) &&
+              std::regex_search(s.begin(), s.end(), mm, rule.re) && mm[1].matched &&
               parse_i64(std::string_view(&*mm[1].first, static_cast<size_t>(mm[1].length())),
                         m.iter_num))
             m.iter_rule = ri;
           break;
         case RuleLevel::kPhase:
-          if (m.phase_rule == kNoRule && std::regex_search(s.begin(), s.end(), rule.re)) {
+          if (m.phase_rule == kNoRule && rule.may_match(s) &&
+              std::regex_search(s.begin(), s.end(), rule.re)) {
             m.phase_rule = ri;
             m.phase = rule.phase;
             m.all_threads = rule.all_threads;
           }
           break;
         case RuleLevel::kLayer:
-          if (m.layer_rule == kNoRule && std::regex_search(s.begin(), s.end(), mm, rule.re)) {
+          if (m.layer_rule == kNoRule && rule.may_match(s) &&
+              std::regex_search(s.begin(), s.end(), mm, rule.re)) {
             int64_t v = -1;
             if (rule.captures == 0 || !mm[1].matched) {
               m.layer_rule = ri;  // clears the layer
@@ -116,7 +118,8 @@ class Matcher {
           }
           break;
         case RuleLevel::kOperation:
-          if (m.op_rule == kNoRule && std::regex_search(s.begin(), s.end(), mm, rule.re)) {
+          if (m.op_rule == kNoRule && rule.may_match(s) &&
+              std::regex_search(s.begin(), s.end(), mm, rule.re)) {
             m.op_rule = ri;
             m.op_class = rule.op_class;
             if (rule.label == "-") {
@@ -134,7 +137,7 @@ class Matcher {
           }
           break;
         case RuleLevel::kClass:
-          if (!rule.kernel_target && m.class_rule == kNoRule &&
+          if (!rule.kernel_target && m.class_rule == kNoRule && rule.may_match(s) &&
               std::regex_search(s.begin(), s.end(), rule.re)) {
             m.class_rule = ri;
             m.host_class = rule.op_class;

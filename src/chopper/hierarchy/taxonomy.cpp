@@ -11,6 +11,7 @@
 #include <optional>
 
 #include "chopper/base/error.hpp"
+#include "chopper/base/text.hpp"
 
 namespace chopper {
 
@@ -267,6 +268,203 @@ std::vector<NameRule> builtin_rules() {
 
 }  // namespace
 
+namespace {
+
+// Reads an ECMAScript pattern for required_literals. `ok` turns false at anything it does not
+// follow (the caller then uses no filter).
+struct LiteralReader {
+  std::string_view p;
+  size_t i = 0;
+  bool ok = true;
+
+  static size_t shortest(const std::vector<std::string>& v) {
+    size_t m = v.empty() ? 0 : SIZE_MAX;
+    for (const auto& x : v) m = std::min(m, x.size());
+    return m;
+  }
+
+  // A quantifier at i, skipped: 0 none, 1 the atom occurs at least once (+, {n,...} with n >= 1),
+  // 2 it may be absent (*, ?, {0,...}).
+  int quantifier() {
+    if (i >= p.size()) return 0;
+    int q = 0;
+    if (p[i] == '*' || p[i] == '?') {
+      q = 2;
+      ++i;
+    } else if (p[i] == '+') {
+      q = 1;
+      ++i;
+    } else if (p[i] == '{') {
+      size_t j = i + 1, min = 0, digits = 0;
+      while (j < p.size() && p[j] >= '0' && p[j] <= '9') {
+        min = std::min<size_t>(min * 10 + static_cast<size_t>(p[j] - '0'), 1000);
+        ++j;
+        ++digits;
+      }
+      while (j < p.size() && (p[j] == ',' || (p[j] >= '0' && p[j] <= '9'))) ++j;
+      if (digits == 0 || j >= p.size() || p[j] != '}') {
+        ok = false;
+        return 0;
+      }
+      i = j + 1;
+      q = min >= 1 ? 1 : 2;
+    } else {
+      return 0;
+    }
+    if (i < p.size() && p[i] == '?') ++i;  // lazy
+    return q;
+  }
+
+  // A bracket class at i ('['), skipped.
+  void skip_class() {
+    ++i;
+    if (i < p.size() && p[i] == '^') ++i;
+    if (i < p.size() && p[i] == ']') ++i;
+    while (i < p.size() && p[i] != ']') i += p[i] == '\\' ? 2 : 1;
+    if (i >= p.size()) {
+      ok = false;
+      return;
+    }
+    ++i;
+  }
+
+  // Alternatives up to ')' or the end: every match contains one of the result (empty: unknown).
+  std::vector<std::string> alternation() {
+    std::vector<std::string> all;
+    bool unknown = false;
+    for (;;) {
+      std::vector<std::string> b = branch();
+      if (!ok) return {};
+      if (b.empty()) unknown = true;
+      all.insert(all.end(), b.begin(), b.end());
+      if (i < p.size() && p[i] == '|') {
+        ++i;
+        continue;
+      }
+      break;
+    }
+    if (unknown) return {};
+    return all;
+  }
+
+  // One alternative: of its literal runs and required groups, the one whose shortest needle is
+  // longest.
+  std::vector<std::string> branch() {
+    std::vector<std::string> best;
+    std::string run;
+    auto consider = [&](std::vector<std::string> c) {
+      if (shortest(c) > shortest(best)) best = std::move(c);
+    };
+    auto flush = [&] {
+      if (!run.empty()) consider({run});
+      run.clear();
+    };
+    while (ok && i < p.size() && p[i] != '|' && p[i] != ')') {
+      const char c = p[i];
+      if (c == '(') {
+        ++i;
+        bool required = true;
+        if (i < p.size() && p[i] == '?') {
+          if (i + 1 < p.size() && p[i + 1] == ':') {
+            i += 2;
+          } else if (i + 1 < p.size() && (p[i + 1] == '=' || p[i + 1] == '!')) {
+            i += 2;  // a lookahead matches no text of its own
+            required = false;
+          } else {
+            ok = false;
+            return {};
+          }
+        }
+        std::vector<std::string> inner = alternation();
+        if (!ok || i >= p.size() || p[i] != ')') {
+          ok = false;
+          return {};
+        }
+        ++i;
+        flush();
+        if (quantifier() != 2 && required && !inner.empty()) consider(std::move(inner));
+        continue;
+      }
+      if (c == '[') {
+        flush();
+        skip_class();
+        quantifier();
+        continue;
+      }
+      if (c == '.' || c == '^' || c == '$') {
+        flush();
+        ++i;
+        quantifier();
+        continue;
+      }
+      char lit = c;
+      if (c == '\\') {
+        if (i + 1 >= p.size()) {
+          ok = false;
+          return {};
+        }
+        const char e = p[i + 1];
+        i += 2;
+        if (std::strchr("dDwWsSbB123456789", e) != nullptr) {  // a class, a boundary, a backref
+          flush();
+          quantifier();
+          continue;
+        }
+        if (std::strchr("0cxu", e) != nullptr) {  // NUL, control, hex, unicode: not followed
+          ok = false;
+          return {};
+        }
+        lit = e == 'f'   ? '\f'
+              : e == 'n' ? '\n'
+              : e == 'r' ? '\r'
+              : e == 't' ? '\t'
+              : e == 'v' ? '\v'
+                         : e;
+      } else if (c == '*' || c == '+' || c == '?' || c == '{' || c == '}' || c == ']') {
+        ok = false;  // a quantifier without an atom, or a stray bracket: not followed
+        return {};
+      } else {
+        ++i;
+      }
+      const int q = quantifier();
+      if (q == 2) {
+        flush();
+      } else {
+        run.push_back(lit);
+        if (q == 1) flush();  // what follows may be another repeat of it
+      }
+    }
+    flush();
+    return best;
+  }
+};
+
+bool contains_folded(std::string_view s, std::string_view lower_needle) {
+  const auto fold = [](char c) {
+    return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+  };
+  return std::search(s.begin(), s.end(), lower_needle.begin(), lower_needle.end(),
+                     [&](char a, char b) { return fold(a) == b; }) != s.end();
+}
+
+}  // namespace
+
+std::vector<std::string> required_literals(std::string_view pattern) {
+  LiteralReader r{pattern};
+  std::vector<std::string> v = r.alternation();
+  if (!r.ok || r.i != pattern.size() || LiteralReader::shortest(v) < 2) return {};
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
+}
+
+bool NameRule::may_match(std::string_view s) const {
+  if (needles.empty()) return true;
+  for (const std::string& n : needles)
+    if (ignore_case ? contains_folded(s, n) : s.find(n) != std::string_view::npos) return true;
+  return false;
+}
+
 void compile_rule(NameRule& rule) {
   auto flags = std::regex::ECMAScript | std::regex::optimize;
   if (rule.ignore_case) flags |= std::regex::icase;
@@ -277,6 +475,9 @@ void compile_rule(NameRule& rule) {
                             rule.pattern, e.what()));
   }
   rule.captures = count_captures(rule.pattern);
+  rule.needles = required_literals(rule.pattern);
+  if (rule.ignore_case)
+    for (std::string& n : rule.needles) n = ascii_lower(n);
   if (rule.level == RuleLevel::kIteration && rule.captures < 1)
     throw Error(
         fmt::format("{}: rule '{}': an iteration rule needs a capture group for the "

@@ -40,6 +40,12 @@ struct NameRule {
 
   std::regex re;  // compiled pattern
   int captures = 0;
+  // A name the pattern matches contains one of these (ASCII case folded when ignore_case): a
+  // filter tried before the regex, which costs ~1 µs per name and rule. Empty: no filter.
+  std::vector<std::string> needles;
+
+  // False only if the pattern cannot match s (no needle in it); true otherwise.
+  bool may_match(std::string_view s) const;
 };
 
 // A label set by something other than a name rule (documented in docs/hierarchy.md).
@@ -71,7 +77,14 @@ class Taxonomy {
   std::vector<NameRule> rules_;
 };
 
-// Compiles rule.pattern into rule.re; throws Error on a bad regex (message names the rule).
+// Compiles rule.pattern into rule.re and its needles; throws Error on a bad regex (message names
+// the rule).
 void compile_rule(NameRule& rule);
+
+// Literal strings one of which every match of the ECMAScript pattern contains: per top-level
+// alternative, its longest run of literal characters that no quantifier makes optional, or the
+// same found inside a required group. Empty when some alternative has none of 2 characters or
+// more (or the pattern uses what this reading does not follow: the filter is then not used).
+std::vector<std::string> required_literals(std::string_view pattern);
 
 }  // namespace chopper
