@@ -450,8 +450,8 @@ TEST(KinetoReader, MultiByteCharactersAcrossWindowsAreKept) {
 }
 
 // What one event held never carries over to the next: shapes, collective args, a metadata name,
-// kernel fields and ids are each followed by an event without them, and by one that set them
-// and was then found malformed (skipped, counted).
+// kernel fields, ids and the name are each followed by an event without them, and by one that
+// set them and was then found malformed (skipped, counted).
 TEST(KinetoReader, FieldsNeverCarryOverToTheNextEvent) {
   const std::string text = trace_of(R"J(
     {"ph": "X", "cat": "cpu_op", "name": "a", "pid": 1, "tid": 1, "ts": 1, "dur": 9, "args": {
@@ -467,7 +467,8 @@ TEST(KinetoReader, FieldsNeverCarryOverToTheNextEvent) {
       "block": [128, 1, 1], "registers per thread": 32, "shared memory": 1024}},
     {"ph": "X", "cat": "kernel", "name": "k2", "pid": 0, "tid": 7, "ts": 6, "dur": 1},
     {"ph": "M", "name": "thread_name", "pid": 1, "tid": 1, "args": {"name": "main"}},
-    {"ph": "M", "name": "thread_name", "pid": 1, "tid": 2})J");
+    {"ph": "M", "name": "thread_name", "pid": 1, "tid": 2},
+    {"ph": "C", "pid": 1, "ts": 7, "args": {"v": 2}})J");
   const RankTrace t = parse(text);
   ASSERT_EQ(t.host.size(), 3u);  // a, b, d (c malformed)
   EXPECT_EQ(t.diagnostics.count("malformed_event"), 1u);
@@ -496,6 +497,9 @@ TEST(KinetoReader, FieldsNeverCarryOverToTheNextEvent) {
   EXPECT_EQ(t.gpu.external_id[1], kNoId);
   ASSERT_EQ(t.meta.thread_names.size(), 1u);  // the second has no name
   EXPECT_EQ(t.meta.thread_names[0].second, "main");
+  // A counter without a name after an event with one (a fuzzer found the name read there).
+  ASSERT_EQ(t.counters.size(), 1u);
+  EXPECT_EQ(t.strings.str(t.counters.name[0]), ".v");
 }
 
 TEST(KinetoReader, EscapedQuotesAndBracketsInsideStrings) {

@@ -2582,7 +2582,7 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
       Ns ts;
       if (!ev.has_ts || !get_time(ev.ts, ts, "ts", offset)) return;
       for (const auto& [k, v] : ev_counters_) {
-        std::string series(ev.name);
+        std::string series(ev.has_name ? ev.name : std::string_view());
         series += '.';
         series += k;
         t_.counters.name.push_back(intern_text(series));
