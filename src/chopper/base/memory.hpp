@@ -11,11 +11,12 @@
 // and unmapped as glibc does by default.
 //
 // The cost is free memory held between stages: peak RSS of a read with link and classify 0.336 ->
-// 0.346 x the JSON on the bench trace. A multi-rank command gives it back after loading and after
-// labelling (release_free_memory) and then switches to return_freed_memory() for the analyses,
-// so that their output tables' blocks go back to the system as before (`analyze` on 8 ranks:
-// peak RSS +2-3%). The fixed thresholds also stop glibc's own dynamic threshold, which would
-// leave grown-and-freed column buffers in the heap as slack with nothing to reuse them.
+// 0.346 x the JSON on the bench trace. A multi-rank command gives it back once the model is built
+// and labelled (release_free_memory) and then switches to return_freed_memory() for the
+// analyses, so that their output tables' blocks go back to the system as before (`analyze` on 8
+// ranks: peak RSS 0.436-0.452 x against 0.42-0.43 x). The fixed thresholds also stop glibc's own
+// dynamic threshold, which would leave grown-and-freed column buffers in the heap as slack with
+// nothing to reuse them.
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif

@@ -99,9 +99,11 @@ std::optional<LabelledRun> load_labelled(const RunOptions& o, const char* cmd) {
     fmt::print(stderr, "chopper {}: no readable trace files\n", cmd);
     return std::nullopt;
   }
-  release_free_memory();  // what loading freed: label's temporaries are smaller
+  // Labelling reuses the memory loading freed (link's temporaries; base/memory.hpp). Then what
+  // both kept goes back to the system, and the analyses, whose large blocks are not reused the
+  // same way, map them and give them back when freed.
   label_run(lr.taxonomy, lr.run, o.threads);
-  release_free_memory();  // label's temporaries, before the analyses
+  release_free_memory();
   return_freed_memory();
   return lr;
 }
