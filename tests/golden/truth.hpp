@@ -41,10 +41,13 @@ struct TruthKernel {
       host_stall_ns;
   std::string phase, operation, op_class;
   double flops, bytes;
+  int64_t theoretical_ns = 0;  // roofline time at max clock and peak rates
 };
 
 struct TruthRank {
   int64_t rank, offset_ns;
+  int64_t telemetry_offset_ns = 0;     // telemetry clock − trace clock
+  std::map<int64_t, double> energy_j;  // per iteration (host step span)
   bool straggler;
   std::vector<std::tuple<int64_t, int64_t, int64_t>> iterations;  // N, start, end
   std::vector<TruthKernel> kernels;
@@ -59,10 +62,17 @@ inline std::vector<TruthRank> read_truth(const fs::path& dir) {
     TruthRank t;
     t.rank = r["rank"].get_int64();
     t.offset_ns = r["clock_offset_ns"].get_int64();
+    int64_t tel = 0;
+    if (r["telemetry_offset_ns"].get_int64().get(tel) == simdjson::SUCCESS)
+      t.telemetry_offset_ns = tel;
     t.straggler = r["straggler"].get_bool();
-    for (simdjson::dom::element it : r["iterations"].get_array())
+    for (simdjson::dom::element it : r["iterations"].get_array()) {
       t.iterations.emplace_back(it["iteration"].get_int64(), it["start_ns"].get_int64(),
                                 it["end_ns"].get_int64());
+      double e = 0;
+      if (it["energy_j"].get_double().get(e) == simdjson::SUCCESS)
+        t.energy_j[it["iteration"].get_int64()] = e;
+    }
     for (simdjson::dom::element e : r["effects"].get_array())
       for (auto [k, v] : e.get_object())
         if (k.size() > 3 && k.substr(k.size() - 3) == "_ns")
@@ -90,6 +100,7 @@ inline std::vector<TruthRank> read_truth(const fs::path& dir) {
       k.host_stall_ns = a.at(17).get_int64();
       k.flops = a.at(18).get_double();
       k.bytes = a.at(19).get_double();
+      if (a.size() > 20) k.theoretical_ns = a.at(20).get_int64();
       t.kernels.push_back(k);
     }
     out.push_back(std::move(t));

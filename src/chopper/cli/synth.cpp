@@ -39,7 +39,7 @@ void add_synth_options(CLI::App* app, SynthConfig& c, std::string& scenario, std
                   "Compute slowdown while a collective runs");
   app->add_option("--comm-slowdown", c.comm_slowdown,
                   "Collectives take this many times the model's time");
-  app->add_flag("--no-prefetch,!--prefetch", c.prefetch,
+  app->add_flag("!--no-prefetch,--prefetch", c.prefetch,
                 "FSDP: no all-gather prefetch (exposes communication)");
   app->add_option("--host-op-ns", c.host_op_ns, "CPU time per op before its launch");
   app->add_option("--launch-ns", c.launch_ns, "Duration of one launch call");
@@ -117,9 +117,9 @@ int run_synth(const SynthConfig& c, const std::string& out, bool quiet) {
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (!quiet)
     fmt::print(
-        "wrote {} rank traces, {} telemetry files and {} to {} ({:.1f} MiB, {} kernels) in {:.2f} "
-        "s\n",
-        s.trace_files.size(), s.telemetry_files.size(), "truth.json", out,
+        "wrote {} rank traces, {} telemetry files, {} counter files and {} to {} ({:.1f} MiB, {} "
+        "kernels) in {:.2f} s\n",
+        s.trace_files.size(), s.telemetry_files.size(), s.counter_files.size(), "truth.json", out,
         static_cast<double>(s.bytes_written) / 1048576.0, s.kernels, secs);
   return 0;
 }

@@ -39,6 +39,10 @@ struct DeviceSpec {
   double matrix_tflops(DType d) const;
 };
 
+// Hardware instances a whole-GPU counter such as AMD's GRBM_GUI_ACTIVE is summed over (the XCDs of
+// an MI300X: 8); 1 for every other device.
+int xcd_count(const DeviceSpec& d);
+
 const std::vector<DeviceSpec>& device_db();
 // Looks a device up by key ("h100", "MI300X"; case-insensitive). nullptr if unknown.
 const DeviceSpec* find_device(std::string_view name);

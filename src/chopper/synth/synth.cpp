@@ -463,6 +463,7 @@ class ProgramBuilder {
         "namespace)::split_with_sizes_copy_out_contiguous_no_cast_kernel<c10::BFloat16>(...)",
         OpClass::kElementwise, 0, 2 * params * s_.B, false};
     d.host_op = "aten::split_with_sizes_copy";
+    d.dims = fmt::format("[[{:.0f}], [], []]", params);  // the all-gathered flat parameters
     launch("all_gather_copy_out", kdef(d), ph, group, bwd);
     end("FSDP::all_gather_copy_out" + g, true, ph, group, bwd);
   }
@@ -630,6 +631,8 @@ struct KernelTruth {
   Ns nominal_ns, mfu_ns, straggler_ns, dvfs_ns, interference_ns, noise_ns;
   Ns exposed_comm_ns, launch_ns, stall_ns;
   double flops, bytes;
+  Ns theoretical_ns;   // roofline time at the maximum clock and peak rates (see launch_kernel)
+  const char* kernel;  // the kernel's name (program text or a literal: outlives the run)
 };
 
 struct EffectKey {
@@ -651,6 +654,14 @@ struct ClockPoint {
   Ns t;
   int mhz;
   double heat;
+};
+
+// A kernel's busy interval on the trace clock, with the clock it ran at (the power model);
+// `comm` for a collective.
+struct BusySpan {
+  Ns start, end;
+  int mhz;
+  bool comm;
 };
 
 // Open host ranges of one thread.
@@ -793,7 +804,7 @@ class Simulator {
     TraceWriter* w;
     std::vector<KernelTruth>* kernels;
     std::map<EffectKey, Effects>* effects;
-    std::vector<std::pair<Ns, Ns>>* busy;  // compute intervals
+    std::vector<BusySpan>* busy;  // kernel intervals
     std::vector<ClockPoint>* clock;
     std::vector<std::pair<int, std::pair<Ns, Ns>>>* steps;
     std::vector<OpenRange> open_main, open_bwd;
@@ -883,11 +894,20 @@ class Simulator {
     kt.start_ns = arrival + off;
     kt.dur_ns = end - arrival;
     kt.nominal_ns = coll_duration(k);
+    kt.kernel = k.name.c_str();
     e->kernels->push_back(kt);
+    e->busy->push_back({arrival + off, end + off, r.clock_mhz, true});
     Effects& ef = (*e->effects)[EffectKey{kt.iteration, a.phase, a.layer, a.op}];
     ++ef.kernels;
     ef.kernel_ns += kt.dur_ns;
     w.flush_if_big();
+  }
+
+  // Roofline time at the maximum clock: FLOPs at the peak rate of the unit that runs them (matrix
+  // or vector), or bytes at the peak memory bandwidth, whichever is longer.
+  Ns theoretical_ns(bool matrix, double flops, double bytes) const {
+    const double peak = matrix ? d_.matrix_tflops(c_.dtype) * 1e12 : d_.vector_tflops_fp32 * 1e12;
+    return std::llround(std::max(flops / peak, bytes / (d_.mem_bw_gbs * 1e9)) * 1e9);
   }
 
   static std::string us(Ns ns) {
@@ -1054,11 +1074,11 @@ class Simulator {
 
     // Clock at the kernel's start, after the GPU cooled while idle.
     cool(r, start);
-    int f = clock_for(r);
+    const int f_dvfs = clock_for(r);  // the clock DVFS alone would run
     const int cap = r.rank == c_.straggler_rank
                         ? static_cast<int>(fmax_ * c_.straggler_clock) / 15 * 15
                         : fmax_;
-    f = std::min(f, cap);
+    const int f = std::min(f_dvfs, cap);
     const bool clock_changed = f != r.clock_mhz;
     r.clock_mhz = f;
 
@@ -1069,7 +1089,7 @@ class Simulator {
     const double eff = matrix ? c_.matrix_efficiency : 0.5;
     const double t_comp0 = flops / (peak * eff) * 1e9;
     const double t_comp1 = matrix ? t_comp0 / (1.0 - c_.mfu_loss) : t_comp0;
-    const double t_comp_cap = t_comp1 * fmax_ / cap;
+    const double t_comp_dvfs = t_comp1 * fmax_ / f_dvfs;
     const double t_comp_f = t_comp1 * fmax_ / f;
     const Ns floor_ns = cls == OpClass::kMemcpy || cls == OpClass::kMemset ? 1500 : 2500;
     auto dur_of = [&](double tc) {
@@ -1077,7 +1097,9 @@ class Simulator {
     };
     const Ns nominal = dur_of(t_comp0);
     const Ns d1 = dur_of(t_comp1);
-    const Ns d_cap = dur_of(t_comp_cap);
+    // DVFS is charged from the maximum clock to the clock DVFS runs; a straggler's cap only for
+    // what it takes below that (nothing when DVFS already holds the clock under the cap).
+    const Ns d_dvfs = dur_of(t_comp_dvfs);
     const Ns d2 = dur_of(t_comp_f);
     // Compute slowed while a collective runs on this GPU.
     Ns d3 = d2;
@@ -1181,15 +1203,17 @@ class Simulator {
                    dur,
                    nominal,
                    d1 - nominal,
-                   d_cap - d1,
-                   d2 - d_cap,
+                   d2 - d_dvfs,
+                   d_dvfs - d1,
                    d3 - d2,
                    d4 - d3,
                    exposed,
                    host_gap,
                    stall,
                    flops,
-                   bytes};
+                   bytes,
+                   theoretical_ns(matrix, flops, bytes),
+                   kname};
     e->kernels->push_back(kt);
     Effects& ef = (*e->effects)[EffectKey{kt.iteration, phase, layer, op_key}];
     ++ef.kernels;
@@ -1202,7 +1226,7 @@ class Simulator {
     ef.exposed_comm_ns += exposed;
     ef.launch_ns += host_gap;
     ef.stall_ns += stall;
-    e->busy->push_back({start + off, start + dur + off});
+    e->busy->push_back({start + off, start + dur + off, f, false});
     if (clock_changed) e->clock->push_back({start + off, f, r.heat});
     w.flush_if_big();
   }
@@ -1232,10 +1256,17 @@ std::string smi_time(Ns t) {
                      static_cast<int>((t / 1000000) % 1000));
 }
 
+// The telemetry tool's clock minus the trace clock of the same node: nvidia-smi prints local wall
+// time without a zone (the run's zone is UTC+1 here), amd-smi prints epoch milliseconds; both
+// stamp a sample telemetry_lag_ms after it was read.
+Ns telemetry_offset_ns(const SynthConfig& c, bool amd) {
+  return (amd ? 0 : c.telemetry_utc_offset_s * 1000000000LL) + c.telemetry_lag_ms * 1000000LL;
+}
+
 struct RankOutput {
   std::vector<KernelTruth> kernels;
   std::map<EffectKey, Effects> effects;
-  std::vector<std::pair<Ns, Ns>> busy;
+  std::vector<BusySpan> busy;
   std::vector<ClockPoint> clock;
   std::vector<std::pair<int, std::pair<Ns, Ns>>> steps;
   uint64_t bytes = 0;
@@ -1380,8 +1411,46 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
     sum.kernels += outs[r].kernels.size();
   }
 
-  // Telemetry: one CSV per node, as nvidia-smi / amd-smi print it, from each rank's busy
-  // intervals and clock changes.
+  // Telemetry: one CSV per node, as nvidia-smi / amd-smi print it. The power model: a GPU draws
+  // idle_w, plus (tdp_w - idle_w) x (0.55 + 0.45 x (clock / max clock)^2) while a compute kernel
+  // runs, plus (tdp_w - idle_w) x 0.15 while a collective runs. Utilization is the share of the
+  // interval with any kernel running (nvidia-smi's utilization.gpu). A power sample is the mean
+  // power over the sampling interval that ends at it; clocks, temperature and throttle reasons are
+  // read at the sample. Samples are taken on the node's own clock (the one its traces use) and
+  // stamped on the telemetry tool's clock: nvidia-smi prints local wall time with no zone, and both
+  // tools stamp a query a few ms after its reading (telemetry_offset_ns() in truth.json).
+  const Ns tel_offset = telemetry_offset_ns(c, amd);
+  auto power_over = [&](const RankOutput& o, size_t& from, Ns lo, Ns hi) {
+    double joules = dev->idle_w * static_cast<double>(hi - lo) * 1e-9;
+    while (from < o.busy.size() && o.busy[from].end <= lo) ++from;
+    for (size_t j = from; j < o.busy.size() && o.busy[j].start < hi; ++j) {
+      const Ns x = std::max<Ns>(0, std::min(o.busy[j].end, hi) - std::max(o.busy[j].start, lo));
+      const double fr = static_cast<double>(o.busy[j].mhz) / dev->max_clock_mhz;
+      joules += (dev->tdp_w - dev->idle_w) * (o.busy[j].comm ? 0.15 : 0.55 + 0.45 * fr * fr) *
+                static_cast<double>(x) * 1e-9;
+    }
+    return joules;
+  };
+  // Kernels in start order; their union (what utilization counts).
+  std::vector<std::vector<std::pair<Ns, Ns>>> busy_union(outs.size());
+  for (size_t r = 0; r < outs.size(); ++r) {
+    auto& b = outs[r].busy;
+    std::sort(b.begin(), b.end(),
+              [](const BusySpan& x, const BusySpan& y) { return x.start < y.start; });
+    for (const BusySpan& x : b) {
+      if (!busy_union[r].empty() && x.start <= busy_union[r].back().second)
+        busy_union[r].back().second = std::max(busy_union[r].back().second, x.end);
+      else
+        busy_union[r].push_back({x.start, x.end});
+    }
+  }
+  // Energy of every iteration (host step span), exactly, from the same model.
+  std::vector<std::vector<double>> iter_energy(outs.size());
+  for (size_t r = 0; r < outs.size(); ++r) {
+    size_t from = 0;
+    for (const auto& step : outs[r].steps)
+      iter_energy[r].push_back(power_over(outs[r], from, step.second.first, step.second.second));
+  }
   if (c.telemetry) {
     fs::create_directories(out_dir + "/telemetry", ec);
     const int nodes = (c.ranks + c.gpus_per_node - 1) / c.gpus_per_node;
@@ -1403,29 +1472,27 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
         }
       }
       std::vector<size_t> bi(static_cast<size_t>(last - first), 0),
-          ci(static_cast<size_t>(last - first), 0);
+          pi(static_cast<size_t>(last - first), 0), ci(static_cast<size_t>(last - first), 0);
       for (Ns t = (t0 / T) * T + T; t <= t1 + T; t += T) {
         for (int r = first; r < last; ++r) {
           RankOutput& o = outs[static_cast<size_t>(r)];
           const size_t k = static_cast<size_t>(r - first);
-          // Busy share of [t - T, t).
+          // Busy share of (t - T, t].
+          const auto& u = busy_union[static_cast<size_t>(r)];
           Ns busy = 0;
-          while (bi[k] < o.busy.size() && o.busy[bi[k]].second <= t - T) ++bi[k];
-          for (size_t j = bi[k]; j < o.busy.size() && o.busy[j].first < t; ++j)
-            busy +=
-                std::max<Ns>(0, std::min(o.busy[j].second, t) - std::max(o.busy[j].first, t - T));
+          while (bi[k] < u.size() && u[bi[k]].second <= t - T) ++bi[k];
+          for (size_t j = bi[k]; j < u.size() && u[j].first < t; ++j)
+            busy += std::max<Ns>(0, std::min(u[j].second, t) - std::max(u[j].first, t - T));
+          const double power = power_over(o, pi[k], t - T, t) / (static_cast<double>(T) * 1e-9);
           while (ci[k] + 1 < o.clock.size() && o.clock[ci[k] + 1].t <= t) ++ci[k];
           const int mhz =
               o.clock.empty() || o.clock[ci[k]].t > t ? dev->max_clock_mhz : o.clock[ci[k]].mhz;
           const double heat = o.clock.empty() || o.clock[ci[k]].t > t ? 0.0 : o.clock[ci[k]].heat;
           const double util = std::min(1.0, static_cast<double>(busy) / static_cast<double>(T));
-          const double fr = static_cast<double>(mhz) / dev->max_clock_mhz;
-          const double power =
-              dev->idle_w + (dev->tdp_w - dev->idle_w) * util * (0.55 + 0.45 * fr * fr);
           const int temp = 32 + static_cast<int>(40.0 * std::min(1.0, heat / 60e6));
           const unsigned reasons = mhz < dev->max_clock_mhz ? (r == c.straggler_rank ? 0x2u : 0x4u)
                                                             : (util < 0.01 ? 0x1u : 0u);
-          const Ns ts = t + o.offset;
+          const Ns ts = t + tel_offset;
           if (amd) {
             txt += fmt::format("{},{},{:.0f},{},{},{:.0f},{},{},{}\n", ts / 1000000, r - first,
                                power, temp + 8, temp + 4, util * 100, mhz, dev->mem_clock_mhz,
@@ -1446,42 +1513,52 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
     }
   }
 
-  // rocprofv3 counter run (AMD): rank 0, first iteration, one row per dispatch x counter.
+  // rocprofv3 counter collection (AMD), recorded with the traces (same correlation ids): one file
+  // per rank, one row per compute dispatch x counter, as rocprofv3 --pmc writes it. Counters as the
+  // hardware sums them: GRBM_GUI_ACTIVE over the XCDs (cycles the GPU was active: duration x
+  // clock), SQ_VALU_MFMA_BUSY_CYCLES over CUs x 4 SIMDs (the MFMA work's cycles at the peak rate,
+  // the same at any clock), SQ_INSTS_VALU_MFMA_MOPS_BF16 (MFMA FLOPs / 512). Timestamps on
+  // BOOTTIME.
   if (amd && c.counters) {
-    const std::string path = out_dir + "/rocprofv3_counter_collection.csv";
-    std::string txt =
-        "\"Correlation_Id\",\"Dispatch_Id\",\"Agent_Id\",\"Queue_Id\",\"Process_Id\",\"Thread_Id\","
-        "\"Grid_Size\",\"Kernel_Id\",\"Kernel_Name\",\"Workgroup_Size\",\"LDS_Block_Size\","
-        "\"Scratch_Size\",\"VGPR_Count\",\"Accum_VGPR_Count\",\"SGPR_Count\",\"Counter_Name\","
-        "\"Counter_Value\",\"Start_Timestamp\",\"End_Timestamp\"\n";
-    const Ns boot = Simulator::kRunStart - 3600000000000LL;  // BOOTTIME: one hour after boot
-    uint64_t dispatch = 0;
-    for (const KernelTruth& k : outs[0].kernels) {
-      if (k.iteration != c.first_step || is_comm(k.cls) || k.cls == OpClass::kMemcpy ||
-          k.cls == OpClass::kMemset)
-        continue;
-      ++dispatch;
-      const bool mfma = k.cls == OpClass::kGemm || k.cls == OpClass::kAttention;
-      const double cycles = static_cast<double>(k.dur_ns) * k.clock_mhz / 1000.0;
-      const std::pair<const char*, double> counters[] = {
-          {"SQ_INSTS_VALU_MFMA_MOPS_BF16", mfma ? k.flops / 512.0 : 0.0},
-          {"SQ_VALU_MFMA_BUSY_CYCLES",
-           mfma ? cycles * dev->sm_count *
-                      (static_cast<double>(k.nominal_ns) / static_cast<double>(k.dur_ns))
-                : 0.0},
-          {"GRBM_GUI_ACTIVE", cycles},
-      };
-      for (const auto& [cn, v] : counters)
-        txt += fmt::format(
-            "{},{},\"Agent 4\",1,{},{},{},{},\"{}\",256,0,0,128,0,96,\"{}\",{:.0f},{},{}\n",
-            k.correlation, dispatch, 4000, 4000, dev->sm_count * 4 * 256, k.op + 10,
-            op_label(prog, k.op), cn, v, k.start_ns - boot, k.start_ns - boot + k.dur_ns);
+    fs::create_directories(out_dir + "/counters", ec);
+    const Ns boot = Simulator::kRunStart - 3600000000000LL;  // the host booted an hour earlier
+    const int xcds = xcd_count(*dev);
+    const double peak = dev->matrix_tflops(c.dtype) * 1e12;
+    for (size_t r = 0; r < outs.size(); ++r) {
+      const std::string path = fmt::format("{}/counters/rank{}_counter_collection.csv", out_dir, r);
+      std::string txt =
+          "\"Correlation_Id\",\"Dispatch_Id\",\"Agent_Id\",\"Queue_Id\",\"Process_Id\","
+          "\"Thread_Id\",\"Grid_Size\",\"Kernel_Id\",\"Kernel_Name\",\"Workgroup_Size\","
+          "\"LDS_Block_Size\",\"Scratch_Size\",\"VGPR_Count\",\"Accum_VGPR_Count\",\"SGPR_Count\","
+          "\"Counter_Name\",\"Counter_Value\",\"Start_Timestamp\",\"End_Timestamp\"\n";
+      uint64_t dispatch = 0;
+      const int64_t pid = 4000 + static_cast<int64_t>(r);
+      for (const KernelTruth& k : outs[r].kernels) {
+        if (is_comm(k.cls) || k.cls == OpClass::kMemcpy || k.cls == OpClass::kMemset) continue;
+        ++dispatch;
+        const bool mfma = k.cls == OpClass::kGemm || k.cls == OpClass::kAttention;
+        const double active = static_cast<double>(k.dur_ns) * k.clock_mhz / 1000.0 * xcds;
+        const double mfma_cycles =
+            mfma ? k.flops / peak * dev->max_clock_mhz * 1e6 * dev->sm_count * 4 : 0.0;
+        const std::pair<const char*, double> counters[] = {
+            {"GRBM_GUI_ACTIVE", active},
+            {"SQ_INSTS_VALU_MFMA_MOPS_BF16", mfma ? k.flops / 512.0 : 0.0},
+            {"SQ_VALU_MFMA_BUSY_CYCLES", mfma_cycles},
+        };
+        const Ns start = k.start_ns - boot;
+        for (const auto& [cn, v] : counters)
+          txt += fmt::format(
+              "{},{},\"Agent {}\",1,{},{},{},{},\"{}\",256,0,0,128,0,96,\"{}\",{:.0f},{},{}\n",
+              k.correlation, dispatch, 4 + r % static_cast<size_t>(c.gpus_per_node), pid, pid,
+              dev->sm_count * 4 * 256, k.op + 10, k.kernel, cn, v, start, start + k.dur_ns);
+      }
+      FILE* f = std::fopen(path.c_str(), "wb");
+      if (f == nullptr || std::fwrite(txt.data(), 1, txt.size(), f) != txt.size())
+        throw Error(path + ": write failed");
+      std::fclose(f);
+      sum.counter_files.push_back(path);
+      sum.bytes_written += txt.size();
     }
-    FILE* f = std::fopen(path.c_str(), "wb");
-    if (f == nullptr || std::fwrite(txt.data(), 1, txt.size(), f) != txt.size())
-      throw Error(path + ": write failed");
-    std::fclose(f);
-    sum.bytes_written += txt.size();
   }
 
   // truth.json, written rank by rank so thousands of ranks never sit in one string.
@@ -1521,14 +1598,16 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
     for (size_t r = 0; r < outs.size(); ++r) {
       RankOutput& o = outs[r];
       fmt::format_to(std::back_inserter(t),
-                     "{}\n{{\"rank\": {}, \"node\": {}, \"clock_offset_ns\": {}, \"straggler\": "
-                     "{},\n \"iterations\": [",
-                     r ? "," : "", r, static_cast<int>(r) / c.gpus_per_node, o.offset,
+                     "{}\n{{\"rank\": {}, \"node\": {}, \"clock_offset_ns\": {}, "
+                     "\"telemetry_offset_ns\": {}, \"straggler\": {},\n \"iterations\": [",
+                     r ? "," : "", r, static_cast<int>(r) / c.gpus_per_node, o.offset, tel_offset,
                      static_cast<int>(r) == c.straggler_rank);
       for (size_t i = 0; i < o.steps.size(); ++i)
         fmt::format_to(std::back_inserter(t),
-                       "{}{{\"iteration\": {}, \"start_ns\": {}, \"end_ns\": {}}}", i ? ", " : "",
-                       o.steps[i].first, o.steps[i].second.first, o.steps[i].second.second);
+                       "{}{{\"iteration\": {}, \"start_ns\": {}, \"end_ns\": {}, \"energy_j\": "
+                       "{:.6f}}}",
+                       i ? ", " : "", o.steps[i].first, o.steps[i].second.first,
+                       o.steps[i].second.second, iter_energy[r][i]);
       t += "],\n \"effects\": [";
       bool first = true;
       for (const auto& [key, ef] : o.effects) {
@@ -1548,17 +1627,17 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
            "\"operation\", \"op_class\", \"clock_mhz\", \"start_ns\", \"dur_ns\", \"nominal_ns\", "
            "\"mfu_loss_ns\", \"straggler_clock_ns\", \"dvfs_ns\", \"comm_interference_ns\", "
            "\"noise_ns\", \"exposed_comm_ns\", \"launch_overhead_ns\", \"host_stall_ns\", "
-           "\"flops\", \"bytes\"], \"rows\": [";
+           "\"flops\", \"bytes\", \"theoretical_ns\"], \"rows\": [";
       for (size_t i = 0; i < o.kernels.size(); ++i) {
         const KernelTruth& k = o.kernels[i];
         fmt::format_to(std::back_inserter(t),
                        "{}\n  [{}, {}, \"{}\", {}, \"{}\", \"{}\", {}, {}, {}, {}, {}, {}, {}, {}, "
-                       "{}, {}, {}, {}, {:.0f}, {:.0f}]",
+                       "{}, {}, {}, {}, {:.0f}, {:.0f}, {}]",
                        i ? "," : "", k.correlation, k.iteration, phase_name(k.phase), k.layer,
                        op_label(prog, k.op), op_class_name(k.cls), k.clock_mhz, k.start_ns,
                        k.dur_ns, k.nominal_ns, k.mfu_ns, k.straggler_ns, k.dvfs_ns,
                        k.interference_ns, k.noise_ns, k.exposed_comm_ns, k.launch_ns, k.stall_ns,
-                       k.flops, k.bytes);
+                       k.flops, k.bytes, k.theoretical_ns);
       }
       t += "]}}";
       flush();

@@ -59,8 +59,10 @@ struct SynthConfig {
   double noise = 0;                  // relative σ of kernel duration noise
 
   int64_t telemetry_interval_ms = 10;
+  int64_t telemetry_utc_offset_s = 3600;  // nvidia-smi's local time zone (UTC+1)
+  int64_t telemetry_lag_ms = 4;           // a sample's stamp comes this long after its reading
   bool telemetry = true;
-  bool counters = true;  // rocprofv3 counter run (AMD devices)
+  bool counters = true;  // rocprofv3 counter collection per rank (AMD devices)
   unsigned threads = 0;  // 0 = all cores
 };
 
@@ -71,6 +73,7 @@ std::vector<std::string> scenario_names();
 struct SynthSummary {
   std::vector<std::string> trace_files;
   std::vector<std::string> telemetry_files;
+  std::vector<std::string> counter_files;
   std::string truth_file;
   uint64_t kernels = 0;
   uint64_t bytes_written = 0;
