@@ -6,7 +6,8 @@
 
 namespace chopper {
 
-RankAnalysis analyze_rank(const RankTrace& t, int64_t rank, const AnalysisOptions& o) {
+RankAnalysis analyze_rank(const RankTrace& t, int64_t rank, const AnalysisOptions& o,
+                          const RankHardware* hw) {
   RankAnalysis out;
   out.rank = rank;
   out.ok = true;
@@ -15,19 +16,23 @@ RankAnalysis analyze_rank(const RankTrace& t, int64_t rank, const AnalysisOption
   breakdown_partial(c, o, out);
   launch_partial(c, o, out);
   collective_partial(c, out);
+  hardware_partial(c, o, hw, out);
   return out;
 }
 
-RunAnalysis finalize(std::vector<RankAnalysis> partials, const AnalysisOptions& o) {
+RunAnalysis finalize(std::vector<RankAnalysis> partials, const AnalysisOptions& o,
+                     const HardwareRun* hw) {
   RunAnalysis ra;
   ra.ranks = std::move(partials);
+  ra.hardware = hw;
   finalize_collectives(ra, o);
   finalize_stragglers(ra);
   finalize_end_to_end(ra, o);
+  finalize_hardware(ra, o);
   return ra;
 }
 
-RunAnalysis analyze_run(const Run& run, const AnalysisOptions& o) {
+RunAnalysis analyze_run(const Run& run, const AnalysisOptions& o, const HardwareRun* hw) {
   std::vector<RankAnalysis> partials(run.ranks.size());
   const unsigned threads = o.threads == 0 ? default_threads() : o.threads;
   parallel_for(run.ranks.size(), threads, [&](size_t i) {
@@ -36,9 +41,10 @@ RunAnalysis analyze_run(const Run& run, const AnalysisOptions& o) {
       partials[i].rank = s.rank;
       return;
     }
-    partials[i] = analyze_rank(s.trace, s.rank, o);
+    const RankHardware* h = hw != nullptr && i < hw->ranks.size() ? &hw->ranks[i] : nullptr;
+    partials[i] = analyze_rank(s.trace, s.rank, o, h);
   });
-  return finalize(std::move(partials), o);
+  return finalize(std::move(partials), o, hw);
 }
 
 }  // namespace chopper

@@ -4,6 +4,7 @@
 // *finalize* that does the cross-rank work (collective matching, clock offsets, stragglers, the
 // end-to-end view). Formulas, units and sources: docs/metrics.md.
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <optional>
@@ -13,6 +14,7 @@
 
 #include "chopper/analysis/intervals.hpp"
 #include "chopper/devices/device_db.hpp"
+#include "chopper/link/hardware_align.hpp"
 #include "chopper/model/run.hpp"
 
 namespace chopper {
@@ -194,6 +196,82 @@ struct IterationRow {
   Ns straggler_lead_ns = 0;  // mean lead of the other ranks over the waited-for rank
 };
 
+// Hardware view of one GPU activity (kernel_hw): telemetry at its time and its counters. NaN =
+// not recorded.
+struct KernelHw {
+  int32_t row = -1;  // GPU activity row of the rank
+  double clock_mhz = std::numeric_limits<double>::quiet_NaN();
+  double power_w = std::numeric_limits<double>::quiet_NaN();
+  double energy_j = std::numeric_limits<double>::quiet_NaN();
+  double temp_c = std::numeric_limits<double>::quiet_NaN();
+  double active_cycles = std::numeric_limits<double>::quiet_NaN();  // GRBM_GUI_ACTIVE / XCDs
+  double mfma_busy_cycles = std::numeric_limits<double>::quiet_NaN();
+  double mfma_flops = std::numeric_limits<double>::quiet_NaN();
+};
+
+// The waterfall of one compute kernel (Chopper's overhead breakdown, made additive): observed =
+// theoretical + instruction + utilization + overlap + frequency + residual. docs/metrics.md.
+struct WaterfallUnit {
+  int32_t row = -1;
+  LabelKey key;
+  OpClass op_class = OpClass::kNone;
+  std::string_view signature;  // kernel, operation, phase, FLOPs: instances of the same work
+  Ns observed_ns = 0;
+  double theoretical_ns = 0;  // FLOPs (or bytes) at peak rate and maximum clock
+  double issued_ns = 0;       // issued matrix work at peak (counters), else = theoretical
+  double active_ns = 0;       // the kernel's cycles at the maximum clock
+  double overlap_share = 0;   // of its time, with communication running on the GPU
+  bool compute_bound = true;
+  bool theoretical_known = false, instruction_known = false, frequency_known = false;
+  // finalize: the parts
+  double instruction_ns = 0, utilization_ns = 0, overlap_ns = 0, frequency_ns = 0, residual_ns = 0;
+  bool overlap_known = false;
+  bool overlap_estimated = false;  // no reference of its own: the run's slowdown rate applied
+};
+
+// Power and energy of one rank over an iteration window (phase "" = the whole window; "idle" =
+// no GPU activity), from aligned telemetry.
+struct PowerRow {
+  int64_t rank = -1;
+  int64_t iteration = kNoId;
+  std::string phase;
+  Ns time_ns = 0;
+  double energy_j = 0;
+  double peak_power_w = std::numeric_limits<double>::quiet_NaN();
+  double mean_clock_mhz = std::numeric_limits<double>::quiet_NaN();
+  double max_temp_c = std::numeric_limits<double>::quiet_NaN();
+  double max_hotspot_c = std::numeric_limits<double>::quiet_NaN();
+  double max_mem_temp_c = std::numeric_limits<double>::quiet_NaN();
+  std::map<std::string, Ns> throttle_ns;                           // by reason name
+  double busy_power_w = std::numeric_limits<double>::quiet_NaN();  // mean over busy samples
+  double idle_power_w = std::numeric_limits<double>::quiet_NaN();  // mean over idle samples
+};
+
+// Waterfall parts summed over a group (an operation instance, a phase of an iteration).
+struct WaterfallRow {
+  int64_t rank = -1;
+  LabelKey key;  // operation "" = every operation of the phase; phase kNone = the iteration
+  OpClass op_class = OpClass::kNone;
+  uint64_t kernels = 0;
+  Ns observed_ns = 0;
+  double theoretical_ns = 0, instruction_ns = 0, utilization_ns = 0, overlap_ns = 0,
+         frequency_ns = 0, residual_ns = 0;
+  uint64_t unknown_theoretical = 0, unknown_instruction = 0, unknown_overlap = 0,
+           unknown_frequency = 0;  // kernels whose part could not be measured
+  uint64_t estimated_overlap = 0;  // of unknown_overlap: estimated with the run's slowdown rate
+};
+
+// What an iteration would take (slowest rank), first order: one loss removed at a time.
+struct WhatIfRow {
+  int64_t iteration = 0;
+  int64_t rank = -1;
+  Ns observed_ns = 0;
+  Ns max_clock_ns = -1;            // compute at the maximum clock (-1: clocks unknown)
+  Ns perfect_overlap_ns = 0;       // no exposed communication
+  Ns no_launch_gaps_ns = 0;        // no launch overhead
+  Ns no_overlap_slowdown_ns = -1;  // compute not slowed by co-running communication
+};
+
 // What one rank contributes (the partial).
 struct RankAnalysis {
   int64_t rank = -1;
@@ -215,6 +293,10 @@ struct RankAnalysis {
   std::map<int64_t, std::map<std::string, Ns>> components;
   std::map<int64_t, double> flops;
   Ns gpu_time_ns = 0;
+  // hardware.cpp (with telemetry or counters)
+  std::vector<KernelHw> kernel_hw;
+  std::vector<WaterfallUnit> units;
+  std::vector<PowerRow> power;
 };
 
 struct RunAnalysis {
@@ -228,13 +310,21 @@ struct RunAnalysis {
   uint64_t unmatched_collectives = 0, mismatched_collectives = 0;
   // finalize_collectives -> finalize_stragglers: collective waits per (rank, iteration).
   std::map<std::pair<int64_t, int64_t>, StragglerRow> straggler_acc;
+  // hardware.cpp
+  const HardwareRun* hardware = nullptr;
+  std::vector<WaterfallRow> waterfall;  // per operation instance, per phase and per iteration
+  std::vector<WhatIfRow> what_if;
 };
 
 // The partial: one rank (must be labelled).
-RankAnalysis analyze_rank(const RankTrace& t, int64_t rank, const AnalysisOptions& o);
-// Merge + finalize over every readable rank of a labelled run.
-RunAnalysis analyze_run(const Run& run, const AnalysisOptions& o);
-RunAnalysis finalize(std::vector<RankAnalysis> partials, const AnalysisOptions& o);
+// `hw` (may be null): the rank's telemetry and counters, on its trace clock.
+RankAnalysis analyze_rank(const RankTrace& t, int64_t rank, const AnalysisOptions& o,
+                          const RankHardware* hw = nullptr);
+// Merge + finalize over every readable rank of a labelled run; `hw` (may be null) is the run's
+// aligned hardware data (link/hardware_align.hpp), parallel to run.ranks.
+RunAnalysis analyze_run(const Run& run, const AnalysisOptions& o, const HardwareRun* hw = nullptr);
+RunAnalysis finalize(std::vector<RankAnalysis> partials, const AnalysisOptions& o,
+                     const HardwareRun* hw = nullptr);
 
 // NCCL's bus-bandwidth factor for a collective of n ranks (docs/metrics.md).
 double busbw_factor(CollType t, int64_t n);

@@ -12,7 +12,6 @@
 #include "chopper/base/text.hpp"
 
 namespace chopper {
-namespace {
 
 const DeviceSpec* device_from_name(std::string_view name) {
   const std::string l = ascii_lower(name);
@@ -23,6 +22,8 @@ const DeviceSpec* device_from_name(std::string_view name) {
   }
   return nullptr;
 }
+
+namespace {
 
 // Top n by total time, the rest folded into one "others" row; shares of `total`.
 void fold(std::vector<NameStat> v, size_t n, int64_t rank, Ns total, std::vector<NameStat>& out) {

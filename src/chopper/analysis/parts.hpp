@@ -16,6 +16,12 @@ void launch_partial(const RankContext& c, const AnalysisOptions& o, RankAnalysis
 // collectives.cpp: this rank's communication activities as match records.
 void collective_partial(const RankContext& c, RankAnalysis& out);
 
+// hardware.cpp: per-kernel telemetry and counters, the waterfall units, power and energy per
+// iteration window and phase (nothing without hardware data, except the waterfall's theoretical
+// and overlap parts).
+void hardware_partial(const RankContext& c, const AnalysisOptions& o, const RankHardware* hw,
+                      RankAnalysis& out);
+
 // collectives.cpp: matches records across ranks (process group, order), estimates the clock
 // offsets from the ends of matched collectives, and computes each collective's cross-rank
 // numbers on the aligned clock.
@@ -24,6 +30,14 @@ void finalize_collectives(RunAnalysis& ra, const AnalysisOptions& o);
 void finalize_stragglers(RunAnalysis& ra);
 // end_to_end.cpp: iterations (slowest rank), tokens, FLOPs, MFU; folded name breakdowns.
 void finalize_end_to_end(RunAnalysis& ra, const AnalysisOptions& o);
+
+// hardware.cpp: the waterfall's overlap reference (solo instances of the same work over all ranks),
+// its parts, their sums per operation instance, phase and iteration; the what-if iteration times.
+void finalize_hardware(RunAnalysis& ra, const AnalysisOptions& o);
+
+// end_to_end.cpp: the device a trace names ("NVIDIA H100 80GB HBM3", "AMD Instinct MI300X"), or
+// nullptr.
+const DeviceSpec* device_from_name(std::string_view name);
 
 // Offset of `rank` (0 if unknown), from ra.clock_offsets.
 Ns clock_offset(const RunAnalysis& ra, int64_t rank);

@@ -9,8 +9,10 @@
 #include "chopper/cli/commands.hpp"
 #include "chopper/cli/common.hpp"
 #include "chopper/hierarchy/aggregate.hpp"
+#include "chopper/ingest/hardware_files.hpp"
 #include "chopper/report/analysis_report.hpp"
 #include "chopper/report/csv_sink.hpp"
+#include "chopper/report/hardware_report.hpp"
 #include "chopper/report/hierarchy_report.hpp"
 #include "chopper/report/sqlite_sink.hpp"
 #include "chopper/report/threaded_sink.hpp"
@@ -70,6 +72,18 @@ int analyze_run(const AnalyzeOptions& in) {
   if (!lr) return 2;
   o.analysis.threads = o.run.threads;
   const std::vector<CoverageRow> coverage = label_coverage(lr->run);
+  // The hardware's files: telemetry and counters in the run's directories and named with
+  // --telemetry / --counters, put on the trace clock.
+  HardwareRun hw;
+  size_t hw_errors = 0;
+  if (!o.no_hardware) {
+    HardwareFiles hf = load_hardware(o.run.paths, o.telemetry, o.counters, o.run.threads);
+    for (const auto& [f, why] : hf.skipped)
+      fmt::print(stderr, "chopper analyze: skipped {} ({})\n", f, why);
+    for (const std::string& e : hf.errors) fmt::print(stderr, "chopper analyze: {}\n", e);
+    hw_errors = hf.errors.size();
+    hw = align_hardware(lr->run, std::move(hf.telemetry), std::move(hf.counters), o.align);
+  }
   std::string out;
   try {
     std::filesystem::create_directories(o.out);
@@ -87,8 +101,9 @@ int analyze_run(const AnalyzeOptions& in) {
     {
       // The analyses' per-instance rows are written and freed before the hierarchy is
       // aggregated, so the two never take memory at the same time.
-      const RunAnalysis ra = analyze_run(lr->run, o.analysis);
+      const RunAnalysis ra = analyze_run(lr->run, o.analysis, &hw);
       analysis_tables(ra, o.analysis, sink);
+      hardware_tables(lr->run, ra, o.analysis, sink);
       out = analysis_summary(ra, o.analysis);
     }
     const std::vector<Level> levels = {Level::kGpu, Level::kIteration, Level::kPhase, Level::kLayer,
@@ -106,7 +121,7 @@ int analyze_run(const AnalyzeOptions& in) {
   out += fmt::format("\nwrote {}/chopper.sqlite{}; per GPU and level: chopper tree\n", o.out,
                      o.no_csv ? "" : fmt::format(" and {}/*.csv", o.out));
   std::fwrite(out.data(), 1, out.size(), stdout);
-  return lr->run.failed() > 0 ? 1 : 0;
+  return lr->run.failed() > 0 || hw_errors > 0 ? 1 : 0;
 }
 
 Command add_analyze(CLI::App& root) {
@@ -128,6 +143,29 @@ Command add_analyze(CLI::App& root) {
   app->add_option("--dtype", *dtype, "Matrix dtype MFU is measured against")->capture_default_str();
   app->add_option("--manifest", o->manifest,
                   "TOML run manifest: tokens_per_step, device, dtype (flags win)");
+  app->add_option("--telemetry", o->telemetry,
+                  "GPU telemetry files (nvidia-smi, amd-smi, rocm-smi, dcgmi, Zeus CSV) besides "
+                  "those found in the run's directories and their telemetry/ folders");
+  app->add_option("--counters", o->counters,
+                  "Hardware-counter files (rocprofv3 counter collection, kernel trace, JSON) "
+                  "besides those found in the run's directories and their counters/ folders");
+  app->add_flag("--no-hardware", o->no_hardware, "Ignore telemetry and counter files");
+  app->add_option(
+         "--telemetry-utc-offset",
+         [o](const CLI::results_t& r) {
+           try {
+             size_t used = 0;
+             o->align.utc_offset_h = std::stod(r.front(), &used);
+             if (used != r.front().size() || std::abs(o->align.utc_offset_h) > 14) return false;
+           } catch (const std::exception&) {
+             return false;
+           }
+           o->align.utc_offset_known = true;
+           return true;
+         },
+         "Hours east of UTC of telemetry stamped in local time (nvidia-smi, dcgmi); default: "
+         "the zone that puts the trace inside the recording")
+      ->type_name("HOURS");
   app->add_option("--top", o->analysis.top_n, "Rows per rank in the name breakdowns")
       ->capture_default_str();
   app->add_flag(

@@ -4,6 +4,7 @@
 
 #include "chopper/analysis/analysis.hpp"
 #include "chopper/cli/common.hpp"
+#include "chopper/link/hardware_align.hpp"
 
 namespace chopper::cli {
 
@@ -27,6 +28,9 @@ struct AnalyzeOptions {
   bool no_csv = false;
   AnalysisOptions analysis;
   std::string manifest;  // TOML run manifest (tokens_per_step, device, dtype); "" = none
+  std::vector<std::string> telemetry, counters;  // named explicitly (besides the run's own)
+  bool no_hardware = false;                      // ignore telemetry and counters
+  HardwareAlignOptions align;
 };
 int analyze_run(const AnalyzeOptions& o);
 

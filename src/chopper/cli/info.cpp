@@ -4,6 +4,9 @@
 
 #include "chopper/cli/commands.hpp"
 #include "chopper/cli/common.hpp"
+#include "chopper/ingest/hardware_files.hpp"
+#include "chopper/link/hardware_align.hpp"
+#include "chopper/report/hardware_report.hpp"
 #include "chopper/report/info_report.hpp"
 
 namespace chopper::cli {
@@ -16,10 +19,13 @@ Command add_info(CLI::App& root) {
   struct Opts {
     RunOptions run;
     bool json = false;
+    std::vector<std::string> telemetry, counters;
   };
   auto o = std::make_shared<Opts>();
   add_run_options(app, o->run, false);
   app->add_flag("--json", o->json, "Print a JSON array with one object per file");
+  app->add_option("--telemetry", o->telemetry, "GPU telemetry files to list besides the run's");
+  app->add_option("--counters", o->counters, "Hardware-counter files to list besides the run's");
   return {app, [o]() -> int {
             std::optional<Run> run = load_reporting(o->run, "info");
             if (!run) return 2;
@@ -27,9 +33,21 @@ Command add_info(CLI::App& root) {
               fmt::print(stderr, "chopper info: no trace files found\n");
               return 2;
             }
-            const std::string out = o->json ? info_json(*run) : info_text(*run);
+            std::string out = o->json ? info_json(*run) : info_text(*run);
+            size_t hw_errors = 0;
+            if (!o->json) {
+              // The hardware's files found beside the traces, and the ranks they describe.
+              HardwareFiles hf =
+                  load_hardware(o->run.paths, o->telemetry, o->counters, o->run.threads);
+              hw_errors = hf.errors.size();
+              auto skipped = std::move(hf.skipped);
+              auto errors = std::move(hf.errors);
+              const HardwareRun hw =
+                  align_hardware(*run, std::move(hf.telemetry), std::move(hf.counters));
+              out += hardware_info_text(hw, skipped, errors);
+            }
             std::fwrite(out.data(), 1, out.size(), stdout);
-            return run->failed() > 0 ? 1 : 0;
+            return run->failed() > 0 || hw_errors > 0 ? 1 : 0;
           }};
 }
 

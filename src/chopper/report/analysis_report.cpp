@@ -6,55 +6,20 @@
 #include <map>
 #include <set>
 
+#include "chopper/report/hardware_report.hpp"
+#include "chopper/report/rows.hpp"
+
 namespace chopper {
 namespace {
 
 constexpr ColType I = ColType::kInt, R = ColType::kReal, T = ColType::kText;
 
-Cell opt_iter(int64_t it) {
-  return it == kNoId ? Cell::null() : Cell::of(it);
-}
-Cell opt_rank(int64_t r) {
-  return r < 0 ? Cell::null() : Cell::of(r);
-}
-Cell opt_text(std::string_view s) {
-  return s.empty() ? Cell::null() : Cell::of(s);
-}
 Cell share(Ns a, Ns b) {
   return b > 0 ? Cell::of(static_cast<double>(a) / static_cast<double>(b)) : Cell::null();
 }
 
-std::vector<ColumnSpec> label_cols() {
-  return {{"iteration", I, "ProfilerStep number (NULL = none)"},
-          {"phase", T, "forward, backward, optimizer, other (NULL = none)"},
-          {"layer", I, "transformer block (NULL = none)"},
-          {"operation", T, "operation label (NULL = none)"}};
-}
-void push_label(std::vector<Cell>& c, const LabelKey& k) {
-  c.push_back(opt_iter(k.iteration));
-  c.push_back(opt_text(phase_name(k.phase)));
-  c.push_back(k.layer < 0 ? Cell::null() : Cell::of(k.layer));
-  c.push_back(opt_text(k.operation));
-}
-
-// One table streamed to a sink: begun on construction, rows handed on as they are made (the
-// largest tables have a row per operation instance or launch: millions on a long run), ended by
-// end().
-class Rows {
- public:
-  Rows(TableSink& sink, TableSchema schema) : sink_(sink) { sink_.begin(schema); }
-  void add_row(std::span<const Cell> cells) { sink_.row(cells); }
-  void add_row(std::initializer_list<Cell> cells) {
-    sink_.row(std::span<const Cell>(cells.begin(), cells.size()));
-  }
-  void end() { sink_.end(); }
-
- private:
-  TableSink& sink_;
-};
-
 Rows make(TableSink& sink, std::string name, std::string doc, std::vector<ColumnSpec> cols) {
-  return Rows(sink, TableSchema{std::move(name), std::move(doc), std::move(cols)});
+  return make_rows(sink, std::move(name), std::move(doc), std::move(cols));
 }
 
 std::vector<ColumnSpec> cat(std::vector<ColumnSpec> a, const std::vector<ColumnSpec>& b) {
@@ -620,7 +585,9 @@ std::string analysis_summary(const RunAnalysis& ra, const AnalysisOptions& o) {
                  fmt::format("MFU {}: achieved matrix throughput against the {} peak", pct(m),
                              ra.device ? ra.device->name : "device")});
   }
+  for (auto& h : hardware_findings(ra, o)) f.push_back(std::move(h));
   std::sort(f.begin(), f.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  s = s + hardware_summary(ra, o);
   s += "\nfindings, largest loss first:\n";
   for (size_t i = 0; i < f.size(); ++i) s += fmt::format("  {}. {}\n", i + 1, f[i].second);
   std::vector<std::string> offs;

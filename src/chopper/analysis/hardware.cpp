@@ -1,0 +1,534 @@
+// The hardware's side: per-kernel clock, power, energy, temperature and counters from aligned
+// telemetry and counter files; power and energy per iteration window and phase; and the waterfall,
+// Chopper's overhead breakdown made exact and additive per kernel:
+//   observed = theoretical + instruction + utilization + overlap + frequency + residual
+// Formulas, units and sources: docs/metrics.md ("Hardware").
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <unordered_map>
+
+#include "chopper/analysis/flops.hpp"
+#include "chopper/analysis/parts.hpp"
+
+namespace chopper {
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+bool matrix_family(CostFamily f) {
+  return f == CostFamily::kGemm || f == CostFamily::kAttentionFwd ||
+         f == CostFamily::kAttentionBwd || f == CostFamily::kConv;
+}
+bool matrix_class(OpClass c) {
+  return c == OpClass::kGemm || c == OpClass::kAttention;
+}
+
+// The MFMA-ops counter of the dtype the matrix peak is taken for (rocprofv3 names).
+const char* mfma_ops_counter(DType d) {
+  switch (d) {
+    case DType::kBf16:
+      return "SQ_INSTS_VALU_MFMA_MOPS_BF16";
+    case DType::kFp16:
+      return "SQ_INSTS_VALU_MFMA_MOPS_F16";
+    case DType::kFp8:
+      return "SQ_INSTS_VALU_MFMA_MOPS_F8";
+    case DType::kFp32:
+    case DType::kTf32:
+      return "SQ_INSTS_VALU_MFMA_MOPS_F32";
+  }
+  return "SQ_INSTS_VALU_MFMA_MOPS_BF16";
+}
+
+const Series* power_series(const RankHardware& hw) {
+  if (hw.has(Metric::kPowerW)) return &hw.at(Metric::kPowerW);
+  if (hw.has(Metric::kPowerAvgW)) return &hw.at(Metric::kPowerAvgW);
+  return nullptr;
+}
+const Series* temp_series(const RankHardware& hw) {
+  if (hw.has(Metric::kTempHotspotC)) return &hw.at(Metric::kTempHotspotC);
+  if (hw.has(Metric::kTempGpuC)) return &hw.at(Metric::kTempGpuC);
+  return nullptr;
+}
+
+// Largest sample in [lo, hi] (the sample at or after hi when none is inside), NaN if none.
+double max_in(const Series* s, Ns lo, Ns hi) {
+  if (s == nullptr || s->t_ns.empty()) return kNaN;
+  auto a = std::lower_bound(s->t_ns.begin(), s->t_ns.end(), lo);
+  auto b = std::upper_bound(s->t_ns.begin(), s->t_ns.end(), hi);
+  if (a == b) return hold_at(*s, hi);
+  double m = -std::numeric_limits<double>::infinity();
+  for (auto it = a; it != b; ++it)
+    m = std::max(m, s->value[static_cast<size_t>(it - s->t_ns.begin())]);
+  return m;
+}
+
+// Energy over [lo, hi) from power samples, guided by the trace. Each sample is the mean power over
+// the interval that ends at it, so each interval's energy is known exactly. Inside an interval
+// the GPU draws its idle power all the time, plus a dynamic power while compute runs and another
+// while communication or copies run (additive); the two dynamic powers are fitted per GPU by least
+// squares over every sample interval (E − idle·T = a·|compute| + b·|other|). Whole intervals come
+// out exact; the partial intervals at a window's ends get the share of their energy that the
+// compute and other GPU time inside the window implies. `idle_w` is the device's idle draw
+// (capped by each sample).
+class EnergyModel {
+ public:
+  EnergyModel(const Series& p, const Intervals& compute, const Intervals& other, double idle_w)
+      : p_(p), compute_(compute), other_(other), idle_w_(idle_w) {
+    period_ = p.size() >= 2 ? (p.t_ns.back() - p.t_ns.front()) / static_cast<Ns>(p.size() - 1)
+                            : 1000000000;
+    double s11 = 0, s12 = 0, s22 = 0, s1y = 0, s2y = 0;
+    for (size_t k = 0; k < p.size(); ++k) {
+      const Ns a = k > 0 ? p.t_ns[k - 1] : p.t_ns[k] - period_, b = p.t_ns[k];
+      const double x1 = static_cast<double>(measure_in(compute_, a, b)) * 1e-9;
+      const double x2 = static_cast<double>(measure_in(other_, a, b)) * 1e-9;
+      if (x1 == 0 && x2 == 0) continue;
+      const double y =
+          (p.value[k] - std::min(idle_w_, p.value[k])) * static_cast<double>(b - a) * 1e-9;
+      s11 += x1 * x1, s12 += x1 * x2, s22 += x2 * x2, s1y += x1 * y, s2y += x2 * y;
+    }
+    const double det = s11 * s22 - s12 * s12;
+    if (det > 1e-12 * (s11 * s22 + 1e-30)) {
+      w_compute_ = (s1y * s22 - s2y * s12) / det;
+      w_other_ = (s2y * s11 - s1y * s12) / det;
+    }
+    if (!(w_compute_ > 0) || !(w_other_ >= 0)) w_compute_ = w_other_ = 1;  // busy time alike
+  }
+  double joules(Ns lo, Ns hi) const {
+    if (hi <= lo || p_.t_ns.empty()) return 0;
+    const auto& t = p_.t_ns;
+    double sum = 0;
+    size_t k = static_cast<size_t>(std::lower_bound(t.begin(), t.end(), lo) - t.begin());
+    Ns x = lo;
+    while (x < hi) {
+      // Interval k: (t[k-1], t[k]]; past the last sample its value holds.
+      const bool past = k >= t.size();
+      const double v = past ? p_.value.back() : p_.value[k];
+      const Ns a = past ? x : (k > 0 ? t[k - 1] : t[k] - period_);
+      const Ns b = past ? hi : t[k];
+      const Ns plo = std::max(x, a), phi = std::min(hi, b);
+      if (phi > plo) {
+        const double idle = std::min(idle_w_, v);
+        const Ns len = b - a;
+        const double all = weight(a, b);
+        const double dyn = (v - idle) * static_cast<double>(len) * 1e-9;
+        sum += idle * static_cast<double>(phi - plo) * 1e-9;
+        if (all > 0)
+          sum += dyn * weight(plo, phi) / all;
+        else
+          sum += dyn * static_cast<double>(phi - plo) / static_cast<double>(len);
+      }
+      x = std::max(x, phi);
+      if (past) break;
+      ++k;
+    }
+    return sum;
+  }
+
+ private:
+  double weight(Ns a, Ns b) const {
+    return w_compute_ * static_cast<double>(measure_in(compute_, a, b)) +
+           w_other_ * static_cast<double>(measure_in(other_, a, b));
+  }
+  const Series& p_;
+  const Intervals& compute_;
+  const Intervals& other_;
+  double idle_w_;
+  Ns period_;
+  double w_compute_ = 1, w_other_ = 1;
+};
+
+double counter(const CounterTable* ct, int32_t row, int idx) {
+  if (ct == nullptr || row < 0 || idx < 0) return kNaN;
+  return ct->value(static_cast<size_t>(row), static_cast<size_t>(idx));
+}
+
+// Power and energy of one rank per iteration window, and per phase within it (each moment of GPU
+// time goes to the phase of the activity that started first and covers it, as the compute
+// components do; the rest of the window is "idle").
+void power_rows(const RankContext& c, const RankHardware& hw, double idle_w, RankAnalysis& out) {
+  const Series* p = power_series(hw);
+  if (p == nullptr || c.windows.empty()) return;
+  const EnergyModel em(*p, c.compute, c.other, idle_w);
+  const GpuActivities& g = c.t.gpu;
+  const bool labelled = g.iteration.size() == g.size();
+  const Series* clock = hw.has(Metric::kSmClockMhz) ? &hw.at(Metric::kSmClockMhz) : nullptr;
+  const Series* thr = hw.has(Metric::kThrottleReasons) ? &hw.at(Metric::kThrottleReasons) : nullptr;
+  // Each iteration's span: its ProfilerStep on the host when the trace has one (what a user calls
+  // the iteration, and what energy per iteration is measured over), else its GPU window.
+  std::vector<RankContext::Window> spans = c.windows;
+  for (auto& w : spans)
+    for (const RankTrace::Step& st : c.t.steps)
+      if (st.number == w.iteration && st.end_ns > st.start_ns) {
+        w.start = st.start_ns;
+        w.end = st.end_ns;
+      }
+  std::sort(
+      spans.begin(), spans.end(),
+      [](const RankContext::Window& x, const RankContext::Window& y) { return x.start < y.start; });
+  Ns longest = 0;
+  for (const auto& w : spans) longest = std::max(longest, w.end - w.start);
+  std::vector<std::map<std::string, std::pair<Ns, double>>> ph(spans.size());
+  auto add_piece = [&](Ns a, Ns b, std::string_view name) {
+    // Spans may overlap (a step's GPU work runs past its host end): every span gets its share.
+    auto first_after =
+        std::lower_bound(spans.begin(), spans.end(), b,
+                         [](const RankContext::Window& w, Ns x) { return w.start < x; });
+    for (size_t k = static_cast<size_t>(first_after - spans.begin()); k-- > 0;) {
+      if (spans[k].start + longest <= a) break;
+      if (spans[k].end <= a) continue;
+      const Ns lo = std::max(a, spans[k].start), hi = std::min(b, spans[k].end);
+      if (hi <= lo) continue;
+      auto& slot = ph[k][std::string(name)];
+      slot.first += hi - lo;
+      slot.second += em.joules(lo, hi);
+    }
+  };
+  Ns cover = std::numeric_limits<Ns>::min();
+  for (int32_t i : c.order) {
+    const Ns s = std::max(g.start_ns[i], cover), e = c.end(i);
+    if (e > s) {
+      const Phase phase = labelled ? g.phase[i] : Phase::kNone;
+      add_piece(s, e, phase == Phase::kNone ? std::string_view("other") : phase_name(phase));
+    }
+    cover = std::max(cover, e);
+  }
+  const Ns period = [&] {
+    if (p->size() < 2) return Ns{0};
+    return (p->t_ns.back() - p->t_ns.front()) / static_cast<Ns>(p->size() - 1);
+  }();
+  for (size_t k = 0; k < c.windows.size(); ++k) {
+    const auto& w = spans[k];
+    PowerRow all;
+    all.rank = c.rank;
+    all.iteration = w.iteration;
+    all.time_ns = w.end - w.start;
+    all.energy_j = em.joules(w.start, w.end);
+    all.peak_power_w = max_in(p, w.start, w.end);
+    if (clock != nullptr) all.mean_clock_mhz = mean_linear(*clock, w.start, w.end);
+    all.max_temp_c =
+        max_in(hw.has(Metric::kTempGpuC) ? &hw.at(Metric::kTempGpuC) : nullptr, w.start, w.end);
+    all.max_hotspot_c = max_in(
+        hw.has(Metric::kTempHotspotC) ? &hw.at(Metric::kTempHotspotC) : nullptr, w.start, w.end);
+    all.max_mem_temp_c =
+        max_in(hw.has(Metric::kTempMemC) ? &hw.at(Metric::kTempMemC) : nullptr, w.start, w.end);
+    // Throttle time by reason: each sample's reasons hold over the interval that ends at it.
+    if (thr != nullptr) {
+      auto a = std::lower_bound(thr->t_ns.begin(), thr->t_ns.end(), w.start);
+      for (auto it = a; it != thr->t_ns.end(); ++it) {
+        const size_t j = static_cast<size_t>(it - thr->t_ns.begin());
+        const Ns hi = std::min(*it, w.end);
+        const Ns lo = std::max(j > 0 ? thr->t_ns[j - 1] : *it - period, w.start);
+        if (hi > lo) {
+          const auto mask = static_cast<uint32_t>(thr->value[j]);
+          for (uint32_t bit = 1; bit != 0 && bit <= mask; bit <<= 1)
+            if ((mask & bit) != 0) {
+              std::string_view n = throttle_bit_name(bit);
+              all.throttle_ns[n.empty() ? fmt::format("bit_0x{:x}", bit) : std::string(n)] +=
+                  hi - lo;
+            }
+        }
+        if (*it >= w.end) break;
+      }
+    }
+    // Busy and idle power: samples whose interval the GPU was busy for >= 90% / <= 10% of.
+    if (period > 0) {
+      double bs = 0, is = 0;
+      int bn = 0, in = 0;
+      auto a = std::lower_bound(p->t_ns.begin(), p->t_ns.end(), w.start + period);
+      for (auto it = a; it != p->t_ns.end() && *it <= w.end; ++it) {
+        const double share =
+            static_cast<double>(measure_in(c.all, *it - period, *it)) / static_cast<double>(period);
+        const double v = p->value[static_cast<size_t>(it - p->t_ns.begin())];
+        if (share >= 0.9) bs += v, ++bn;
+        if (share <= 0.1) is += v, ++in;
+      }
+      if (bn > 0) all.busy_power_w = bs / bn;
+      if (in > 0) all.idle_power_w = is / in;
+    }
+    Ns t_acc = 0;
+    double e_acc = 0;
+    for (const auto& [name, te] : ph[k]) {
+      PowerRow r;
+      r.rank = c.rank;
+      r.iteration = w.iteration;
+      r.phase = name;
+      r.time_ns = te.first;
+      r.energy_j = te.second;
+      t_acc += te.first;
+      e_acc += te.second;
+      out.power.push_back(std::move(r));
+    }
+    PowerRow idle;
+    idle.rank = c.rank;
+    idle.iteration = w.iteration;
+    idle.phase = "idle";
+    idle.time_ns = all.time_ns - t_acc;
+    idle.energy_j = all.energy_j - e_acc;
+    out.power.push_back(std::move(idle));
+    out.power.push_back(std::move(all));
+  }
+}
+
+}  // namespace
+
+void hardware_partial(const RankContext& c, const AnalysisOptions& o, const RankHardware* hw,
+                      RankAnalysis& out) {
+  const GpuActivities& g = c.t.gpu;
+  const DeviceSpec* dev =
+      !o.device.empty() ? find_device(o.device) : device_from_name(out.device_name);
+  const bool labelled = g.iteration.size() == g.size();
+  const Series* clock =
+      hw != nullptr && hw->has(Metric::kSmClockMhz) ? &hw->at(Metric::kSmClockMhz) : nullptr;
+  const Series* power = hw != nullptr ? power_series(*hw) : nullptr;
+  const Series* temp = hw != nullptr ? temp_series(*hw) : nullptr;
+  const CounterTable* ct = hw != nullptr ? hw->counters : nullptr;
+  const bool rows_ok = ct != nullptr && hw->counter_row.size() == g.size();
+  const int c_active = ct != nullptr ? ct->counter_index("GRBM_GUI_ACTIVE") : -1;
+  const int c_busy = ct != nullptr ? ct->counter_index("SQ_VALU_MFMA_BUSY_CYCLES") : -1;
+  const int c_mops = ct != nullptr ? ct->counter_index(mfma_ops_counter(o.dtype)) : -1;
+  const double xcds = dev != nullptr ? xcd_count(*dev) : 1;
+  const double fmax = dev != nullptr ? dev->max_clock_mhz : kNaN;
+  const double peak_m = dev != nullptr ? dev->matrix_tflops(o.dtype) * 1e12 : 0;
+  const double peak_v = dev != nullptr ? dev->vector_tflops_fp32 * 1e12 : 0;
+  const double bw = dev != nullptr ? dev->mem_bw_gbs * 1e9 : 0;
+  auto row_of = [&](size_t i) { return rows_ok ? hw->counter_row[i] : -1; };
+  // Idle draw: the device's, else the lowest power sample.
+  double idle_w = dev != nullptr ? dev->idle_w : 0;
+  if (dev == nullptr && power != nullptr)
+    idle_w = *std::min_element(power->value.begin(), power->value.end());
+  std::optional<EnergyModel> energy;
+  if (power != nullptr) energy.emplace(*power, c.compute, c.other, idle_w);
+
+  // kernel_hw: every GPU activity, when there is hardware data for this rank.
+  if (clock != nullptr || power != nullptr || temp != nullptr || rows_ok) {
+    out.kernel_hw.reserve(c.order.size());
+    for (int32_t i : c.order) {
+      KernelHw k;
+      k.row = i;
+      const Ns s = g.start_ns[i], e = c.end(i);
+      if (clock != nullptr) k.clock_mhz = mean_linear(*clock, s, e);
+      if (energy) {
+        k.energy_j = energy->joules(s, e);
+        k.power_w = e > s ? k.energy_j / (static_cast<double>(e - s) * 1e-9) : hold_at(*power, s);
+      }
+      if (temp != nullptr) k.temp_c = mean_linear(*temp, s, e);
+      const int32_t row = row_of(static_cast<size_t>(i));
+      k.active_cycles = counter(ct, row, c_active) / xcds;
+      k.mfma_busy_cycles = counter(ct, row, c_busy);
+      const double mops = counter(ct, row, c_mops);
+      k.mfma_flops = std::isnan(mops) ? kNaN : mops * 512;
+      out.kernel_hw.push_back(k);
+    }
+  }
+  if (hw != nullptr) power_rows(c, *hw, idle_w, out);
+
+  // Waterfall units: every compute kernel. The theoretical time of a host op (its FLOPs at the
+  // peak rate of the unit that runs them, or its bytes at peak bandwidth, whichever is longer) is
+  // split among its compute kernels by duration.
+  const HostOps& h = c.t.host;
+  std::unordered_map<int32_t, Ns> op_dur;
+  for (int32_t i : c.order)
+    if (g.cls[i] == GpuClass::kCompute && g.host_op_idx[i] >= 0)
+      op_dur[g.host_op_idx[i]] += g.dur_ns[i];
+  std::map<std::array<StrId, 4>, OpCost> memo;
+  auto cost_of = [&](int32_t op) -> OpCost {
+    if (op < 0 || static_cast<size_t>(op) >= h.size()) return {};
+    const InputShapes& sh = c.t.shapes_of(static_cast<size_t>(op));
+    const std::array<StrId, 4> k{h.name[op], sh.input_dims, sh.input_types, sh.concrete_inputs};
+    auto [it, fresh] = memo.try_emplace(k);
+    if (fresh)
+      it->second = op_cost(c.t.strings.str(k[0]), c.t.strings.str(k[1]), c.t.strings.str(k[2]),
+                           c.t.strings.str(k[3]));
+    return it->second;
+  };
+  for (int32_t i : c.order) {
+    if (g.cls[i] != GpuClass::kCompute || g.dur_ns[i] <= 0) continue;
+    WaterfallUnit u;
+    u.row = i;
+    if (labelled) u.key = c.label(c.raw_key(i, false));
+    u.op_class = c.op_class(i);
+    const Ns s = g.start_ns[i], e = c.end(i);
+    const double d = static_cast<double>(g.dur_ns[i]);
+    u.observed_ns = g.dur_ns[i];
+    const int32_t op = g.host_op_idx[i];
+    const OpCost oc = cost_of(op);
+    if (oc.known() && dev != nullptr && (oc.flops > 0 || oc.bytes > 0)) {
+      const bool matrix = matrix_family(oc.family);
+      const double t_comp = oc.flops / (matrix ? peak_m : peak_v) * 1e9;
+      const double t_mem = oc.bytes / bw * 1e9;
+      const Ns od = op_dur[op];
+      const double share = od > 0 ? d / static_cast<double>(od) : 1.0;
+      u.theoretical_ns = std::max(t_comp, t_mem) * share;
+      u.compute_bound = t_comp >= t_mem;
+      u.theoretical_known = true;
+    } else {
+      u.compute_bound = matrix_class(u.op_class);
+    }
+    u.issued_ns = u.theoretical_ns;
+    const int32_t row = row_of(static_cast<size_t>(i));
+    const double active = counter(ct, row, c_active);
+    if (!std::isnan(active) && dev != nullptr) {
+      // Cycles the GPU was active, at the maximum clock.
+      u.active_ns = active / xcds / fmax * 1000.0;
+      u.frequency_known = true;
+    } else if (clock != nullptr && dev != nullptr) {
+      u.active_ns = d * std::min(1.0, mean_linear(*clock, s, e) / fmax);
+      u.frequency_known = true;
+    } else {
+      u.active_ns = d;
+    }
+    // A memory-bound kernel's time does not follow the core clock: no frequency loss.
+    if (!u.compute_bound) u.active_ns = d;
+    // Issued matrix work: for kernels of matrix operations (or any that issued MFMA work).
+    const double mops = counter(ct, row, c_mops);
+    if (!std::isnan(mops) && peak_m > 0 && (mops > 0 || matrix_family(oc.family))) {
+      u.issued_ns = mops * 512 / peak_m * 1e9;
+      u.instruction_known = true;
+    }
+    u.overlap_share = static_cast<double>(measure_in(c.comm, s, e)) / d;
+    // The same work: kernel, operation, phase, inside a layer or not, FLOPs and bytes, the
+    // launching op's shapes, the launch grid and block.
+    const std::string_view dims =
+        op >= 0 && static_cast<size_t>(op) < h.size()
+            ? c.t.strings.str(c.t.shapes_of(static_cast<size_t>(op)).input_dims)
+            : std::string_view();
+    const std::string sig =
+        fmt::format("{}\x1f{}\x1f{}{}\x1f{:.0f}\x1f{:.0f}\x1f{}\x1f{},{},{}\x1f{},{},{}",
+                    c.t.strings.str(g.name[i]), u.key.operation, phase_name(u.key.phase),
+                    u.key.layer >= 0 ? "" : " (no layer)", oc.flops, oc.bytes, dims, g.grid[i][0],
+                    g.grid[i][1], g.grid[i][2], g.block[i][0], g.block[i][1], g.block[i][2]);
+    u.signature = out.names->str(out.names->intern(sig));
+    out.units.push_back(u);
+  }
+}
+
+void finalize_hardware(RunAnalysis& ra, const AnalysisOptions& o) {
+  (void)o;
+  // The overlap reference of each piece of work (its signature), over every rank and iteration:
+  // the median active time of its instances that ran with no communication on the GPU. (A line
+  // through (overlapped ns, active ns) of overlapped instances was tried and dropped: a kernel
+  // that runs longer overlaps more of the same collective, so noise alone makes a slope.)
+  struct Ref {
+    std::vector<double> solo;
+    double ref = 0;
+    bool known = false;
+  };
+  std::unordered_map<std::string_view, Ref> refs;
+  for (const RankAnalysis& r : ra.ranks)
+    for (const WaterfallUnit& u : r.units) {
+      Ref& f = refs[u.signature];
+      if (u.overlap_share <= 0) f.solo.push_back(u.active_ns);
+    }
+  for (auto& [sig, f] : refs) {
+    if (!f.solo.empty()) {
+      auto mid = f.solo.begin() + static_cast<std::ptrdiff_t>(f.solo.size() / 2);
+      std::nth_element(f.solo.begin(), mid, f.solo.end());
+      f.ref = *mid;
+      f.known = true;
+    }
+  }
+  // The run's slowdown rate: active time added per ns of overlapped time, over the kernels whose
+  // work has a reference. Work with none (every instance overlapped alike) gets its overlap loss
+  // from this rate, and is counted as estimated.
+  double added = 0, overlapped = 0;
+  for (const RankAnalysis& r : ra.ranks)
+    for (const WaterfallUnit& u : r.units) {
+      const Ref& f = refs[u.signature];
+      if (u.overlap_share <= 0 || !f.known) continue;
+      added += u.active_ns - f.ref;
+      overlapped += u.overlap_share * static_cast<double>(u.observed_ns);
+    }
+  const double rate = overlapped > 0 ? std::max(0.0, added / overlapped) : 0;
+  const bool rate_known = overlapped > 0;
+  std::map<std::tuple<int64_t, LabelKey, OpClass>, WaterfallRow> by_op;
+  std::map<std::tuple<int64_t, int64_t, Phase>, WaterfallRow> by_phase;
+  auto add = [](WaterfallRow& w, const WaterfallUnit& u) {
+    ++w.kernels;
+    w.observed_ns += u.observed_ns;
+    w.theoretical_ns += u.theoretical_ns;
+    w.instruction_ns += u.instruction_ns;
+    w.utilization_ns += u.utilization_ns;
+    w.overlap_ns += u.overlap_ns;
+    w.frequency_ns += u.frequency_ns;
+    w.residual_ns += u.residual_ns;
+    w.unknown_theoretical += u.theoretical_known ? 0 : 1;
+    w.unknown_instruction += u.instruction_known ? 0 : 1;
+    w.unknown_overlap += u.overlap_known ? 0 : 1;
+    w.unknown_frequency += u.frequency_known ? 0 : 1;
+    w.estimated_overlap += u.overlap_estimated ? 1 : 0;
+  };
+  for (RankAnalysis& r : ra.ranks)
+    for (WaterfallUnit& u : r.units) {
+      const Ref& f = refs[u.signature];
+      const double theo = u.theoretical_known ? u.theoretical_ns : 0;
+      const double issued = u.instruction_known ? u.issued_ns : theo;
+      u.instruction_ns = u.instruction_known ? issued - theo : 0;
+      u.overlap_known = u.overlap_share <= 0 || f.known;
+      // Beside communication, the part of the active time beyond the solo reference is overlap
+      // loss. Per kernel it may be negative (an instance faster than the median of the solo ones:
+      // noise); clamping it would bias every sum upward, so it is kept signed.
+      double ref = u.overlap_share > 0 && f.known ? f.ref : u.active_ns;
+      if (u.overlap_share > 0 && !f.known && rate_known) {
+        ref = u.active_ns -
+              std::min(u.active_ns, rate * u.overlap_share * static_cast<double>(u.observed_ns));
+        u.overlap_estimated = true;
+      }
+      u.overlap_ns = u.active_ns - ref;
+      u.utilization_ns = u.theoretical_known ? std::max(0.0, ref - issued) : 0;
+      u.frequency_ns = static_cast<double>(u.observed_ns) - u.active_ns;
+      u.residual_ns = static_cast<double>(u.observed_ns) - theo - u.instruction_ns -
+                      u.utilization_ns - u.overlap_ns - u.frequency_ns;
+      WaterfallRow& a = by_op[{r.rank, u.key, u.op_class}];
+      a.rank = r.rank;
+      a.key = u.key;
+      a.op_class = u.op_class;
+      add(a, u);
+      WaterfallRow& b = by_phase[{r.rank, u.key.iteration, u.key.phase}];
+      b.rank = r.rank;
+      b.key = {u.key.iteration, u.key.phase, -1, {}};
+      add(b, u);
+      WaterfallRow& it = by_phase[{r.rank, u.key.iteration, Phase::kNone}];
+      if (u.key.phase != Phase::kNone) {
+        it.rank = r.rank;
+        it.key = {u.key.iteration, Phase::kNone, -1, {}};
+        add(it, u);
+      }
+    }
+  for (auto& [k, w] : by_op) ra.waterfall.push_back(std::move(w));
+  for (auto& [k, w] : by_phase) ra.waterfall.push_back(std::move(w));
+
+  // What-if, per iteration on its slowest rank, one loss removed at a time (first order: the
+  // compute stream's kernels run back to back, so time taken from them comes off the iteration).
+  for (const IterationRow& it : ra.iterations) {
+    WhatIfRow w;
+    w.iteration = it.iteration;
+    w.rank = it.slowest_rank;
+    w.observed_ns = it.time_ns;
+    auto comp = [&](const char* k) {
+      auto f = it.components.find(k);
+      return f == it.components.end() ? Ns{0} : f->second;
+    };
+    w.perfect_overlap_ns = it.time_ns - comp("exposed_comm");
+    w.no_launch_gaps_ns = it.time_ns - comp("launch_overhead");
+    for (const RankAnalysis& r : ra.ranks) {
+      if (r.rank != it.slowest_rank) continue;
+      double freq = 0, ovl = 0;
+      bool fk = false, ok = false;
+      for (const WaterfallUnit& u : r.units) {
+        if (u.key.iteration != it.iteration) continue;
+        freq += u.frequency_ns;
+        ovl += u.overlap_ns;
+        fk = fk || u.frequency_known;
+        ok = ok || u.overlap_known;
+      }
+      if (fk) w.max_clock_ns = it.time_ns - std::llround(freq);
+      if (ok) w.no_overlap_slowdown_ns = it.time_ns - std::llround(ovl);
+    }
+    ra.what_if.push_back(w);
+  }
+}
+
+}  // namespace chopper

@@ -1,0 +1,145 @@
+#include "chopper/ingest/hardware_files.hpp"
+
+#include <algorithm>
+#include <filesystem>
+
+#include "chopper/base/error.hpp"
+#include "chopper/base/input.hpp"
+#include "chopper/base/text.hpp"
+#include "chopper/base/thread_pool.hpp"
+#include "chopper/ingest/rocprof/counter_reader.hpp"
+#include "chopper/ingest/telemetry/telemetry_reader.hpp"
+
+namespace chopper {
+namespace {
+
+namespace fs = std::filesystem;
+
+enum class Want { kAny, kTelemetry, kCounters };
+
+bool ends_with(std::string_view s, std::string_view t) {
+  return s.size() >= t.size() && s.substr(s.size() - t.size()) == t;
+}
+
+// A name the search looks at: text tables and logs, and JSON inside the hardware subdirectories
+// (top-level JSON files are traces).
+bool candidate_name(std::string name, bool json_too) {
+  name = ascii_lower(name);
+  for (std::string_view z : {".gz", ".zst"})
+    if (ends_with(name, z)) name.resize(name.size() - z.size());
+  return ends_with(name, ".csv") || ends_with(name, ".txt") || ends_with(name, ".log") ||
+         (json_too && ends_with(name, ".json"));
+}
+
+struct Candidate {
+  std::string path;
+  Want want;
+};
+
+struct Result {
+  std::string path;
+  bool telemetry = false, counters = false;
+  TelemetryData t;
+  CounterTable c;
+  std::string skipped, error;
+};
+
+void read_one(const Candidate& c, Result& r) {
+  r.path = c.path;
+  try {
+    std::string head(4096, '\0');
+    {
+      auto src = ByteSource::open_file(c.path);
+      size_t n = 0;
+      while (n < head.size()) {
+        const size_t k = src->read(head.data() + n, head.size() - n);
+        if (k == 0) break;
+        n += k;
+      }
+      head.resize(n);
+    }
+    if (c.want != Want::kTelemetry && !sniff_counters(head).empty()) {
+      r.c = read_counters_file(c.path);
+      r.counters = true;
+    } else if (c.want != Want::kCounters && !sniff_telemetry(head, c.path).empty()) {
+      r.t = read_telemetry_file(c.path);
+      r.telemetry = true;
+    } else if (c.want == Want::kAny) {
+      r.skipped = "neither telemetry nor hardware counters";
+    } else {
+      r.error = c.path + ": byte 0: not " +
+                (c.want == Want::kTelemetry ? "a telemetry file" : "a hardware-counter file") +
+                " (see docs/formats.md)";
+    }
+  } catch (const std::exception& e) {
+    r.error = e.what();
+  }
+}
+
+}  // namespace
+
+HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
+                            const std::vector<std::string>& telemetry,
+                            const std::vector<std::string>& counters, unsigned threads) {
+  std::vector<Candidate> cands;
+  auto list = [&](const fs::path& dir, bool json_too) {
+    std::error_code ec;
+    std::vector<std::string> found;
+    for (const auto& e : fs::directory_iterator(dir, ec)) {
+      std::error_code fe;
+      if (!e.is_regular_file(fe)) continue;
+      if (candidate_name(e.path().filename().string(), json_too))
+        found.push_back(e.path().string());
+    }
+    std::sort(found.begin(), found.end());
+    for (auto& f : found) cands.push_back({std::move(f), Want::kAny});
+  };
+  for (const std::string& p : run_paths) {
+    std::error_code ec;
+    if (!fs::is_directory(p, ec)) continue;
+    list(p, false);
+    for (const char* sub : {"telemetry", "counters"})
+      if (fs::is_directory(fs::path(p) / sub, ec)) list(fs::path(p) / sub, true);
+  }
+  for (const std::string& p : telemetry) cands.push_back({p, Want::kTelemetry});
+  for (const std::string& p : counters) cands.push_back({p, Want::kCounters});
+  // A file found twice (named and in a directory) is read once, as named.
+  std::stable_sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
+    return a.path != b.path ? a.path < b.path : a.want > b.want;
+  });
+  cands.erase(std::unique(cands.begin(), cands.end(),
+                          [](const Candidate& a, const Candidate& b) { return a.path == b.path; }),
+              cands.end());
+  std::vector<Result> res(cands.size());
+  parallel_for(cands.size(), threads == 0 ? default_threads() : threads,
+               [&](size_t i) { read_one(cands[i], res[i]); });
+  HardwareFiles out;
+  std::vector<CounterTable> kernel_traces;
+  for (Result& r : res) {
+    if (!r.error.empty()) {
+      out.errors.push_back(std::move(r.error));
+    } else if (!r.skipped.empty()) {
+      out.skipped.push_back({r.path, std::move(r.skipped)});
+    } else if (r.telemetry) {
+      out.telemetry.push_back(std::move(r.t));
+    } else if (r.counters) {
+      if (r.c.counter_names.empty())
+        kernel_traces.push_back(std::move(r.c));
+      else
+        out.counters.push_back(std::move(r.c));
+    }
+  }
+  // Kernel traces give counter rows their timestamps; alone they hold no counters.
+  for (const CounterTable& k : kernel_traces) {
+    bool used = false;
+    for (CounterTable& c : out.counters)
+      if (std::any_of(c.start_ns.begin(), c.start_ns.end(), [](Ns t) { return t == kNoTime; })) {
+        join_kernel_trace(c, k);
+        used = true;
+      }
+    if (!used) out.skipped.push_back({k.file, "a kernel trace with no counter file to time"});
+  }
+  return out;
+}
+
+}  // namespace chopper

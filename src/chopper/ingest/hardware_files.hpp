@@ -1,0 +1,29 @@
+#pragma once
+// Finding and reading the hardware's files of a run: GPU telemetry (ingest/telemetry/) and
+// hardware counters (ingest/rocprof/). A run directory is searched, not recursively, in itself and
+// in its telemetry/ and counters/ subdirectories; each candidate file (.csv, .txt, .log and, in
+// those subdirectories, .json, each possibly .gz or .zst) is recognised by its content. Files that
+// are neither are listed as skipped, never fatal; a file that cannot be read is reported with the
+// reader's "FILE: byte N: ..." line and the others go on.
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "chopper/model/series.hpp"
+
+namespace chopper {
+
+struct HardwareFiles {
+  std::vector<TelemetryData> telemetry;
+  std::vector<CounterTable> counters;  // kernel traces already joined into the counter tables
+  std::vector<std::pair<std::string, std::string>> skipped;  // file, why
+  std::vector<std::string> errors;                           // one line per unreadable file
+};
+
+// `run_paths` as given to analyze (directories are searched); `telemetry` and `counters` name
+// files explicitly (an explicit file that is not of its kind is an error, not a skip).
+HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
+                            const std::vector<std::string>& telemetry,
+                            const std::vector<std::string>& counters, unsigned threads = 0);
+
+}  // namespace chopper

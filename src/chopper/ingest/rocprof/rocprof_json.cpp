@@ -1,0 +1,504 @@
+// rocprofv3 --output-format json ("rocprofiler-sdk-tool"): kernel_dispatch buffer records (one row
+// per dispatch, with start/end) and counter_collection callback records (the counters of a
+// dispatch; rows are merged by dispatch id). Kernel names come from kernel_symbols, counter names
+// from counters, agent numbers (node ids, as the CSV's Agent_Id) from agents; all are resolved at
+// the end of each process object, so the order of its keys does not matter.
+//
+// The document is parsed with simdjson On-Demand over one padded copy of the uncompressed text (a
+// rocprofv3 JSON is tens of MB where a CSV would be used for more); no DOM is built.
+#include <simdjson.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <unordered_map>
+
+#include "chopper/base/error.hpp"
+#include "chopper/base/utf8.hpp"
+#include "chopper/ingest/rocprof/internal.hpp"
+
+namespace chopper::rocprof {
+
+namespace {
+
+namespace od = simdjson::ondemand;
+
+constexpr int kByDispatch = 0;
+constexpr int kByCorrelation = 1;
+
+uint64_t as_u64(od::value v) {
+  od::json_type ty = v.type();
+  if (ty == od::json_type::object) {  // {"handle": N}
+    for (auto f : v.get_object()) {
+      std::string_view k = f.unescaped_key();
+      if (k == "handle") return f.value().get_uint64();
+    }
+    return 0;
+  }
+  return v.get_uint64();
+}
+
+int64_t as_time(od::value v) {
+  uint64_t t = v.get_uint64();
+  return t > static_cast<uint64_t>(std::numeric_limits<int64_t>::max()) ? kNoTime
+                                                                        : static_cast<int64_t>(t);
+}
+
+struct Dispatch {
+  int64_t corr = -1, disp = -1;
+  uint64_t agent_handle = 0, kernel_id = 0;
+  bool have_agent = false, have_kernel = false;
+  Ns start = kNoTime, end = kNoTime;
+};
+
+void read_correlation(od::value v, Dispatch& d) {
+  od::json_type ty = v.type();
+  if (ty != od::json_type::object) {
+    d.corr = static_cast<int64_t>(v.get_uint64());
+    return;
+  }
+  for (auto f : v.get_object()) {
+    std::string_view k = f.unescaped_key();
+    if (k == "internal") d.corr = static_cast<int64_t>(f.value().get_uint64());
+  }
+}
+
+void read_dispatch_info(od::value v, Dispatch& d) {
+  for (auto f : v.get_object()) {
+    std::string_view k = f.unescaped_key();
+    if (k == "agent_id") {
+      d.agent_handle = as_u64(f.value());
+      d.have_agent = true;
+    } else if (k == "kernel_id") {
+      d.kernel_id = f.value().get_uint64();
+      d.have_kernel = true;
+    } else if (k == "dispatch_id") {
+      d.disp = static_cast<int64_t>(f.value().get_uint64());
+    }
+  }
+}
+
+class JsonReader {
+ public:
+  JsonReader(CounterTable& t) : t_(t), b_(t) {}
+
+  void read_root(od::document& doc) {
+    for (auto f : doc.get_object()) {
+      std::string_view k = f.unescaped_key();
+      if (k != "rocprofiler-sdk-tool") continue;
+      od::value v = f.value();
+      od::json_type ty = v.type();
+      if (ty == od::json_type::array) {
+        for (auto p : v.get_array()) read_process(p.value());
+      } else {
+        read_process(v);
+      }
+    }
+  }
+
+  // Resolves names and agents of the rows read since the current process began.
+  void end_process() {
+    for (size_t r = first_row_; r < t_.size(); ++r) {
+      const Pending& p = pending_[r - first_row_];
+      if (p.have_kernel) {
+        auto it = kernels_.find(p.kernel_id);
+        if (it != kernels_.end()) {
+          t_.kernel[r] = it->second;
+        } else {
+          t_.diagnostics.add("unknown_kernel_id", [&] {
+            return "dispatch " + std::to_string(t_.dispatch_id[r]) + ": kernel_id " +
+                   std::to_string(p.kernel_id) + " not in kernel_symbols";
+          });
+        }
+      }
+      if (p.have_agent) {
+        auto it = agents_.find(p.agent_handle);
+        if (it != agents_.end()) {
+          t_.agent[r] = it->second;
+        } else {
+          t_.diagnostics.add("unknown_agent", [&] {
+            return "dispatch " + std::to_string(t_.dispatch_id[r]) + ": agent handle " +
+                   std::to_string(p.agent_handle) + " not in agents";
+          });
+        }
+      }
+      t_.pid[r] = pid_;
+    }
+    for (const CounterCell& c : cells_) {
+      auto it = counters_.find(c.counter_id);
+      std::string name;
+      if (it != counters_.end()) {
+        name = it->second;
+      } else {
+        name = "counter_" + std::to_string(c.counter_id);
+        t_.diagnostics.add("unknown_counter_id", [&] {
+          return "counter id " + std::to_string(c.counter_id) + " not in counters";
+        });
+      }
+      b_.add_cell(c.row, b_.counter(name), c.value);
+    }
+    cells_.clear();
+    pending_.clear();
+    kernels_.clear();
+    agents_.clear();
+    counters_.clear();
+    first_row_ = t_.size();
+    ++process_;
+    pid_ = -1;
+  }
+
+  void finish() { b_.finish("counter_repeated_summed"); }
+  size_t rows() const { return t_.size(); }
+
+ private:
+  struct Pending {
+    uint64_t agent_handle = 0, kernel_id = 0;
+    bool have_agent = false, have_kernel = false;
+  };
+  struct CounterCell {
+    size_t row;
+    uint64_t counter_id;
+    double value;
+  };
+
+  void read_process(od::value v) {
+    for (auto f : v.get_object()) {
+      std::string_view k = f.unescaped_key();
+      if (k == "metadata") {
+        for (auto m : f.value().get_object()) {
+          std::string_view mk = m.unescaped_key();
+          if (mk == "pid") pid_ = static_cast<int64_t>(m.value().get_uint64());
+        }
+      } else if (k == "agents") {
+        for (auto a : f.value().get_array()) read_agent(a.value());
+      } else if (k == "counters") {
+        for (auto c : f.value().get_array()) read_counter_info(c.value());
+      } else if (k == "kernel_symbols") {
+        for (auto s : f.value().get_array()) read_symbol(s.value());
+      } else if (k == "callback_records") {
+        for (auto cf : f.value().get_object()) {
+          std::string_view ck = cf.unescaped_key();
+          if (ck != "counter_collection") continue;
+          for (auto rec : cf.value().get_array()) read_counter_record(rec.value());
+        }
+      } else if (k == "buffer_records") {
+        for (auto bf : f.value().get_object()) {
+          std::string_view bk = bf.unescaped_key();
+          if (bk != "kernel_dispatch") continue;
+          for (auto rec : bf.value().get_array()) read_dispatch_record(rec.value());
+        }
+      }
+    }
+    end_process();
+  }
+
+  void read_agent(od::value v) {
+    uint64_t handle = 0;
+    int64_t node = -1, logical = -1;
+    bool have_id = false;
+    for (auto f : v.get_object()) {
+      std::string_view k = f.unescaped_key();
+      if (k == "id") {
+        handle = as_u64(f.value());
+        have_id = true;
+      } else if (k == "node_id") {
+        node = f.value().get_int64();
+      } else if (k == "logical_node_id") {
+        logical = f.value().get_int64();
+      }
+    }
+    if (node < 0) node = logical;
+    if (have_id && node >= 0 && node <= std::numeric_limits<int32_t>::max())
+      agents_[handle] = static_cast<int32_t>(node);
+  }
+
+  void read_counter_info(od::value v) {
+    uint64_t id = 0;
+    bool have_id = false;
+    std::string name;
+    for (auto f : v.get_object()) {
+      std::string_view k = f.unescaped_key();
+      if (k == "id") {
+        id = as_u64(f.value());
+        have_id = true;
+      } else if (k == "name") {
+        name = std::string(std::string_view(f.value().get_string()));
+      }
+    }
+    if (have_id && !name.empty()) counters_.emplace(id, std::move(name));
+  }
+
+  void read_symbol(od::value v) {
+    uint64_t id = 0;
+    bool have_id = false;
+    std::string formatted, demangled, raw;
+    for (auto f : v.get_object()) {
+      std::string_view k = f.unescaped_key();
+      if (k == "kernel_id") {
+        id = f.value().get_uint64();
+        have_id = true;
+      } else if (k == "formatted_kernel_name") {
+        formatted = std::string(std::string_view(f.value().get_string()));
+      } else if (k == "demangled_kernel_name") {
+        demangled = std::string(std::string_view(f.value().get_string()));
+      } else if (k == "kernel_name") {
+        raw = std::string(std::string_view(f.value().get_string()));
+      }
+    }
+    if (!have_id) return;
+    std::string& name = !formatted.empty() ? formatted : !demangled.empty() ? demangled : raw;
+    kernels_[id] = std::move(name);
+  }
+
+  // A row for the dispatch (new or the one already read), with the fields `d` knows filled in.
+  size_t row_for(const Dispatch& d) {
+    int kind = d.disp >= 0 ? kByDispatch : kByCorrelation;
+    int64_t id = d.disp >= 0 ? d.disp : d.corr;
+    size_t r = b_.find(process_, kind, id);
+    if (r == SIZE_MAX) {
+      r = b_.add_row();
+      b_.bind(process_, kind, id, r);
+      pending_.emplace_back();
+      t_.dispatch_id[r] = d.disp;
+      t_.correlation_id[r] = d.corr;
+    }
+    Pending& p = pending_[r - first_row_];
+    if (d.have_agent && !p.have_agent) {
+      p.agent_handle = d.agent_handle;
+      p.have_agent = true;
+    }
+    if (d.have_kernel && !p.have_kernel) {
+      p.kernel_id = d.kernel_id;
+      p.have_kernel = true;
+    }
+    if (t_.start_ns[r] == kNoTime) t_.start_ns[r] = d.start;
+    if (t_.end_ns[r] == kNoTime) t_.end_ns[r] = d.end;
+    return r;
+  }
+
+  void read_dispatch_record(od::value v) {
+    Dispatch d;
+    for (auto f : v.get_object()) {
+      std::string_view k = f.unescaped_key();
+      if (k == "correlation_id") {
+        read_correlation(f.value(), d);
+      } else if (k == "start_timestamp") {
+        d.start = as_time(f.value());
+      } else if (k == "end_timestamp") {
+        d.end = as_time(f.value());
+      } else if (k == "dispatch_info") {
+        read_dispatch_info(f.value(), d);
+      }
+    }
+    if (d.disp < 0 && d.corr < 0) {
+      t_.diagnostics.add("missing_dispatch_id",
+                         std::string("kernel_dispatch record without dispatch_id"));
+      return;
+    }
+    if (d.start != kNoTime && d.end != kNoTime && d.end < d.start)
+      t_.diagnostics.add("end_before_start", [&] {
+        return "dispatch " + std::to_string(d.disp) + ": end before start";
+      });
+    size_t before = t_.size();
+    size_t r = row_for(d);
+    if (r < before && seen_dispatch_record_.size() > r && seen_dispatch_record_[r])
+      t_.diagnostics.add("duplicate_dispatch", [&] {
+        return "dispatch " + std::to_string(d.disp) + " has two kernel_dispatch records";
+      });
+    if (seen_dispatch_record_.size() <= r) seen_dispatch_record_.resize(r + 1, false);
+    seen_dispatch_record_[r] = true;
+  }
+
+  void read_counter_record(od::value v) {
+    Dispatch d;
+    std::vector<std::pair<uint64_t, double>> values;
+    for (auto f : v.get_object()) {
+      std::string_view k = f.unescaped_key();
+      if (k == "dispatch_data") {
+        for (auto df : f.value().get_object()) {
+          std::string_view dk = df.unescaped_key();
+          if (dk == "correlation_id") {
+            read_correlation(df.value(), d);
+          } else if (dk == "dispatch_info") {
+            read_dispatch_info(df.value(), d);
+          } else if (dk == "start_timestamp") {
+            d.start = as_time(df.value());
+          } else if (dk == "end_timestamp") {
+            d.end = as_time(df.value());
+          }
+        }
+      } else if (k == "records") {
+        for (auto rec : f.value().get_array()) {
+          uint64_t id = 0;
+          double val = std::numeric_limits<double>::quiet_NaN();
+          bool have_id = false;
+          for (auto rf : rec.value().get_object()) {
+            std::string_view rk = rf.unescaped_key();
+            if (rk == "counter_id") {
+              id = as_u64(rf.value());
+              have_id = true;
+            } else if (rk == "value") {
+              val = rf.value().get_double();
+            }
+          }
+          if (!have_id || !std::isfinite(val)) {
+            t_.diagnostics.add("bad_counter_value",
+                               std::string("counter record without counter_id or value"));
+            continue;
+          }
+          values.emplace_back(id, val);
+        }
+      }
+    }
+    if (d.disp < 0 && d.corr < 0) {
+      t_.diagnostics.add("missing_dispatch_id",
+                         std::string("counter_collection record without dispatch_id"));
+      return;
+    }
+    size_t r = row_for(d);
+    for (const auto& [id, val] : values) cells_.push_back({r, id, val});
+  }
+
+  CounterTable& t_;
+  TableBuilder b_;
+  int64_t pid_ = -1;
+  int64_t process_ = 0;
+  size_t first_row_ = 0;
+  std::vector<Pending> pending_;
+  std::vector<bool> seen_dispatch_record_;
+  std::vector<CounterCell> cells_;
+  std::unordered_map<uint64_t, std::string> kernels_, counters_;
+  std::unordered_map<uint64_t, int32_t> agents_;
+};
+
+// For a document cut short: the end of the last element of an array that is complete (a '}' or
+// ']' outside strings whose container is an array), and in `closers` the brackets that close
+// every container open there. 0 if there is none.
+size_t last_complete_element(const char* p, size_t n, std::string& closers) {
+  std::string stack, best_stack;
+  size_t best = 0;
+  bool in_string = false;
+  for (size_t i = 0; i < n; ++i) {
+    char c = p[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;
+      } else if (c == '"') {
+        in_string = false;
+      }
+      continue;
+    }
+    if (c == '"') {
+      in_string = true;
+    } else if (c == '{' || c == '[') {
+      stack.push_back(c);
+    } else if (c == '}' || c == ']') {
+      if (stack.empty()) return 0;  // not balanced: left to the parser's error
+      stack.pop_back();
+      if (!stack.empty() && stack.back() == '[') {
+        best = i + 1;
+        best_stack = stack;
+      }
+    }
+  }
+  closers.clear();
+  for (size_t k = best_stack.size(); k > 0; --k)
+    closers.push_back(best_stack[k - 1] == '[' ? ']' : '}');
+  return best;
+}
+
+}  // namespace
+
+CounterTable read_rocprof_json(ByteSource& src, std::string head) {
+  CounterTable t;
+  t.file = src.name();
+  t.format = "rocprofv3-json";
+  t.clock = ClockDomain::kMonotonic;
+
+  std::string buf = std::move(head);
+  {
+    uint64_t raw = src.raw_size();
+    if (src.compression() == Compression::kNone && raw < (uint64_t{1} << 34))
+      buf.reserve(static_cast<size_t>(raw) + simdjson::SIMDJSON_PADDING);
+    constexpr size_t kChunk = size_t{4} << 20;
+    while (true) {
+      size_t old = buf.size();
+      buf.resize(old + kChunk);
+      size_t got = src.read(buf.data() + old, kChunk);
+      buf.resize(old + got);
+      if (got == 0) break;
+    }
+  }
+  size_t len = buf.size();
+  buf.resize(len + simdjson::SIMDJSON_PADDING, '\0');
+
+  od::parser parser;
+  bool retried_utf8 = false;
+  bool cut_done = false;
+  auto truncation = [](simdjson::error_code c) {
+    return c == simdjson::UNCLOSED_STRING || c == simdjson::INCOMPLETE_ARRAY_OR_OBJECT ||
+           c == simdjson::TAPE_ERROR;
+  };
+  while (true) {
+    auto doc_result = parser.iterate(buf.data(), len, buf.size());
+    simdjson::error_code ec = doc_result.error();
+    uint64_t off = 0;
+    if (ec == simdjson::UTF8_ERROR && !retried_utf8) {
+      size_t first_bad = 0;
+      size_t n = repair_utf8(buf.data(), len, &first_bad);
+      t.diagnostics.add("invalid_utf8", "byte " + std::to_string(first_bad) + ": " +
+                                            std::to_string(n) + " bytes replaced by '?'");
+      retried_utf8 = true;
+      continue;
+    }
+    if (!ec) {
+      // Each attempt reads into a fresh table, so a retry after a cut never doubles rows.
+      CounterTable attempt;
+      attempt.file = t.file;
+      attempt.format = t.format;
+      attempt.clock = t.clock;
+      attempt.diagnostics = t.diagnostics;
+      JsonReader reader(attempt);
+      od::document doc = std::move(doc_result.value_unsafe());
+      try {
+        reader.read_root(doc);
+        reader.finish();
+        return attempt;
+      } catch (const simdjson::simdjson_error& e) {
+        ec = e.error();
+        auto loc = doc.current_location();
+        off = loc.error() ? len : static_cast<uint64_t>(loc.value_unsafe() - buf.data());
+        if ((!truncation(ec) || cut_done) && reader.rows() > 0) {
+          reader.end_process();
+          reader.finish();
+          attempt.diagnostics.add("json_error", "byte " + std::to_string(off) + ": " + e.what() +
+                                                    "; the records before it are kept");
+          return attempt;
+        }
+      }
+    }
+    if (truncation(ec) && !cut_done) {
+      // Cut short: keep the document up to the last complete element of an array and close it.
+      cut_done = true;
+      std::string closers;
+      size_t cut = last_complete_element(buf.data(), len, closers);
+      if (cut > 0) {
+        size_t need = cut + closers.size() + simdjson::SIMDJSON_PADDING;
+        if (buf.size() < need) buf.resize(need, '\0');
+        std::memcpy(buf.data() + cut, closers.data(), closers.size());
+        size_t new_len = cut + closers.size();
+        std::memset(buf.data() + new_len, 0, buf.size() - new_len);
+        t.diagnostics.add("truncated_json", "the document ends at byte " + std::to_string(len) +
+                                                " inside a record; read up to byte " +
+                                                std::to_string(cut));
+        len = new_len;
+        continue;
+      }
+    }
+    throw InputError(src.name(), off,
+                     std::string("rocprofv3 JSON: ") + simdjson::error_message(ec));
+  }
+}
+
+}  // namespace chopper::rocprof

@@ -1,0 +1,333 @@
+// Sniffing and dispatch of the telemetry readers, and what they share: the series builder, unit
+// conversion, diagnostics helpers, throttle-reason text.
+#include "chopper/ingest/telemetry/telemetry_reader.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <numeric>
+
+#include "chopper/base/error.hpp"
+#include "chopper/base/text.hpp"
+#include "chopper/ingest/telemetry/detail.hpp"
+
+namespace chopper {
+
+namespace telemetry {
+
+namespace {
+constexpr Ns kResetNs = 1000000000;  // time back by more than this: a clock reset
+}
+
+size_t SeriesBuilder::series(const GpuRef& gpu, Metric m, std::string_view source,
+                             ClockDomain clock) {
+  std::string key = fmt::format("{}\x1f{}\x1f{}\x1f{}\x1f{}\x1f{}", gpu.index, gpu.bus_id, gpu.uuid,
+                                gpu.host, static_cast<int>(m), source);
+  auto it = index_.find(key);
+  if (it != index_.end()) return it->second;
+  Series s;
+  s.gpu = gpu;
+  s.metric = m;
+  s.source = std::string(source);
+  s.clock = clock;
+  d_.series.push_back(std::move(s));
+  lines_.emplace_back();
+  index_.emplace(std::move(key), d_.series.size() - 1);
+  return d_.series.size() - 1;
+}
+
+void SeriesBuilder::add(size_t s, Ns t, double v, uint64_t line) {
+  if (!std::isfinite(v)) {
+    count(d_, "bad_value", line, "not a finite number");
+    return;
+  }
+  Series& se = d_.series[s];
+  se.t_ns.push_back(t);
+  se.value.push_back(v);
+  lines_[s].push_back(line);
+}
+
+void SeriesBuilder::finish() {
+  std::vector<Series> out;
+  out.reserve(d_.series.size());
+  for (size_t k = 0; k < d_.series.size(); ++k) {
+    Series& s = d_.series[k];
+    const std::vector<uint64_t>& lines = lines_[k];
+    const size_t n = s.t_ns.size();
+    size_t start = 0;
+    while (start < n || (n == 0 && start == 0)) {
+      size_t end = start + 1;
+      bool unordered = false;
+      for (; end < n; ++end) {
+        const Ns prev = s.t_ns[end - 1], cur = s.t_ns[end];
+        if (cur < prev && prev - cur > kResetNs) {
+          d_.diagnostics.add("clock_reset", [&] {
+            return fmt::format(
+                "line {}: {} of GPU {}: time goes back {:.3f} s; the samples from here on are a "
+                "new series",
+                lines[end], s.source, s.gpu.index, static_cast<double>(prev - cur) / 1e9);
+          });
+          break;
+        }
+        if (cur < prev) {
+          unordered = true;
+          d_.diagnostics.add("out_of_order", [&] {
+            return fmt::format("line {}: {} of GPU {}: time goes back {:.3f} s", lines[end],
+                               s.source, s.gpu.index, static_cast<double>(prev - cur) / 1e9);
+          });
+        }
+      }
+      if (n == 0) end = 0;
+      Series seg;
+      seg.gpu = s.gpu;
+      seg.metric = s.metric;
+      seg.source = s.source;
+      seg.clock = s.clock;
+      if (unordered) {
+        std::vector<size_t> idx(end - start);
+        std::iota(idx.begin(), idx.end(), start);
+        std::stable_sort(idx.begin(), idx.end(),
+                         [&](size_t a, size_t b) { return s.t_ns[a] < s.t_ns[b]; });
+        seg.t_ns.reserve(idx.size());
+        seg.value.reserve(idx.size());
+        for (size_t i : idx) {
+          seg.t_ns.push_back(s.t_ns[i]);
+          seg.value.push_back(s.value[i]);
+        }
+      } else {
+        const auto b = static_cast<std::ptrdiff_t>(start), e = static_cast<std::ptrdiff_t>(end);
+        seg.t_ns.assign(s.t_ns.begin() + b, s.t_ns.begin() + e);
+        seg.value.assign(s.value.begin() + b, s.value.begin() + e);
+      }
+      // A series that never got a sample (every value N/A) is not kept.
+      if (!seg.t_ns.empty()) out.push_back(std::move(seg));
+      if (n == 0) break;
+      start = end;
+    }
+  }
+  d_.series = std::move(out);
+  lines_.clear();
+  index_.clear();
+}
+
+bool to_metric_unit(Metric m, std::string_view unit_in, double fallback_scale, double& v) {
+  std::string u = ascii_lower(trim(unit_in));
+  if (u.rfind("\xC2\xB0", 0) == 0) u.erase(0, 2);  // "°C"
+  if (u.empty()) {
+    v *= fallback_scale;
+    return true;
+  }
+  double k = 0;
+  switch (m) {
+    case Metric::kPowerW:
+    case Metric::kPowerAvgW:
+      k = u == "w"                          ? 1
+          : u == "mw"                       ? 1e-3
+          : u == "kw"                       ? 1e3
+          : (u == "uw" || u == "\xC2\xB5w") ? 1e-6
+                                            : 0;
+      break;
+    case Metric::kEnergyJ:
+      k = u == "j"                                              ? 1
+          : u == "mj"                                           ? 1e-3
+          : u == "kj"                                           ? 1e3
+          : (u == "uj" || u == "\xC2\xB5j" || u == "\xCE\xBCj") ? 1e-6
+                                                                : 0;
+      break;
+    case Metric::kSmClockMhz:
+    case Metric::kMemClockMhz:
+      k = u == "mhz" ? 1 : u == "ghz" ? 1e3 : u == "khz" ? 1e-3 : u == "hz" ? 1e-6 : 0;
+      break;
+    case Metric::kTempGpuC:
+    case Metric::kTempHotspotC:
+    case Metric::kTempMemC:
+      k = (u == "c" || u == "degc" || u == "celsius") ? 1 : u == "mc" ? 1e-3 : 0;
+      break;
+    case Metric::kUtilGpuPct:
+    case Metric::kUtilMemPct:
+      k = u == "%" ? 1 : 0;
+      break;
+    case Metric::kThrottleReasons:
+      k = 0;
+      break;
+    case Metric::kLinkTxBytes:
+    case Metric::kLinkRxBytes:
+    case Metric::kPcieTxBytes:
+    case Metric::kPcieRxBytes:
+      k = (u == "b" || u == "bytes")  ? 1
+          : (u == "kb" || u == "kib") ? 1024.0
+          : (u == "mb" || u == "mib") ? 1048576.0
+          : (u == "gb" || u == "gib") ? 1073741824.0
+                                      : 0;
+      break;
+  }
+  if (k == 0) return false;
+  v *= k;
+  return true;
+}
+
+void count(TelemetryData& d, std::string_view kind, uint64_t line, std::string_view what) {
+  d.diagnostics.add(kind, [&] { return fmt::format("line {}: {}", line, what); });
+}
+
+void unused_field(TelemetryData& d, std::unordered_set<std::string>& seen, std::string_view name,
+                  uint64_t line) {
+  if (!seen.insert(std::string(name)).second) return;
+  d.diagnostics.add("unused_field", fmt::format("line {}: {}", line, name));
+}
+
+void fail(const LineReader& in, std::string_view what) {
+  throw InputError(in.name(), in.line_offset(), fmt::format("line {}: {}", in.line_no(), what));
+}
+
+bool parse_throttle_text(std::string_view s, double& mask) {
+  s = trim(s);
+  if (s.empty()) return false;
+  double v = 0;
+  std::string_view unit;
+  if (parse_quantity(s, v, unit) == ValueStatus::kOk && unit.empty()) {
+    if (v < 0) return false;
+    mask = v;
+    return true;
+  }
+  uint32_t m = 0;
+  bool any = false;
+  size_t i = 0;
+  while (i < s.size()) {
+    while (i < s.size() &&
+           (s[i] == '|' || s[i] == ';' || s[i] == ',' || s[i] == ' ' || s[i] == '+' || s[i] == '/'))
+      ++i;
+    const size_t b = i;
+    while (i < s.size() && s[i] != '|' && s[i] != ';' && s[i] != ',' && s[i] != ' ' &&
+           s[i] != '+' && s[i] != '/')
+      ++i;
+    if (i == b) continue;
+    const std::string w = ascii_lower(s.substr(b, i - b));
+    if (w == "none" || w == "unthrottled" || w == "no" || w == "0")
+      any = true;
+    else if (w == "power" || w == "ppt" || w == "socket_power" || w == "power_cap" || w == "pviol")
+      m |= kThrottleSwPowerCap, any = true;
+    else if (w == "thermal" || w == "socket_thermal" || w == "temp" || w == "tviol" ||
+             w == "sw_thermal")
+      m |= kThrottleSwThermal, any = true;
+    else if (w == "hbm_thermal" || w == "vr_thermal" || w == "mem_thermal" || w == "hw_thermal")
+      m |= kThrottleHwThermal, any = true;
+    else if (w == "prochot" || w == "hw_slowdown")
+      m |= kThrottleHwSlowdown, any = true;
+    else if (w == "idle" || w == "gpu_idle")
+      m |= kThrottleGpuIdle, any = true;
+    else if (w == "app_clocks" || w == "clocks_setting" || w == "user")
+      m |= kThrottleAppClocks, any = true;
+    else if (w == "throttled" || w == "other")
+      m |= kThrottleOther, any = true;
+  }
+  if (!any) return false;
+  mask = m;
+  return true;
+}
+
+namespace {
+bool is_number(std::string_view s) {
+  double v = 0;
+  std::string_view unit;
+  return parse_quantity(s, v, unit) == ValueStatus::kOk && unit.empty();
+}
+}  // namespace
+
+bool sniff_is_json(std::string_view head) {
+  for (char c : head) {
+    if (c == ' ' || c == '\t' || c == '\r' || c == '\n') continue;
+    return c == '{' || c == '[';
+  }
+  return false;
+}
+
+std::string_view sniff(std::string_view head, std::string_view file_name) {
+  if (head.size() >= 3 && head.substr(0, 3) == "\xEF\xBB\xBF") head.remove_prefix(3);
+  if (sniff_is_json(head)) {
+    // amd-smi metric --json: objects with "gpu" and metric groups; never a Chrome/Kineto trace.
+    if (head.find("\"traceEvents\"") != std::string_view::npos) return "";
+    if (head.find("\"gpu\"") == std::string_view::npos) return "";
+    for (std::string_view k : {"\"power\"", "\"usage\"", "\"clock\"", "\"temperature\"",
+                               "\"energy\"", "\"power_usage\"", "\"gfx_clock\""})
+      if (head.find(k) != std::string_view::npos) return "amd-smi";
+    return "";
+  }
+  // Lines of the head; the last one may be cut by the 4 KiB window.
+  std::vector<std::string_view> lines;
+  for (size_t p = 0; p < head.size();) {
+    size_t nl = head.find('\n', p);
+    if (nl == std::string_view::npos) nl = head.size();
+    std::string_view l = trim(head.substr(p, nl - p));
+    if (!l.empty()) lines.push_back(l);
+    p = nl + 1;
+  }
+  if (lines.empty()) return "";
+  std::vector<std::string_view> f;
+  for (size_t i = 0; i < lines.size() && i < 8; ++i) {
+    split_ws(lines[i], f);
+    if ((!f.empty() && istarts_with(f[0], "#Entity")) ||
+        (f.size() >= 2 && is_number(f[0]) && istarts_with(f[1], "#Entity")))
+      return "dcgmi";
+  }
+  split_csv(lines[0], f);
+  if (f.size() >= 2) {
+    if (nvidia_header(f)) return "nvidia-smi";
+    if (amd_header(f)) return "amd-smi";
+    if (rocm_header(f)) return "rocm-smi";
+  }
+  // Zeus: rows of two numbers, metric and GPU in the file name.
+  size_t rows = 0;
+  for (size_t i = 0; i < lines.size(); ++i) {
+    if (i + 1 == lines.size() && head.back() != '\n') break;  // possibly cut
+    split_csv(lines[i], f);
+    if (f.size() != 2 || !is_number(f[0]) || !is_number(f[1])) return "";
+    ++rows;
+  }
+  if (rows == 0) return "";
+  ZeusName zn;
+  if (!parse_zeus_name(file_name, zn)) return "";
+  return "zeus";
+}
+
+}  // namespace telemetry
+
+std::string_view sniff_telemetry(std::string_view head, std::string_view file_name) {
+  return telemetry::sniff(head, file_name);
+}
+
+TelemetryData read_telemetry(ByteSource& src, const TelemetryReadOptions& o) {
+  telemetry::LineReader in(src);
+  const std::string_view head = in.head(4096);
+  const std::string_view fmt_name = telemetry::sniff(head, src.name());
+  if (fmt_name.empty()) {
+    throw NotATraceError(src.name(), 0,
+                         "not GPU telemetry (no nvidia-smi, amd-smi, rocm-smi, dcgmi or Zeus "
+                         "layout in the first bytes)");
+  }
+  TelemetryData d;
+  d.file = src.name();
+  d.format = std::string(fmt_name);
+  if (fmt_name == "nvidia-smi")
+    telemetry::read_nvidia_smi(in, o, d);
+  else if (fmt_name == "amd-smi" && telemetry::sniff_is_json(head))
+    telemetry::read_amd_smi_json(in, o, d);
+  else if (fmt_name == "amd-smi")
+    telemetry::read_amd_smi_csv(in, o, d);
+  else if (fmt_name == "rocm-smi")
+    telemetry::read_rocm_smi(in, o, d);
+  else if (fmt_name == "dcgmi")
+    telemetry::read_dcgmi(in, o, d);
+  else
+    telemetry::read_zeus(in, o, d);
+  for (const std::string& w : src.warnings()) d.diagnostics.add("container", w);
+  return d;
+}
+
+TelemetryData read_telemetry_file(const std::string& path, const TelemetryReadOptions& o) {
+  auto src = ByteSource::open_file(path);
+  return read_telemetry(*src, o);
+}
+
+}  // namespace chopper

@@ -1,0 +1,496 @@
+#include "chopper/link/hardware_align.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <map>
+#include <unordered_map>
+
+#include "chopper/ingest/load.hpp"
+
+namespace chopper {
+namespace {
+
+// The union of a rank's GPU activity as sorted, disjoint intervals with a running sum, so the busy
+// time in any window costs two binary searches.
+class Busy {
+ public:
+  explicit Busy(const GpuActivities& g) {
+    std::vector<std::pair<Ns, Ns>> v;
+    v.reserve(g.size());
+    for (size_t i = 0; i < g.size(); ++i)
+      if (g.kind[i] != GpuKind::kSync && g.dur_ns[i] > 0)
+        v.push_back({g.start_ns[i], g.start_ns[i] + g.dur_ns[i]});
+    std::sort(v.begin(), v.end());
+    for (const auto& [s, e] : v) {
+      if (!start_.empty() && s <= end_.back()) {
+        end_.back() = std::max(end_.back(), e);
+      } else {
+        start_.push_back(s);
+        end_.push_back(e);
+      }
+    }
+    cum_.resize(start_.size() + 1, 0);
+    for (size_t i = 0; i < start_.size(); ++i) cum_[i + 1] = cum_[i] + (end_[i] - start_[i]);
+  }
+  bool empty() const { return start_.empty(); }
+  Ns first() const { return start_.front(); }
+  Ns last() const { return end_.back(); }
+  // |busy ∩ [lo, hi)|
+  Ns in(Ns lo, Ns hi) const {
+    if (hi <= lo || start_.empty()) return 0;
+    return upto(hi) - upto(lo);
+  }
+
+ private:
+  // |busy ∩ (-inf, t)|
+  Ns upto(Ns t) const {
+    const size_t k = static_cast<size_t>(std::upper_bound(start_.begin(), start_.end(), t) -
+                                         start_.begin());  // intervals starting at or before t
+    if (k == 0) return 0;
+    return cum_[k - 1] + (std::min(t, end_[k - 1]) - start_[k - 1]);
+  }
+  std::vector<Ns> start_, end_, cum_;
+};
+
+struct RankInfo {
+  int64_t rank = -1;
+  int32_t device = -1;
+  int64_t node = -1;
+  const RankTrace* trace = nullptr;
+  std::unique_ptr<Busy> busy;
+};
+
+Ns median_interval(const Series& s) {
+  if (s.size() < 2) return 0;
+  std::vector<Ns> d;
+  d.reserve(s.size() - 1);
+  for (size_t i = 1; i < s.size(); ++i)
+    if (s.t_ns[i] > s.t_ns[i - 1]) d.push_back(s.t_ns[i] - s.t_ns[i - 1]);
+  if (d.empty()) return 0;
+  std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
+  return d[d.size() / 2];
+}
+
+// One GPU's signal and the busy share the trace implies, compared at a candidate offset.
+struct Pair {
+  const Series* signal;
+  const Busy* busy;
+};
+
+// Pearson r between the recorded signal and the trace's busy share of each sample's interval
+// (t - offset - period, t - offset], over every sample whose interval lies inside the traced span.
+double score(const std::vector<Pair>& pairs, Ns offset, Ns period, Ns lo, Ns hi) {
+  double n = 0, sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
+  for (const Pair& p : pairs) {
+    const Series& s = *p.signal;
+    auto it = std::lower_bound(s.t_ns.begin(), s.t_ns.end(), lo + period + offset);
+    for (size_t i = static_cast<size_t>(it - s.t_ns.begin()); i < s.size(); ++i) {
+      const Ns t = s.t_ns[i] - offset;
+      if (t > hi) break;
+      const double x = static_cast<double>(p.busy->in(t - period, t)) / static_cast<double>(period);
+      const double y = s.value[i];
+      n += 1, sx += x, sy += y, sxx += x * x, syy += y * y, sxy += x * y;
+    }
+  }
+  if (n < 3) return -2;
+  const double vx = sxx - sx * sx / n, vy = syy - sy * sy / n;
+  if (vx <= 1e-12 || vy <= 1e-12) return -2;
+  return (sxy - sx * sy / n) / std::sqrt(vx * vy);
+}
+
+const Series* find_series(const TelemetryData& d, Metric m, int32_t device, bool single_gpu) {
+  for (const Series& s : d.series)
+    if (s.metric == m && (s.gpu.index == device || (single_gpu && s.gpu.index < 0)) && s.size())
+      return &s;
+  return nullptr;
+}
+
+void align_one(const TelemetryData& d, TelemetryAlignment& a, const std::vector<RankInfo*>& ranks,
+               const HardwareAlignOptions& o) {
+  std::vector<int32_t> devices;
+  for (const Series& s : d.series)
+    if (std::find(devices.begin(), devices.end(), s.gpu.index) == devices.end())
+      devices.push_back(s.gpu.index);
+  const bool single_gpu = devices.size() == 1;
+  std::vector<Pair> pairs;
+  Ns lo = std::numeric_limits<Ns>::max(), hi = std::numeric_limits<Ns>::min();
+  Ns t_first = std::numeric_limits<Ns>::max(), t_last = std::numeric_limits<Ns>::min();
+  for (RankInfo* r : ranks) {
+    if (r->busy->empty()) continue;
+    const Series* sig = find_series(d, Metric::kUtilGpuPct, r->device, single_gpu);
+    if (sig == nullptr) sig = find_series(d, Metric::kPowerW, r->device, single_gpu);
+    if (sig == nullptr) sig = find_series(d, Metric::kPowerAvgW, r->device, single_gpu);
+    if (sig == nullptr) continue;
+    a.ranks.push_back(r->rank);
+    pairs.push_back({sig, r->busy.get()});
+    lo = std::min(lo, r->busy->first());
+    hi = std::max(hi, r->busy->last());
+    t_first = std::min(t_first, sig->t_ns.front());
+    t_last = std::max(t_last, sig->t_ns.back());
+    a.period_ns = std::max(a.period_ns, median_interval(*sig));
+    a.clock = sig->clock;
+  }
+  if (pairs.empty()) {
+    a.method = "none: no utilization or power series for this node's GPUs";
+    return;
+  }
+  const Ns T = a.period_ns > 0 ? a.period_ns : 1000000000;
+  // Coarse candidates from what the file says.
+  std::vector<Ns> coarse;
+  // A file stamped on a wall clock is off by little (the time between reading a sample and
+  // stamping it): the refinement looks two periods, and at least 20 ms, either side.
+  Ns fine_range = std::max<Ns>(2 * T, 20000000);
+  const Ns span = hi - lo;
+  auto overlaps = [&](Ns c) {
+    const Ns a0 = std::max(lo + c, t_first), a1 = std::min(hi + c, t_last);
+    return a1 - a0 >= span / 2;
+  };
+  if (a.clock == ClockDomain::kRealtimeUtc) {
+    coarse.push_back(0);
+    a.method = "utc+correlation";
+  } else if (a.clock == ClockDomain::kRealtimeLocal) {
+    constexpr Ns kQuarter = 900LL * 1000000000LL;
+    if (o.utc_offset_known) {
+      coarse.push_back(std::llround(o.utc_offset_h * 3600.0) * 1000000000LL);
+    } else {
+      for (int k = -56; k <= 56; ++k)
+        if (overlaps(k * kQuarter)) coarse.push_back(k * kQuarter);
+    }
+    a.method = "zone+correlation";
+  } else {
+    // Origin unknown: every placement of the trace inside the recording, one period apart.
+    const Ns from = t_first - hi, to = t_last - lo;
+    const Ns step = std::max<Ns>(T, (to - from) / 200000);
+    for (Ns c = from; c <= to; c += step) coarse.push_back(c);
+    fine_range = step;
+    a.method = "correlation";
+  }
+  if (coarse.empty()) {
+    a.method = "none: the recording does not cover the traced time in any time zone";
+    return;
+  }
+  Ns best_c = coarse.front();
+  double best = -3;
+  Ns ambiguity = 0;  // how far apart the coarse offsets the correlation cannot tell apart are
+  if (coarse.size() > 1) {
+    std::vector<double> sc(coarse.size());
+    for (size_t i = 0; i < coarse.size(); ++i) {
+      sc[i] = score(pairs, coarse[i], T, lo, hi);
+      if (sc[i] > best) best = sc[i], best_c = coarse[i];
+    }
+    for (size_t i = 0; i < coarse.size(); ++i)
+      if (sc[i] >= best - 0.05) ambiguity = std::max(ambiguity, std::abs(coarse[i] - best_c));
+  }
+  // Fine: around the coarse offset, in steps of a twentieth of the period.
+  const Ns step = std::max<Ns>(1000, T / 20);
+  std::vector<std::pair<Ns, double>> fine;
+  for (Ns dlt = -fine_range; dlt <= fine_range; dlt += step)
+    fine.push_back({best_c + dlt, score(pairs, best_c + dlt, T, lo, hi)});
+  size_t bi = 0;
+  for (size_t i = 0; i < fine.size(); ++i)
+    if (fine[i].second > fine[bi].second) bi = i;
+  best = fine[bi].second;
+  if (best < 0.2) {
+    // Too little structure to tell offsets apart: keep what the file says.
+    a.offset_ns = best_c;
+    a.correlation = score(pairs, best_c, T, lo, hi);
+    a.uncertainty_ns =
+        a.clock == ClockDomain::kRealtimeUtc || a.clock == ClockDomain::kRealtimeLocal ? T : span;
+    a.method += " (weak correlation: the file's clock used as is)";
+  } else {
+    a.offset_ns = fine[bi].first;
+    a.correlation = best;
+    // The offsets whose score is within 0.01 of the best cannot be told apart.
+    size_t l = bi, r = bi;
+    while (l > 0 && fine[l - 1].second >= best - 0.01) --l;
+    while (r + 1 < fine.size() && fine[r + 1].second >= best - 0.01) ++r;
+    a.uncertainty_ns = std::max<Ns>(step / 2, (fine[r].first - fine[l].first) / 2);
+  }
+  if (ambiguity > 0) {
+    a.uncertainty_ns = std::max(a.uncertainty_ns, ambiguity);
+    a.method += " (ambiguous: other offsets correlate as well; give --telemetry-utc-offset)";
+  }
+  for (const Pair& p : pairs) a.samples += p.signal->size();
+}
+
+}  // namespace
+
+int64_t node_from_file_name(std::string_view path) {
+  const size_t slash = path.find_last_of('/');
+  std::string_view f = slash == std::string_view::npos ? path : path.substr(slash + 1);
+  for (std::string_view key : {"node", "host", "nid"}) {
+    size_t p = 0;
+    while ((p = f.find(key, p)) != std::string_view::npos) {
+      size_t q = p + key.size();
+      while (q < f.size() && (f[q] == '-' || f[q] == '_')) ++q;
+      int64_t n = 0;
+      size_t digits = 0;
+      while (q < f.size() && f[q] >= '0' && f[q] <= '9' && digits < 9) {
+        n = n * 10 + (f[q] - '0');
+        ++q, ++digits;
+      }
+      if (digits > 0) return n;
+      p += key.size();
+    }
+  }
+  return -1;
+}
+
+double mean_linear(const Series& s, Ns lo, Ns hi) {
+  if (s.t_ns.empty()) return std::nan("");
+  const auto& t = s.t_ns;
+  const auto& v = s.value;
+  auto at = [&](Ns x) {
+    if (x <= t.front()) return v.front();
+    if (x >= t.back()) return v.back();
+    const size_t k = static_cast<size_t>(std::upper_bound(t.begin(), t.end(), x) - t.begin());
+    const double f = static_cast<double>(x - t[k - 1]) / static_cast<double>(t[k] - t[k - 1]);
+    return v[k - 1] + (v[k] - v[k - 1]) * f;
+  };
+  if (hi <= lo) return at(lo);
+  // Trapezoids between lo, the samples inside (lo, hi) and hi.
+  double area = 0;
+  Ns x0 = lo;
+  double y0 = at(lo);
+  size_t k = static_cast<size_t>(std::upper_bound(t.begin(), t.end(), lo) - t.begin());
+  for (; k < t.size() && t[k] < hi; ++k) {
+    area += 0.5 * (y0 + v[k]) * static_cast<double>(t[k] - x0);
+    x0 = t[k];
+    y0 = v[k];
+  }
+  area += 0.5 * (y0 + at(hi)) * static_cast<double>(hi - x0);
+  return area / static_cast<double>(hi - lo);
+}
+
+double hold_at(const Series& s, Ns t) {
+  auto it = std::lower_bound(s.t_ns.begin(), s.t_ns.end(), t);
+  if (it == s.t_ns.end()) return std::nan("");
+  return s.value[static_cast<size_t>(it - s.t_ns.begin())];
+}
+
+double integral_hold(const Series& s, Ns lo, Ns hi) {
+  if (s.t_ns.empty() || hi <= lo) return 0;
+  const auto& t = s.t_ns;
+  double sum = 0;
+  Ns x = lo;
+  size_t k = static_cast<size_t>(std::lower_bound(t.begin(), t.end(), lo) - t.begin());
+  // Sample k holds over (t[k-1], t[k]]; past the last sample, the last value holds.
+  while (x < hi) {
+    const double val = k < t.size() ? s.value[k] : s.value.back();
+    const Ns end = k < t.size() ? std::min(hi, t[k]) : hi;
+    if (end > x) sum += val * static_cast<double>(end - x) * 1e-9;
+    x = std::max(x, end);
+    if (k >= t.size()) break;
+    ++k;
+  }
+  return sum;
+}
+
+HardwareRun align_hardware(const Run& run, std::vector<TelemetryData> telemetry,
+                           std::vector<CounterTable> counters, const HardwareAlignOptions& o) {
+  HardwareRun hw;
+  hw.telemetry_data = std::move(telemetry);
+  hw.counter_data = std::move(counters);
+  hw.ranks.resize(run.ranks.size());
+  // Ranks: their GPU (the most common device of their activities) and node.
+  int64_t gpn = 0;
+  std::vector<RankInfo> info(run.ranks.size());
+  for (size_t i = 0; i < run.ranks.size(); ++i) {
+    const RankSlot& s = run.ranks[i];
+    hw.ranks[i].rank = s.rank;
+    if (!s.ok) continue;
+    RankInfo& r = info[i];
+    r.rank = s.rank;
+    r.trace = &s.trace;
+    std::map<int32_t, size_t> dev;
+    for (int32_t d : s.trace.gpu.device) ++dev[d];
+    size_t most = 0;
+    for (const auto& [d, n] : dev)
+      if (n > most) most = n, r.device = d;
+    hw.ranks[i].device = r.device;
+    r.busy = std::make_unique<Busy>(s.trace.gpu);
+    gpn = std::max<int64_t>(gpn, static_cast<int64_t>(s.trace.meta.devices.size()));
+    gpn = std::max<int64_t>(gpn, r.device + 1);
+  }
+  if (gpn <= 0) gpn = 1;
+  for (RankInfo& r : info)
+    if (r.rank >= 0) r.node = r.rank / gpn;
+
+  // Telemetry files -> nodes: the number in the file name, else the free nodes in file order.
+  std::vector<size_t> order(hw.telemetry_data.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
+    return hw.telemetry_data[a].file < hw.telemetry_data[b].file;
+  });
+  hw.telemetry.resize(hw.telemetry_data.size());
+  std::vector<bool> taken;
+  auto take = [&](int64_t n) {
+    if (n < 0) return;
+    if (static_cast<size_t>(n) >= taken.size()) taken.resize(static_cast<size_t>(n) + 1, false);
+    taken[static_cast<size_t>(n)] = true;
+  };
+  for (size_t i : order) {
+    hw.telemetry[i].file = hw.telemetry_data[i].file;
+    hw.telemetry[i].format = hw.telemetry_data[i].format;
+    hw.telemetry[i].node = node_from_file_name(hw.telemetry_data[i].file);
+    take(hw.telemetry[i].node);
+  }
+  int64_t next = 0;
+  for (size_t i : order) {
+    if (hw.telemetry[i].node >= 0) continue;
+    while (static_cast<size_t>(next) < taken.size() && taken[static_cast<size_t>(next)]) ++next;
+    hw.telemetry[i].node = next;
+    take(next);
+  }
+  for (size_t f = 0; f < hw.telemetry_data.size(); ++f) {
+    TelemetryAlignment& a = hw.telemetry[f];
+    std::vector<RankInfo*> ranks;
+    for (RankInfo& r : info)
+      if (r.rank >= 0 && r.node == a.node) ranks.push_back(&r);
+    align_one(hw.telemetry_data[f], a, ranks, o);
+    if (a.method.rfind("none", 0) == 0) continue;
+    // The node's ranks get their GPU's series, shifted onto the trace clock.
+    const TelemetryData& d = hw.telemetry_data[f];
+    std::vector<int32_t> devices;
+    for (const Series& s : d.series)
+      if (std::find(devices.begin(), devices.end(), s.gpu.index) == devices.end())
+        devices.push_back(s.gpu.index);
+    for (size_t i = 0; i < info.size(); ++i) {
+      if (info[i].rank < 0 || info[i].node != a.node || info[i].busy->empty()) continue;
+      RankHardware& rh = hw.ranks[i];
+      // Only the samples around the traced span are kept: the analyses look at nothing else,
+      // and a recording may run for hours around a profile of seconds.
+      const Ns margin = std::max<Ns>(1000000000, info[i].busy->last() - info[i].busy->first());
+      const Ns lo = info[i].busy->first() - margin, hi = info[i].busy->last() + margin;
+      for (const Series& s : d.series) {
+        if (!(s.gpu.index == info[i].device || (devices.size() == 1 && s.gpu.index < 0))) continue;
+        Series& dst = rh.series[static_cast<size_t>(s.metric)];
+        if (!dst.t_ns.empty()) continue;  // the first file to give a metric wins
+        auto b = std::lower_bound(s.t_ns.begin(), s.t_ns.end(), lo + a.offset_ns);
+        auto e = std::upper_bound(s.t_ns.begin(), s.t_ns.end(), hi + a.offset_ns);
+        if (b == e) continue;
+        dst.gpu = s.gpu;
+        dst.metric = s.metric;
+        dst.source = s.source;
+        dst.clock = s.clock;
+        const auto from = b - s.t_ns.begin(), to = e - s.t_ns.begin();
+        dst.t_ns.assign(b, e);
+        dst.value.assign(s.value.begin() + from, s.value.begin() + to);
+        for (Ns& t : dst.t_ns) t -= a.offset_ns;
+        rh.telemetry_file = static_cast<int>(f);
+      }
+    }
+  }
+
+  // Counters -> ranks: the rank in the file name, else a process id of the rank's trace, else the
+  // only rank.
+  hw.counters.resize(hw.counter_data.size());
+  for (size_t f = 0; f < hw.counter_data.size(); ++f) {
+    const CounterTable& ct = hw.counter_data[f];
+    CounterJoin& j = hw.counters[f];
+    j.file = ct.file;
+    j.dispatches = ct.size();
+    int64_t rank = rank_from_file_name(ct.file);
+    size_t slot = SIZE_MAX;
+    for (size_t i = 0; i < info.size(); ++i)
+      if (info[i].rank >= 0 && info[i].rank == rank) slot = i;
+    if (slot == SIZE_MAX && !ct.pid.empty()) {
+      for (size_t i = 0; i < info.size() && slot == SIZE_MAX; ++i) {
+        if (info[i].rank < 0) continue;
+        for (const ThreadKey& th : info[i].trace->threads)
+          if (th.pid == ct.pid.front()) {
+            slot = i;
+            break;
+          }
+      }
+    }
+    if (slot == SIZE_MAX) {
+      size_t ok = 0;
+      for (size_t i = 0; i < info.size(); ++i)
+        if (info[i].rank >= 0) ++ok, slot = i;
+      if (ok != 1) slot = SIZE_MAX;
+    }
+    if (slot == SIZE_MAX) {
+      j.method = "none: no rank in the file name, no matching process id";
+      continue;
+    }
+    j.rank = info[slot].rank;
+    RankHardware& rh = hw.ranks[slot];
+    if (rh.counters != nullptr) {
+      j.method = "none: the rank already has a counter file";
+      continue;
+    }
+    const GpuActivities& g = info[slot].trace->gpu;
+    const RankTrace& tr = *info[slot].trace;
+    rh.counters = &ct;
+    rh.counter_row.assign(g.size(), -1);
+    std::unordered_map<int64_t, int32_t> by_corr;
+    for (size_t i = 0; i < g.size(); ++i)
+      if (g.kind[i] == GpuKind::kKernel && g.correlation[i] >= 0)
+        by_corr.emplace(g.correlation[i], static_cast<int32_t>(i));
+    uint64_t by_id = 0;
+    for (size_t row = 0; row < ct.size(); ++row) {
+      if (ct.correlation_id[row] < 0) continue;
+      auto it = by_corr.find(ct.correlation_id[row]);
+      if (it == by_corr.end()) continue;
+      if (rh.counter_row[static_cast<size_t>(it->second)] >= 0) {
+        ++j.ambiguous;
+        continue;
+      }
+      rh.counter_row[static_cast<size_t>(it->second)] = static_cast<int32_t>(row);
+      ++by_id;
+    }
+    if (by_id * 2 >= ct.size() && by_id > 0) {
+      j.method = "correlation id";
+      j.matched = by_id;
+    } else {
+      // Kernel name and occurrence order (Chopper): the k-th dispatch of a name is the k-th kernel
+      // of that name in the trace, in start order.
+      rh.counter_row.assign(g.size(), -1);
+      std::vector<int32_t> kernels;
+      for (size_t i = 0; i < g.size(); ++i)
+        if (g.kind[i] == GpuKind::kKernel) kernels.push_back(static_cast<int32_t>(i));
+      std::stable_sort(kernels.begin(), kernels.end(),
+                       [&](int32_t a, int32_t b) { return g.start_ns[a] < g.start_ns[b]; });
+      std::unordered_map<std::string_view, std::vector<int32_t>> by_name;
+      for (int32_t i : kernels) by_name[tr.strings.str(g.name[i])].push_back(i);
+      std::vector<size_t> rows(ct.size());
+      for (size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+      if (!ct.start_ns.empty())
+        std::stable_sort(rows.begin(), rows.end(),
+                         [&](size_t a, size_t b) { return ct.start_ns[a] < ct.start_ns[b]; });
+      std::unordered_map<std::string_view, size_t> seen;
+      for (size_t row : rows) {
+        auto it = by_name.find(ct.kernel[row]);
+        if (it == by_name.end()) continue;
+        size_t& k = seen[ct.kernel[row]];
+        if (k < it->second.size()) {
+          rh.counter_row[static_cast<size_t>(it->second[k])] = static_cast<int32_t>(row);
+          ++j.matched;
+        }
+        ++k;
+      }
+      for (const auto& [name, n] : seen)
+        if (n != by_name[name].size())
+          j.ambiguous +=
+              n > by_name[name].size() ? n - by_name[name].size() : by_name[name].size() - n;
+      j.method = j.matched > 0 ? "kernel name + order" : "none: no dispatch matched a kernel";
+    }
+    // Counter clock − trace clock, median over matched dispatches with a timestamp.
+    std::vector<Ns> d;
+    for (size_t i = 0; i < g.size(); ++i) {
+      const int32_t row = rh.counter_row[i];
+      if (row >= 0 && static_cast<size_t>(row) < ct.start_ns.size() &&
+          ct.start_ns[static_cast<size_t>(row)] != kNoTime)
+        d.push_back(ct.start_ns[static_cast<size_t>(row)] - g.start_ns[i]);
+    }
+    if (!d.empty()) {
+      std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
+      j.offset_ns = d[d.size() / 2];
+    }
+  }
+  return hw;
+}
+
+}  // namespace chopper

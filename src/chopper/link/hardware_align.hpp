@@ -1,0 +1,94 @@
+#pragma once
+// Puts the hardware's side of a run on the trace clock (ARCHITECTURE.md, "align"): each telemetry
+// file is matched to the node whose ranks it describes and shifted onto that node's trace clock;
+// each counter file is matched to its rank and its rows joined to the rank's GPU activities.
+//
+// Telemetry clock: the offset (telemetry clock − trace clock) starts from what the file says (UTC
+// epoch: 0; a date with no zone: the whole quarter-hour zone offset that puts the trace inside the
+// recording; monotonic or relative: unknown) and is then refined by cross-correlating the GPU busy
+// share the trace implies for every sample's interval with the utilization (or power) the tool
+// recorded, over every GPU of the file at once. docs/metrics.md ("Hardware alignment").
+// Counters: joined by correlation id when one run recorded both, else by (kernel name, occurrence
+// order) as Chopper does; the match rate and ambiguous matches are reported.
+#include <array>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "chopper/model/run.hpp"
+#include "chopper/model/series.hpp"
+
+namespace chopper {
+
+struct HardwareAlignOptions {
+  // The zone of telemetry stamped in local time, when the user knows it (hours east of UTC);
+  // otherwise every quarter-hour zone that puts the trace inside the recording is tried.
+  bool utc_offset_known = false;
+  double utc_offset_h = 0;
+};
+
+// How one telemetry file was placed.
+struct TelemetryAlignment {
+  std::string file;
+  std::string format;
+  int64_t node = -1;           // node index (ranks node*gpus_per_node ...)
+  std::vector<int64_t> ranks;  // ranks whose GPU the file describes
+  ClockDomain clock = ClockDomain::kUnknown;
+  Ns offset_ns = 0;        // telemetry clock − trace clock (subtracted from every sample)
+  Ns uncertainty_ns = 0;   // half-width of the offsets the correlation cannot tell apart
+  Ns period_ns = 0;        // median sample interval
+  double correlation = 0;  // Pearson r of busy share vs utilization at the chosen offset
+  std::string method;      // "utc+correlation", "zone+correlation", "correlation", "none: ..."
+  uint64_t samples = 0;
+};
+
+// How one counter file was joined.
+struct CounterJoin {
+  std::string file;
+  int64_t rank = -1;
+  uint64_t dispatches = 0, matched = 0, ambiguous = 0;
+  std::string method;  // "correlation id", "kernel name + order", "none: ..."
+  Ns offset_ns = 0;    // counter clock − trace clock (median over matched dispatches)
+};
+
+// The hardware data of one rank, on its trace clock.
+struct RankHardware {
+  int64_t rank = -1;
+  int32_t device = -1;                      // local GPU index
+  std::array<Series, kMetricCount> series;  // by Metric; empty when not recorded
+  int telemetry_file = -1;                  // index into HardwareRun::telemetry
+  // Counters: the rank's table and, per GPU activity row, its row there (-1 = none).
+  const CounterTable* counters = nullptr;
+  std::vector<int32_t> counter_row;
+  const Series& at(Metric m) const { return series[static_cast<size_t>(m)]; }
+  bool has(Metric m) const { return !at(m).t_ns.empty(); }
+};
+
+struct HardwareRun {
+  std::vector<TelemetryData> telemetry_data;
+  std::vector<CounterTable> counter_data;
+  std::vector<TelemetryAlignment> telemetry;  // parallel to telemetry_data
+  std::vector<CounterJoin> counters;          // parallel to counter_data
+  std::vector<RankHardware> ranks;            // parallel to Run::ranks
+  bool empty() const { return telemetry_data.empty() && counter_data.empty(); }
+};
+
+// Matches, aligns and joins. Takes the files' contents; never throws on their contents (what
+// cannot be placed is reported in the alignment rows).
+HardwareRun align_hardware(const Run& run, std::vector<TelemetryData> telemetry,
+                           std::vector<CounterTable> counters, const HardwareAlignOptions& o = {});
+
+// Node number a telemetry file name gives ("node1.nvidia-smi.csv", "host-03_smi.csv"), or -1.
+int64_t node_from_file_name(std::string_view path);
+
+// Series helpers on a sorted series. Mean of the linear interpolation over [lo, hi] (the value
+// at lo when hi <= lo; the nearest sample outside the series' span).
+double mean_linear(const Series& s, Ns lo, Ns hi);
+// Integral over [lo, hi] of the series read as "each sample holds over the interval that ends at
+// it" (a power sample is the mean over its interval), in value × seconds. Time outside the
+// samples' span takes the nearest sample.
+double integral_hold(const Series& s, Ns lo, Ns hi);
+// The value at time t as a backward hold (the first sample at or after t), NaN if none.
+double hold_at(const Series& s, Ns t);
+
+}  // namespace chopper

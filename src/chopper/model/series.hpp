@@ -1,0 +1,130 @@
+#pragma once
+// Sampled hardware signals: GPU telemetry (power, clocks, temperature, utilization, throttle
+// reasons, link counters) as one Series per (GPU, metric), and per-dispatch hardware counters
+// (rocprofv3 counter collection) as a CounterTable. Readers fill these; link/ puts their times on
+// the trace clock; analyses read them. Values are in the unit their Metric names.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chopper/base/diagnostics.hpp"
+#include "chopper/base/time.hpp"
+
+namespace chopper {
+
+// What a series measures; the unit is part of the name.
+enum class Metric : uint8_t {
+  kPowerW,           // instantaneous (or the tool's shortest-window) board power
+  kPowerAvgW,        // averaged power as the tool reports it (nvidia-smi power.draw.average)
+  kEnergyJ,          // cumulative energy counter since an arbitrary origin
+  kSmClockMhz,       // graphics / SM / gfx clock
+  kMemClockMhz,      // memory clock
+  kTempGpuC,         // GPU (edge) temperature
+  kTempHotspotC,     // hotspot / junction temperature
+  kTempMemC,         // memory (HBM) temperature
+  kUtilGpuPct,       // GPU busy share of the tool's window, 0-100
+  kUtilMemPct,       // memory-controller busy share, 0-100
+  kThrottleReasons,  // bit mask in NVML's encoding (see ThrottleBit); 0 = none
+  kLinkTxBytes,      // NVLink / XGMI bytes sent, cumulative
+  kLinkRxBytes,      // NVLink / XGMI bytes received, cumulative
+  kPcieTxBytes,      // PCIe bytes sent, cumulative
+  kPcieRxBytes,      // PCIe bytes received, cumulative
+};
+inline constexpr int kMetricCount = 15;
+// "power_w", "sm_clock_mhz", ...: the column-style name with its unit.
+std::string_view metric_name(Metric m);
+
+// Throttle / clock-event reasons in NVML's bit encoding (nvmlClocksEventReasons); AMD's text
+// reasons are mapped onto the same bits.
+enum ThrottleBit : uint32_t {
+  kThrottleGpuIdle = 0x1,
+  kThrottleAppClocks = 0x2,  // applications clocks setting (a user or admin cap)
+  kThrottleSwPowerCap = 0x4,
+  kThrottleHwSlowdown = 0x8,
+  kThrottleSyncBoost = 0x10,
+  kThrottleSwThermal = 0x20,
+  kThrottleHwThermal = 0x40,
+  kThrottleHwPowerBrake = 0x80,
+  kThrottleDisplayClocks = 0x100,
+  // Throttled for a reason the tool does not name (amd-smi's THROTTLED); no NVML bit uses it.
+  kThrottleOther = 0x80000000u,
+};
+// "gpu_idle", "app_clocks", "sw_power_cap", ... for one bit; "" for an unknown bit.
+std::string_view throttle_bit_name(uint32_t bit);
+
+// Which clock a file's timestamps are on, before alignment.
+enum class ClockDomain : uint8_t {
+  kUnknown,
+  kRealtimeUtc,    // seconds since the Unix epoch (UTC)
+  kRealtimeLocal,  // a calendar date and time with no zone (nvidia-smi, dcgmi): local wall time
+  kMonotonic,      // CLOCK_MONOTONIC / BOOTTIME: time since boot
+  kRelative,       // seconds from the start of the recording, origin unknown
+};
+std::string_view clock_domain_name(ClockDomain d);
+
+// Which GPU a series or counter row belongs to, as the file names it. Any part may be unknown.
+struct GpuRef {
+  int32_t index = -1;  // index on its host as the tool numbers it
+  std::string bus_id;  // PCI bus id ("00000000:18:00.0"), "" if absent
+  std::string uuid;    // "GPU-…", "" if absent
+  std::string host;    // host name when the file says it, else ""
+};
+
+// One sampled signal of one GPU. t_ns is the sample time on `clock` (ns), ascending after reading
+// (readers sort and count out-of-order samples); value in the unit of `metric`; NaN never stored
+// (N/A and [Not Supported] samples are skipped and counted).
+struct Series {
+  GpuRef gpu;
+  Metric metric = Metric::kPowerW;
+  std::string source;  // the field as the file names it ("power.draw [W]", "gfx_clock")
+  ClockDomain clock = ClockDomain::kUnknown;
+  std::vector<Ns> t_ns;
+  std::vector<double> value;
+  size_t size() const { return t_ns.size(); }
+};
+
+// What one telemetry file holds.
+struct TelemetryData {
+  std::string file;
+  std::string format;  // "nvidia-smi", "amd-smi", "rocm-smi", "dcgmi", "zeus"
+  std::vector<Series> series;
+  Diagnostics diagnostics;
+  uint64_t samples = 0;  // rows read
+};
+
+// Per-dispatch hardware counters (rocprofv3 counter collection; Chopper's kernel CSVs). One row
+// per dispatch; the counters are columns (values[row * counter_names.size() + c], NaN = not
+// collected for that dispatch).
+struct CounterTable {
+  std::string file;
+  std::string format;                           // "rocprofv3-csv", "rocprofv3-json", ...
+  ClockDomain clock = ClockDomain::kMonotonic;  // rocprofv3 timestamps: BOOTTIME ns
+  std::vector<int64_t> correlation_id;          // -1 when absent
+  std::vector<int64_t> dispatch_id;             // -1 when absent
+  std::vector<int32_t> agent;                   // GPU agent / device id as the file numbers it
+  std::vector<int64_t> pid;                     // process id, -1 when absent
+  std::vector<std::string> kernel;              // kernel name as written
+  std::vector<Ns> start_ns, end_ns;             // kNoTime when absent
+  std::vector<std::string> counter_names;
+  std::vector<double> values;
+  // True when the rows are device samples, not dispatches (Chopper's counter_samples CSV): each
+  // row is one (agent, sample time) with start_ns == end_ns == the sample time, kernel empty, and
+  // each value a running total since an arbitrary origin (difference consecutive rows of an agent).
+  bool cumulative = false;
+  Diagnostics diagnostics;
+
+  size_t size() const { return kernel.size(); }
+  double value(size_t row, size_t counter) const {
+    return values[row * counter_names.size() + counter];
+  }
+  // Index of a counter by name, or -1.
+  int counter_index(std::string_view name) const {
+    for (size_t i = 0; i < counter_names.size(); ++i)
+      if (counter_names[i] == name) return static_cast<int>(i);
+    return -1;
+  }
+};
+
+}  // namespace chopper

@@ -1,0 +1,495 @@
+#include "chopper/report/hardware_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "chopper/report/rows.hpp"
+
+namespace chopper {
+namespace {
+
+constexpr ColType I = ColType::kInt, R = ColType::kReal, T = ColType::kText;
+
+std::string ms(double ns) {
+  return fmt::format("{:.3f} ms", ns / 1e6);
+}
+std::string pct(double x) {
+  return fmt::format("{:.1f}%", 100.0 * x);
+}
+
+const RankSlot* slot_of(const Run& run, int64_t rank, size_t index) {
+  if (index < run.ranks.size() && run.ranks[index].rank == rank) return &run.ranks[index];
+  for (const RankSlot& s : run.ranks)
+    if (s.rank == rank) return &s;
+  return nullptr;
+}
+
+// Sums over the iteration rows (phase NULL) of the waterfall, per rank.
+struct Totals {
+  double observed = 0, theoretical = 0, instruction = 0, utilization = 0, overlap = 0,
+         frequency = 0, residual = 0;
+  uint64_t kernels = 0, unknown_frequency = 0, unknown_instruction = 0, unknown_overlap = 0,
+           unknown_theoretical = 0;
+  void add(const WaterfallRow& w) {
+    observed += static_cast<double>(w.observed_ns);
+    theoretical += w.theoretical_ns;
+    instruction += w.instruction_ns;
+    utilization += w.utilization_ns;
+    overlap += w.overlap_ns;
+    frequency += w.frequency_ns;
+    residual += w.residual_ns;
+    kernels += w.kernels;
+    unknown_frequency += w.unknown_frequency;
+    unknown_instruction += w.unknown_instruction;
+    unknown_overlap += w.unknown_overlap;
+    unknown_theoretical += w.unknown_theoretical;
+  }
+};
+
+bool iteration_row(const WaterfallRow& w) {
+  return w.key.phase == Phase::kNone && w.key.operation.empty() && w.key.iteration != kNoId;
+}
+
+// The waterfall of the slowest rank of each iteration, summed, and the iteration count.
+std::pair<Totals, double> slowest_totals(const RunAnalysis& ra) {
+  Totals t;
+  double n = 0;
+  for (const IterationRow& it : ra.iterations) {
+    bool any = false;
+    for (const WaterfallRow& w : ra.waterfall)
+      if (iteration_row(w) && w.rank == it.slowest_rank && w.key.iteration == it.iteration)
+        t.add(w), any = true;
+    n += any ? 1 : 0;
+  }
+  return {t, n};
+}
+
+}  // namespace
+
+void hardware_tables(const Run& run, const RunAnalysis& ra, const AnalysisOptions& o,
+                     TableSink& sink) {
+  (void)o;
+  const HardwareRun* hw = ra.hardware;
+  // telemetry_alignment
+  {
+    Rows t = make_rows(
+        sink, "telemetry_alignment",
+        "Each telemetry file: the node and ranks it describes, and the offset that puts it on "
+        "their trace clock (docs/metrics.md, Hardware alignment)",
+        {{"file", T, "telemetry file"},
+         {"format", T, "nvidia-smi, amd-smi, rocm-smi, dcgmi, zeus"},
+         {"node", I, "node index (ranks node × GPUs per node …)"},
+         {"ranks", T, "ranks whose GPU the file describes"},
+         {"clock", T, "the file's clock: realtime_utc, realtime_local, monotonic, relative"},
+         {"offset_ns", I, "telemetry clock − trace clock, subtracted from every sample"},
+         {"uncertainty_ns", I, "half-width of the offsets the correlation cannot tell apart"},
+         {"period_ns", I, "median sample interval"},
+         {"correlation", R, "Pearson r of trace busy share vs utilization (or power) at offset_ns"},
+         {"method", T, "how the offset was found"},
+         {"samples", I, "samples of the series compared"}});
+    if (hw != nullptr)
+      for (const TelemetryAlignment& a : hw->telemetry) {
+        std::string ranks;
+        for (int64_t r : a.ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
+        t.add_row({Cell::of(a.file), Cell::of(a.format), Cell::of(a.node), opt_text(ranks),
+                   Cell::of(clock_domain_name(a.clock)), Cell::of(a.offset_ns),
+                   Cell::of(a.uncertainty_ns), Cell::of(a.period_ns), Cell::of(a.correlation),
+                   Cell::of(a.method), Cell::of(a.samples)});
+      }
+    t.end();
+  }
+  // counter_join
+  {
+    Rows t = make_rows(
+        sink, "counter_join", "Each counter file: its rank and how its dispatches joined kernels",
+        {{"file", T, "counter file"},
+         {"rank", I, "rank (NULL = none found)"},
+         {"dispatches", I, "dispatch rows in the file"},
+         {"matched", I, "dispatches joined to a kernel of the rank's trace"},
+         {"match_rate", R, "matched / dispatches"},
+         {"ambiguous", I, "dispatches or kernels left over or claimed twice"},
+         {"method", T, "correlation id, or kernel name + order (Chopper)"},
+         {"offset_ns", I, "counter clock − trace clock (median over matched dispatches)"}});
+    if (hw != nullptr)
+      for (const CounterJoin& j : hw->counters)
+        t.add_row({Cell::of(j.file), opt_rank(j.rank), Cell::of(j.dispatches), Cell::of(j.matched),
+                   j.dispatches > 0 ? Cell::of(static_cast<double>(j.matched) /
+                                               static_cast<double>(j.dispatches))
+                                    : Cell::null(),
+                   Cell::of(j.ambiguous), Cell::of(j.method), Cell::of(j.offset_ns)});
+    t.end();
+  }
+  // telemetry: aligned samples over each rank's traced span (one period either side)
+  {
+    Rows t =
+        make_rows(sink, "telemetry",
+                  "Telemetry samples of each rank's GPU on its trace clock, over the traced "
+                  "span and one sample period either side",
+                  {{"rank", I, "rank"},
+                   {"device", I, "GPU index on the node"},
+                   {"metric", T, "power_w, sm_clock_mhz, temp_hotspot_c, … (unit in the name)"},
+                   {"t_ns", I, "sample time on the rank's trace clock"},
+                   {"value", R, "in the unit the metric names"}});
+    if (hw != nullptr)
+      for (size_t i = 0; i < hw->ranks.size(); ++i) {
+        const RankHardware& rh = hw->ranks[i];
+        const RankSlot* s = i < run.ranks.size() ? &run.ranks[i] : nullptr;
+        if (s == nullptr || !s->ok || s->trace.gpu.size() == 0) continue;
+        const GpuActivities& g = s->trace.gpu;
+        Ns lo = std::numeric_limits<Ns>::max(), hi = std::numeric_limits<Ns>::min();
+        for (size_t k = 0; k < g.size(); ++k) {
+          lo = std::min(lo, g.start_ns[k]);
+          hi = std::max(hi, g.start_ns[k] + std::max<Ns>(0, g.dur_ns[k]));
+        }
+        for (const Series& se : rh.series) {
+          if (se.t_ns.empty()) continue;
+          auto a = std::lower_bound(se.t_ns.begin(), se.t_ns.end(), lo);
+          auto b = std::upper_bound(se.t_ns.begin(), se.t_ns.end(), hi);
+          if (a != se.t_ns.begin()) --a;
+          if (b != se.t_ns.end()) ++b;
+          for (auto it = a; it != b; ++it) {
+            const size_t k = static_cast<size_t>(it - se.t_ns.begin());
+            t.add_row({Cell::of(rh.rank), Cell::of(rh.device), Cell::of(metric_name(se.metric)),
+                       Cell::of(*it), Cell::of(se.value[k])});
+          }
+        }
+      }
+    t.end();
+  }
+  // kernel_hw
+  {
+    Rows t = make_rows(
+        sink, "kernel_hw",
+        "Per GPU activity: telemetry at its time and its hardware counters (NULL = not recorded)",
+        {{"rank", I, "rank"},
+         {"correlation", I, "correlation id (joins gpu_activities)"},
+         {"start_ns", I, "GPU start on the rank's clock (joins gpu_activities)"},
+         {"dur_ns", I, "GPU duration"},
+         {"name", T, "kernel or copy name"},
+         {"clock_mhz", R, "SM/GFX clock, time-weighted mean of the interpolated samples"},
+         {"power_w", R, "board power, time-weighted mean over the activity"},
+         {"energy_j", R, "∫ power over the activity (the board's, not the kernel's alone)"},
+         {"temp_c", R, "hotspot (else GPU) temperature, time-weighted mean"},
+         {"active_cycles", R, "GRBM_GUI_ACTIVE ÷ XCDs (counters)"},
+         {"mfma_busy_cycles", R, "SQ_VALU_MFMA_BUSY_CYCLES (counters)"},
+         {"mfma_flops", R, "512 × SQ_INSTS_VALU_MFMA_MOPS_<dtype> (counters)"},
+         {"counter_clock_mhz", R, "active_cycles ÷ dur (the clock the counters imply)"}});
+    for (size_t i = 0; i < ra.ranks.size(); ++i) {
+      const RankAnalysis& r = ra.ranks[i];
+      const RankSlot* s = slot_of(run, r.rank, i);
+      if (s == nullptr || !s->ok) continue;
+      const GpuActivities& g = s->trace.gpu;
+      for (const KernelHw& k : r.kernel_hw) {
+        const size_t j = static_cast<size_t>(k.row);
+        const double d = static_cast<double>(g.dur_ns[j]);
+        t.add_row({Cell::of(r.rank), Cell::of(g.correlation[j]), Cell::of(g.start_ns[j]),
+                   Cell::of(g.dur_ns[j]), Cell::of(s->trace.strings.str(g.name[j])),
+                   opt_real(k.clock_mhz), opt_real(k.power_w), opt_real(k.energy_j),
+                   opt_real(k.temp_c), opt_real(k.active_cycles), opt_real(k.mfma_busy_cycles),
+                   opt_real(k.mfma_flops),
+                   opt_real(d > 0 ? k.active_cycles / d * 1000.0 : std::nan(""))});
+      }
+    }
+    t.end();
+  }
+  // power_energy
+  {
+    Rows t = make_rows(
+        sink, "power_energy",
+        "Power and energy of each rank's GPU per iteration window (phase NULL) and per phase "
+        "(GPU time of that phase's activities; idle = no activity), from aligned telemetry",
+        {{"rank", I, "rank"},
+         {"iteration", I, "iteration window"},
+         {"phase", T, "forward, backward, optimizer, other, idle; NULL = the whole window"},
+         {"time_ns", I, "time in the window (phase rows: GPU time of the phase)"},
+         {"energy_j", R, "∫ power dt (each sample holds over the interval ending at it)"},
+         {"mean_power_w", R, "energy_j ÷ time"},
+         {"peak_power_w", R, "largest sample in the window"},
+         {"peak_to_mean", R, "peak_power_w ÷ mean_power_w (CharLLM-PPT's burstiness)"},
+         {"busy_power_w", R, "mean of samples whose interval the GPU was ≥ 90% busy"},
+         {"idle_power_w", R, "mean of samples whose interval the GPU was ≤ 10% busy"},
+         {"mean_clock_mhz", R, "SM/GFX clock, time-weighted"},
+         {"max_temp_c", R, "GPU (edge) temperature, largest sample"},
+         {"max_hotspot_c", R, "hotspot temperature, largest sample"},
+         {"max_mem_temp_c", R, "memory temperature, largest sample"},
+         {"throttle_ns", T, "time under each throttle reason: 'reason=ns,…'"},
+         {"tokens_per_j", R, "tokens per step ÷ (energy × ranks) (whole-window rows)"}});
+    for (const RankAnalysis& r : ra.ranks)
+      for (const PowerRow& p : r.power) {
+        std::string thr;
+        for (const auto& [k, v] : p.throttle_ns)
+          thr += fmt::format("{}{}={}", thr.empty() ? "" : ",", k, v);
+        const double mean =
+            p.time_ns > 0 ? p.energy_j / (static_cast<double>(p.time_ns) * 1e-9) : std::nan("");
+        int64_t ranks = 0;
+        for (const RankAnalysis& x : ra.ranks) ranks += x.ok ? 1 : 0;
+        const double tpj =
+            p.phase.empty() && o.tokens_per_step > 0 && p.energy_j > 0
+                ? static_cast<double>(o.tokens_per_step) / (p.energy_j * static_cast<double>(ranks))
+                : std::nan("");
+        t.add_row({Cell::of(r.rank), opt_iter(p.iteration), opt_text(p.phase), Cell::of(p.time_ns),
+                   Cell::of(p.energy_j), opt_real(mean), opt_real(p.peak_power_w),
+                   opt_real(p.peak_power_w / mean), opt_real(p.busy_power_w),
+                   opt_real(p.idle_power_w), opt_real(p.mean_clock_mhz), opt_real(p.max_temp_c),
+                   opt_real(p.max_hotspot_c), opt_real(p.max_mem_temp_c), opt_text(thr),
+                   opt_real(tpj)});
+      }
+    t.end();
+  }
+  // waterfall
+  {
+    std::vector<ColumnSpec> cols = {{"rank", I, "rank"}};
+    for (ColumnSpec& c : label_cols()) cols.push_back(std::move(c));
+    for (ColumnSpec c : std::vector<ColumnSpec>{
+             {"op_class", T, "class of the operation (operation rows)"},
+             {"kernels", I, "compute kernels summed"},
+             {"observed_ns", I, "Σ kernel durations"},
+             {"theoretical_ns", R, "FLOPs at peak (or bytes at peak bandwidth) at the max clock"},
+             {"instruction_ns", R, "issued matrix work beyond the theoretical (counters)"},
+             {"utilization_ns", R, "solo cycles at max clock beyond the issued work"},
+             {"overlap_ns", R, "cycles beyond solo instances of the same work, beside comm"},
+             {"frequency_ns", R, "the same cycles at the clock run vs the max clock"},
+             {"residual_ns", R,
+              "observed − the parts: the time of kernels with no FLOPs/bytes known, and any "
+              "utilization clamped at 0"},
+             {"unknown_theoretical", I, "kernels without FLOPs/bytes (theoretical 0)"},
+             {"unknown_instruction", I, "kernels without issued-work counters (instruction 0)"},
+             {"unknown_overlap", I, "kernels beside comm with no solo instance to compare"},
+             {"estimated_overlap", I, "of those: overlap from the run's slowdown rate"},
+             {"unknown_frequency", I, "kernels with no clock or cycle counter (frequency 0)"}})
+      cols.push_back(std::move(c));
+    Rows t = make_rows(sink, "waterfall",
+                       "The gap from theoretical to observed compute time, per operation "
+                       "instance, per phase of an iteration (operation NULL) and per iteration "
+                       "(phase and operation NULL); the parts add up to observed_ns",
+                       std::move(cols));
+    std::vector<Cell> row;
+    for (const WaterfallRow& w : ra.waterfall) {
+      row.clear();
+      row.push_back(Cell::of(w.rank));
+      push_label(row, w.key);
+      row.push_back(w.key.operation.empty() ? Cell::null() : opt_text(op_class_name(w.op_class)));
+      for (Cell c :
+           {Cell::of(w.kernels), Cell::of(w.observed_ns), Cell::of(w.theoretical_ns),
+            Cell::of(w.instruction_ns), Cell::of(w.utilization_ns), Cell::of(w.overlap_ns),
+            Cell::of(w.frequency_ns), Cell::of(w.residual_ns), Cell::of(w.unknown_theoretical),
+            Cell::of(w.unknown_instruction), Cell::of(w.unknown_overlap),
+            Cell::of(w.estimated_overlap), Cell::of(w.unknown_frequency)})
+        row.push_back(c);
+      t.add_row(row);
+    }
+    t.end();
+  }
+  // what_if
+  {
+    Rows t = make_rows(sink, "what_if",
+                       "Each iteration (its slowest rank) with one loss removed at a time, first "
+                       "order (NULL = the loss could not be measured)",
+                       {{"iteration", I, "iteration"},
+                        {"rank", I, "slowest rank"},
+                        {"observed_ns", I, "iteration time"},
+                        {"max_clock_ns", I, "compute at the maximum clock"},
+                        {"perfect_overlap_ns", I, "no exposed communication"},
+                        {"no_launch_gaps_ns", I, "no launch overhead"},
+                        {"no_overlap_slowdown_ns", I, "compute not slowed beside communication"}});
+    for (const WhatIfRow& w : ra.what_if)
+      t.add_row({Cell::of(w.iteration), opt_rank(w.rank), Cell::of(w.observed_ns),
+                 w.max_clock_ns < 0 ? Cell::null() : Cell::of(w.max_clock_ns),
+                 Cell::of(w.perfect_overlap_ns), Cell::of(w.no_launch_gaps_ns),
+                 w.no_overlap_slowdown_ns < 0 ? Cell::null() : Cell::of(w.no_overlap_slowdown_ns)});
+    t.end();
+  }
+}
+
+std::vector<std::pair<double, std::string>> hardware_findings(const RunAnalysis& ra,
+                                                              const AnalysisOptions& o) {
+  (void)o;
+  std::vector<std::pair<double, std::string>> f;
+  const auto [t, n] = slowest_totals(ra);
+  if (n <= 0 || t.observed <= 0) return f;
+  double iter = 0;
+  for (const IterationRow& it : ra.iterations) iter += static_cast<double>(it.time_ns);
+  iter /= static_cast<double>(ra.iterations.size());
+  if (t.unknown_frequency < t.kernels && t.frequency > 0) {
+    // Clock, temperature and throttle reasons over every rank's windows.
+    double clock = 0, clock_t = 0, hot = std::nan(""), thr_all = 0;
+    std::map<std::string, double> thr;
+    uint64_t ranks_lost = 0, ranks = 0;
+    for (const RankAnalysis& r : ra.ranks) {
+      double lost = 0;
+      for (const WaterfallRow& w : ra.waterfall)
+        if (iteration_row(w) && w.rank == r.rank) lost += w.frequency_ns;
+      ranks += r.ok ? 1 : 0;
+      ranks_lost += lost > 0 ? 1 : 0;
+      for (const PowerRow& p : r.power) {
+        if (!p.phase.empty()) continue;
+        if (!std::isnan(p.mean_clock_mhz))
+          clock += p.mean_clock_mhz * static_cast<double>(p.time_ns),
+              clock_t += static_cast<double>(p.time_ns);
+        const double h = !std::isnan(p.max_hotspot_c) ? p.max_hotspot_c : p.max_temp_c;
+        if (!std::isnan(h) && (std::isnan(hot) || h > hot)) hot = h;
+        thr_all += static_cast<double>(p.time_ns);
+        for (const auto& [k, v] : p.throttle_ns)
+          if (k != "gpu_idle") thr[k] += static_cast<double>(v);
+      }
+    }
+    std::string extra;
+    if (clock_t > 0 && ra.device != nullptr)
+      extra +=
+          fmt::format("; mean clock {:.0f} of {} MHz", clock / clock_t, ra.device->max_clock_mhz);
+    if (!std::isnan(hot)) extra += fmt::format("; hottest {:.0f} °C", hot);
+    if (!thr.empty() && thr_all > 0) {
+      std::vector<std::pair<double, std::string>> v;
+      for (const auto& [k, x] : thr) v.push_back({x, k});
+      std::sort(v.rbegin(), v.rend());
+      extra += "; throttle reasons:";
+      for (size_t i = 0; i < v.size() && i < 3; ++i)
+        extra += fmt::format("{} {} ({} of traced time)", i ? "," : "", v[i].second,
+                             pct(v[i].first / thr_all));
+    }
+    f.push_back({t.frequency / n,
+                 fmt::format("DVFS (frequency): {} of compute time lost to clocks below the "
+                             "maximum, {} of iteration time ({} per iteration), on {} of {} "
+                             "ranks{}",
+                             pct(t.frequency / t.observed), pct(t.frequency / n / iter),
+                             ms(t.frequency / n), ranks_lost, ranks, extra)});
+  }
+  if (t.unknown_theoretical < t.kernels && t.utilization > 0)
+    f.push_back({t.utilization / n,
+                 fmt::format("utilization: {} of compute time is solo work at the maximum clock "
+                             "beyond its theoretical time (matrix units or memory bandwidth below "
+                             "peak), {} per iteration{}",
+                             pct(t.utilization / t.observed), ms(t.utilization / n),
+                             t.unknown_instruction < t.kernels
+                                 ? fmt::format("; instruction overhead {}", ms(t.instruction / n))
+                                 : std::string("; instruction overhead not separable without "
+                                               "counters"))});
+  if (t.overlap > 0)
+    f.push_back(
+        {t.overlap / n, fmt::format("compute slowed by communication: {} of compute time ({} per "
+                                    "iteration) beyond solo instances of the same work",
+                                    pct(t.overlap / t.observed), ms(t.overlap / n))});
+  return f;
+}
+
+std::string hardware_info_text(const HardwareRun& hw,
+                               const std::vector<std::pair<std::string, std::string>>& skipped,
+                               const std::vector<std::string>& errors) {
+  std::string s;
+  if (hw.empty() && skipped.empty() && errors.empty()) return s;
+  s += "\nhardware files:\n";
+  for (size_t i = 0; i < hw.telemetry_data.size(); ++i) {
+    const TelemetryData& d = hw.telemetry_data[i];
+    const TelemetryAlignment& a = hw.telemetry[i];
+    std::vector<int32_t> gpus;
+    std::vector<std::string> metrics;
+    Ns lo = std::numeric_limits<Ns>::max(), hi = std::numeric_limits<Ns>::min();
+    for (const Series& se : d.series) {
+      if (std::find(gpus.begin(), gpus.end(), se.gpu.index) == gpus.end())
+        gpus.push_back(se.gpu.index);
+      const std::string m(metric_name(se.metric));
+      if (std::find(metrics.begin(), metrics.end(), m) == metrics.end()) metrics.push_back(m);
+      if (!se.t_ns.empty()) lo = std::min(lo, se.t_ns.front()), hi = std::max(hi, se.t_ns.back());
+    }
+    std::string ml;
+    for (const std::string& m : metrics) ml += (ml.empty() ? "" : ", ") + m;
+    std::string ranks;
+    for (int64_t r : a.ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
+    s += fmt::format(
+        "  telemetry {} ({}, {} clock): {} GPUs, {} rows, {:.1f} s recorded every {}; "
+        "{}\n    node {} -> ranks {}; offset {:+.3f} ms ± {:.3f} ms ({})\n",
+        d.file, d.format, clock_domain_name(a.clock), gpus.size(), d.samples,
+        hi > lo ? static_cast<double>(hi - lo) / 1e9 : 0.0, ms(static_cast<double>(a.period_ns)),
+        ml, a.node, ranks.empty() ? "none" : ranks, static_cast<double>(a.offset_ns) / 1e6,
+        static_cast<double>(a.uncertainty_ns) / 1e6, a.method);
+    for (const Diagnostics::Entry& e : d.diagnostics.entries())
+      s += fmt::format("    {}: {}{}\n", e.kind, e.count,
+                       e.examples.empty() ? "" : " (" + e.examples.front() + ")");
+  }
+  for (size_t i = 0; i < hw.counter_data.size(); ++i) {
+    const CounterTable& c = hw.counter_data[i];
+    const CounterJoin& j = hw.counters[i];
+    std::string names;
+    for (const std::string& n : c.counter_names) names += (names.empty() ? "" : ", ") + n;
+    s += fmt::format("  counters {} ({}): {} dispatches; {}\n    rank {}: {} joined ({})\n", c.file,
+                     c.format, c.size(), names, j.rank, j.matched, j.method);
+    for (const Diagnostics::Entry& e : c.diagnostics.entries())
+      s += fmt::format("    {}: {}{}\n", e.kind, e.count,
+                       e.examples.empty() ? "" : " (" + e.examples.front() + ")");
+  }
+  for (const auto& [f, why] : skipped) s += fmt::format("  skipped {} ({})\n", f, why);
+  for (const std::string& e : errors) s += fmt::format("  error: {}\n", e);
+  return s;
+}
+
+std::string hardware_summary(const RunAnalysis& ra, const AnalysisOptions& o) {
+  std::string s;
+  const HardwareRun* hw = ra.hardware;
+  if (hw != nullptr && !hw->empty()) {
+    s += "\nhardware:\n";
+    for (const TelemetryAlignment& a : hw->telemetry)
+      s += fmt::format(
+          "  telemetry {} ({}): node {}, {} ranks, offset {:+.3f} ms ± {:.3f} ms ({}, r = "
+          "{:.2f})\n",
+          a.file, a.format, a.node, a.ranks.size(), static_cast<double>(a.offset_ns) / 1e6,
+          static_cast<double>(a.uncertainty_ns) / 1e6, a.method, a.correlation);
+    for (const CounterJoin& j : hw->counters)
+      s += fmt::format("  counters {}: rank {}, {} of {} dispatches joined ({})\n", j.file, j.rank,
+                       j.matched, j.dispatches, j.method);
+  }
+  const auto [t, n] = slowest_totals(ra);
+  if (n > 0 && t.observed > 0) {
+    s += "\ncompute time of the slowest rank, theoretical to observed (mean per iteration):\n";
+    auto line = [&](const char* name, double v, bool known) {
+      s += fmt::format("  {:<28} {:>14} {:>7}{}\n", name, ms(v / n), pct(v / t.observed),
+                       known ? "" : "  (not measured)");
+    };
+    line("theoretical", t.theoretical, t.unknown_theoretical < t.kernels);
+    line("instruction", t.instruction, t.unknown_instruction < t.kernels);
+    line("utilization", t.utilization, t.unknown_theoretical < t.kernels);
+    line("overlap (beside comm)", t.overlap, t.unknown_overlap < t.kernels);
+    line("frequency (DVFS)", t.frequency, t.unknown_frequency < t.kernels);
+    if (std::abs(t.residual) >= 0.0005 * t.observed)
+      line(t.unknown_theoretical > 0 ? "residual (no FLOPs known)" : "residual", t.residual, true);
+    s += fmt::format("  {:<28} {:>14}\n", "observed", ms(t.observed / n));
+  }
+  // Energy per iteration over all ranks.
+  std::map<int64_t, double> energy;
+  std::map<int64_t, int> ranks;
+  for (const RankAnalysis& r : ra.ranks)
+    for (const PowerRow& p : r.power)
+      if (p.phase.empty()) energy[p.iteration] += p.energy_j, ++ranks[p.iteration];
+  if (!energy.empty()) {
+    double e = 0;
+    for (const auto& [it, v] : energy) e += v;
+    e /= static_cast<double>(energy.size());
+    s += fmt::format("\nenergy: {:.1f} J per iteration over {} GPUs ({:.1f} J per GPU)", e,
+                     ranks.begin()->second, e / ranks.begin()->second);
+    if (o.tokens_per_step > 0)
+      s += fmt::format("; {:.1f} tokens/J; {:.3f} mJ per token",
+                       static_cast<double>(o.tokens_per_step) / e,
+                       e / static_cast<double>(o.tokens_per_step) * 1e3);
+    s += "\n";
+  }
+  if (!ra.what_if.empty()) {
+    double obs = 0, clk = 0, ovl = 0, lg = 0;
+    bool clk_known = true;
+    for (const WhatIfRow& w : ra.what_if) {
+      obs += static_cast<double>(w.observed_ns);
+      clk += static_cast<double>(w.max_clock_ns);
+      clk_known = clk_known && w.max_clock_ns >= 0;
+      ovl += static_cast<double>(w.perfect_overlap_ns);
+      lg += static_cast<double>(w.no_launch_gaps_ns);
+    }
+    const double k = static_cast<double>(ra.what_if.size());
+    s += fmt::format("what if (first order, mean iteration {}): ", ms(obs / k));
+    if (clk_known) s += fmt::format("held max clock {}; ", ms(clk / k));
+    s += fmt::format("perfect overlap {}; no launch gaps {}\n", ms(ovl / k), ms(lg / k));
+  }
+  return s;
+}
+
+}  // namespace chopper

@@ -1,0 +1,564 @@
+// Counter readers: rocprofv3 counter_collection.csv / kernel_trace.csv / JSON and Chopper's
+// device-sampling CSVs, on hand-written files in the exact formats (headers from rocprofv3's
+// generateCSV.cpp and the shared documentation examples) and on the shared real files.
+#include <gtest/gtest.h>
+#include <isa-l/igzip_lib.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <filesystem>
+#include <memory>
+#include <string>
+
+#include "chopper/base/error.hpp"
+#include "chopper/base/input.hpp"
+#include "chopper/ingest/rocprof/counter_reader.hpp"
+#include "test_util.hpp"
+
+using namespace chopper;
+
+namespace {
+
+CounterTable read(const std::string& text, const std::string& name = "mem.csv") {
+  auto src = ByteSource::from_memory(text, name);
+  return read_counters(*src);
+}
+
+// The current (19-column) counter_collection.csv header.
+const char* kCounterHeader19 =
+    "\"Correlation_Id\",\"Dispatch_Id\",\"Agent_Id\",\"Queue_Id\",\"Process_Id\",\"Thread_Id\","
+    "\"Grid_Size\",\"Kernel_Id\",\"Kernel_Name\",\"Workgroup_Size\",\"LDS_Block_Size\","
+    "\"Scratch_Size\",\"VGPR_Count\",\"Accum_VGPR_Count\",\"SGPR_Count\",\"Counter_Name\","
+    "\"Counter_Value\",\"Start_Timestamp\",\"End_Timestamp\"\n";
+
+std::string row19(int disp, const std::string& agent, const std::string& kernel,
+                  const std::string& counter, const std::string& value, long long start = 1000,
+                  long long end = 2000) {
+  return std::to_string(disp) + "," + std::to_string(disp) + "," + agent +
+         ",1,4242,4242,1048576,16,\"" + kernel + "\",64,0,0,8,0,16,\"" + counter + "\"," + value +
+         "," + std::to_string(start) + "," + std::to_string(end) + "\n";
+}
+
+const char* kKernelTraceHeader =
+    "\"Kind\",\"Agent_Id\",\"Queue_Id\",\"Stream_Id\",\"Thread_Id\",\"Dispatch_Id\",\"Kernel_Id\","
+    "\"Kernel_Name\",\"Correlation_Id\",\"Start_Timestamp\",\"End_Timestamp\",\"LDS_Block_Size\","
+    "\"Scratch_Size\",\"VGPR_Count\",\"Accum_VGPR_Count\",\"SGPR_Count\",\"Workgroup_Size_X\","
+    "\"Workgroup_Size_Y\",\"Workgroup_Size_Z\",\"Grid_Size_X\",\"Grid_Size_Y\",\"Grid_Size_Z\"\n";
+
+std::string gzip(const std::string& in) {
+  std::string out(in.size() + 1024, '\0');
+  isal_zstream s;
+  isal_deflate_init(&s);
+  s.gzip_flag = IGZIP_GZIP;
+  s.end_of_stream = 1;
+  s.flush = NO_FLUSH;
+  s.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(in.data()));
+  s.avail_in = static_cast<uint32_t>(in.size());
+  s.next_out = reinterpret_cast<uint8_t*>(out.data());
+  s.avail_out = static_cast<uint32_t>(out.size());
+  EXPECT_EQ(isal_deflate_stateless(&s), COMP_OK);
+  out.resize(s.total_out);
+  return out;
+}
+
+std::string zstd(const std::string& in) {
+  std::string out(ZSTD_compressBound(in.size()), '\0');
+  size_t n = ZSTD_compress(out.data(), out.size(), in.data(), in.size(), 3);
+  EXPECT_FALSE(ZSTD_isError(n));
+  out.resize(n);
+  return out;
+}
+
+// Hands out at most `step` bytes per read(), so lines straddle refills.
+class Trickle : public ByteSource {
+ public:
+  Trickle(std::unique_ptr<ByteSource> inner, size_t step) : inner_(std::move(inner)), step_(step) {
+    name_ = inner_->name();
+  }
+  size_t read(char* dst, size_t cap) override { return inner_->read(dst, std::min(cap, step_)); }
+  uint64_t raw_offset() const override { return inner_->raw_offset(); }
+  uint64_t raw_size() const override { return inner_->raw_size(); }
+
+ private:
+  std::unique_ptr<ByteSource> inner_;
+  size_t step_;
+};
+
+}  // namespace
+
+TEST(CounterSniff, Formats) {
+  EXPECT_EQ(sniff_counters(kCounterHeader19), "rocprofv3-counter-csv");
+  EXPECT_EQ(sniff_counters(kKernelTraceHeader), "rocprofv3-kernel-trace-csv");
+  EXPECT_EQ(sniff_counters("{\"rocprofiler-sdk-tool\":[{\"metadata\":{}}]}"), "rocprofv3-json");
+  EXPECT_EQ(sniff_counters("  {\n  \"rocprofiler-sdk-tool\": ["), "rocprofv3-json");
+  EXPECT_EQ(sniff_counters("kernel_name,start_ns,end_ns,duration_ns,agent_id,queue_id,"
+                           "correlation_id\n"),
+            "chopper-kernel-csv");
+  EXPECT_EQ(sniff_counters("timestamp_ns,counter_name,counter_value,agent_id,dimension_xcc\n"),
+            "chopper-counter-samples-csv");
+  // A header cut by the sniffing window still sniffs on what it has.
+  EXPECT_EQ(sniff_counters(std::string_view(kCounterHeader19).substr(0, 260)),
+            "rocprofv3-counter-csv");
+  EXPECT_EQ(sniff_counters("{\"traceEvents\": []}"), "");
+  EXPECT_EQ(sniff_counters("timestamp, name, power.draw [W]\n"), "");
+  EXPECT_EQ(sniff_counters(""), "");
+}
+
+TEST(CounterCsv, LongFormatGathersOneDispatch) {
+  // Dispatch 7 has three counters on three rows; dispatch 8 has one. Rows of one dispatch need not
+  // be adjacent. Expect two rows, three columns in order of first appearance.
+  std::string text = kCounterHeader19;
+  text += row19(7, "\"Agent 4\"", "gemm_kernel(float*, int)", "SQ_WAVES", "16384", 100, 250);
+  text += row19(7, "\"Agent 4\"", "gemm_kernel(float*, int)", "GRBM_GUI_ACTIVE", "2.5e3", 100, 250);
+  text += row19(8, "\"Agent 5\"", "other", "SQ_WAVES", "8", 300, 400);
+  text += row19(7, "\"Agent 4\"", "gemm_kernel(float*, int)", "TCC_HIT_sum", "12", 100, 250);
+  CounterTable t = read(text);
+  EXPECT_EQ(t.format, "rocprofv3-counter-csv");
+  EXPECT_EQ(t.clock, ClockDomain::kMonotonic);
+  ASSERT_EQ(t.size(), 2u);
+  ASSERT_EQ(t.counter_names.size(), 3u);
+  EXPECT_EQ(t.counter_names[0], "SQ_WAVES");
+  EXPECT_EQ(t.counter_names[1], "GRBM_GUI_ACTIVE");
+  EXPECT_EQ(t.counter_names[2], "TCC_HIT_sum");
+  EXPECT_EQ(t.dispatch_id[0], 7);
+  EXPECT_EQ(t.correlation_id[0], 7);
+  EXPECT_EQ(t.agent[0], 4);  // "Agent 4"
+  EXPECT_EQ(t.agent[1], 5);
+  EXPECT_EQ(t.pid[0], 4242);
+  EXPECT_EQ(t.kernel[0], "gemm_kernel(float*, int)");  // the comma inside quotes stays
+  EXPECT_EQ(t.start_ns[0], 100);
+  EXPECT_EQ(t.end_ns[0], 250);
+  EXPECT_DOUBLE_EQ(t.value(0, 0), 16384);
+  EXPECT_DOUBLE_EQ(t.value(0, 1), 2500);
+  EXPECT_DOUBLE_EQ(t.value(0, 2), 12);
+  EXPECT_DOUBLE_EQ(t.value(1, 0), 8);
+  EXPECT_TRUE(std::isnan(t.value(1, 1)));  // not collected for dispatch 8
+  EXPECT_TRUE(std::isnan(t.value(1, 2)));
+  EXPECT_EQ(t.counter_index("TCC_HIT_sum"), 2);
+  EXPECT_TRUE(t.diagnostics.empty());
+}
+
+TEST(CounterCsv, RepeatedCounterOfOneDispatchIsSummed) {
+  // rocprofv3 sums a counter's instances before writing (one row per dispatch x counter); rows
+  // that still repeat (per-XCD rows, appended files) are summed the same way and counted.
+  std::string text = kCounterHeader19;
+  text += row19(1, "2", "k", "TCC_HIT", "10");
+  text += row19(1, "2", "k", "TCC_HIT", "32");
+  CounterTable t = read(text);
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_DOUBLE_EQ(t.value(0, 0), 42);
+  EXPECT_EQ(t.diagnostics.count("counter_repeated_summed"), 1u);
+}
+
+TEST(CounterCsv, OldLayoutWithoutTimestampsAndKernelId) {
+  // The 2024 15-column layout of docs_kernel_names.csv: no Kernel_Id, no timestamps, numeric agent.
+  std::string text =
+      "\"Correlation_Id\",\"Dispatch_Id\",\"Agent_Id\",\"Queue_Id\",\"Process_Id\",\"Thread_Id\","
+      "\"Grid_Size\",\"Kernel_Name\",\"Workgroup_Size\",\"LDS_Block_Size\",\"Scratch_Size\","
+      "\"VGPR_Count\",\"SGPR_Count\",\"Counter_Name\",\"Counter_Value\"\n"
+      "4,4,1,1,36499,36499,1048576,\"divide_kernel(float*, float const*, float const*, int, int)\","
+      "64,0,0,12,16,\"SQ_WAVES\",16384\n";
+  CounterTable t = read(text);
+  ASSERT_EQ(t.size(), 1u);
+  EXPECT_EQ(t.agent[0], 1);
+  EXPECT_EQ(t.start_ns[0], kNoTime);
+  EXPECT_EQ(t.end_ns[0], kNoTime);
+  EXPECT_EQ(t.kernel[0], "divide_kernel(float*, float const*, float const*, int, int)");
+}
+
+TEST(CounterCsv, MissingColumnsAndEmptyValues) {
+  // Only the columns the reader needs: Correlation_Id (no Dispatch_Id), Counter_Name/Value.
+  std::string text =
+      "Correlation_Id,Counter_Name,Counter_Value\n"
+      "5,SQ_WAVES,3\n"
+      "5,SQ_BUSY_CYCLES,\n"  // empty value: counted, the cell stays NaN
+      ",SQ_WAVES,1\n"        // no id at all: skipped
+      "6,,7\n"               // empty counter name: the dispatch row exists, no cell
+      "6,SQ_WAVES,abc\n"     // not a number
+      "7,SQ_WAVES,nan\n";    // not finite
+  CounterTable t = read(text);
+  ASSERT_EQ(t.size(), 3u);  // correlations 5, 6, 7
+  EXPECT_EQ(t.dispatch_id[0], -1);
+  EXPECT_EQ(t.correlation_id[0], 5);
+  EXPECT_EQ(t.agent[0], -1);
+  EXPECT_EQ(t.pid[0], -1);
+  EXPECT_EQ(t.kernel[0], "");
+  EXPECT_DOUBLE_EQ(t.value(0, 0), 3);
+  EXPECT_TRUE(std::isnan(t.value(0, 1)));
+  EXPECT_TRUE(std::isnan(t.value(1, 0)));
+  EXPECT_EQ(t.diagnostics.count("empty_counter_value"), 1u);
+  EXPECT_EQ(t.diagnostics.count("missing_dispatch_id"), 1u);
+  EXPECT_EQ(t.diagnostics.count("empty_counter_name"), 1u);
+  EXPECT_EQ(t.diagnostics.count("bad_counter_value"), 2u);
+}
+
+TEST(CounterCsv, TextAndNumericAgentIds) {
+  std::string text = kCounterHeader19;
+  text += row19(1, "\"Agent 12\"", "k", "SQ_WAVES", "1");
+  text += row19(2, "3", "k", "SQ_WAVES", "1");
+  text += row19(3, "\"GPU 0\"", "k", "SQ_WAVES", "1");
+  text += row19(4, "\"Agent x\"", "k", "SQ_WAVES", "1");
+  CounterTable t = read(text);
+  ASSERT_EQ(t.size(), 4u);
+  EXPECT_EQ(t.agent[0], 12);
+  EXPECT_EQ(t.agent[1], 3);
+  EXPECT_EQ(t.agent[2], 0);
+  EXPECT_EQ(t.agent[3], -1);
+  EXPECT_EQ(t.diagnostics.count("bad_agent_id"), 1u);
+}
+
+TEST(CounterCsv, RepeatedHeaderBadRowsAndCrlf) {
+  std::string body = row19(1, "2", "k", "SQ_WAVES", "1") + row19(2, "2", "k", "SQ_WAVES", "2");
+  std::string text = std::string(kCounterHeader19) + body + kCounterHeader19 +
+                     row19(3, "2", "k", "SQ_WAVES", "3") + "1,2,3\n" + "\"unterminated,1\n";
+  // CRLF line ends read the same.
+  std::string crlf;
+  for (char c : text) {
+    if (c == '\n') crlf += '\r';
+    crlf += c;
+  }
+  for (const std::string& in : {text, crlf}) {
+    CounterTable t = read(in);
+    ASSERT_EQ(t.size(), 3u);
+    EXPECT_DOUBLE_EQ(t.value(2, 0), 3);
+    EXPECT_EQ(t.diagnostics.count("repeated_header"), 1u);
+    EXPECT_EQ(t.diagnostics.count("bad_field_count"), 1u);
+    EXPECT_EQ(t.diagnostics.count("bad_quoting"), 1u);
+    ASSERT_FALSE(t.diagnostics.entries().empty());
+    // Examples name the line: the short row is line 6 (header, 2 rows, header, 1 row).
+    bool found = false;
+    for (const auto& e : t.diagnostics.entries())
+      if (e.kind == "bad_field_count") found = e.examples.at(0).rfind("line 6: 1,2,3", 0) == 0;
+    EXPECT_TRUE(found);
+  }
+}
+
+TEST(CounterCsv, TruncatedAtEveryOffsetKeepsCompleteRows) {
+  std::string text = kCounterHeader19;
+  for (int d = 1; d <= 4; ++d)
+    text += row19(d, "\"Agent 2\"", "kern<1, 2>(int)", "SQ_WAVES", "100");
+  const size_t header_len = std::string(kCounterHeader19).size();
+  for (size_t cut = header_len; cut <= text.size(); ++cut) {
+    std::string part = text.substr(0, cut);
+    CounterTable t = read(part);
+    // Complete rows: those whose '\n' is inside the cut.
+    size_t complete = 0;
+    for (size_t i = header_len; i < cut; ++i) complete += text[i] == '\n';
+    bool partial = cut > 0 && text[cut - 1] != '\n';
+    // A cut inside the last field (End_Timestamp) leaves a full field count: kept and counted.
+    EXPECT_GE(t.size(), complete) << "cut " << cut;
+    EXPECT_LE(t.size(), complete + 1) << "cut " << cut;
+    if (partial) {
+      EXPECT_EQ(t.diagnostics.count("truncated_last_line") +
+                    t.diagnostics.count("unterminated_last_line") +
+                    t.diagnostics.count("bad_quoting"),
+                1u)
+          << "cut " << cut;
+      if (t.size() == complete + 1) {
+        EXPECT_EQ(t.diagnostics.count("unterminated_last_line"), 1u);
+      }
+    } else {
+      EXPECT_EQ(t.size(), complete);
+      EXPECT_TRUE(t.diagnostics.empty()) << "cut " << cut;
+    }
+  }
+  // A header cut short is still a counter file with no rows.
+  EXPECT_EQ(read(std::string(kCounterHeader19).substr(0, 300)).size(), 0u);
+}
+
+TEST(CounterCsv, CompressedInputReadsTheSame) {
+  std::string text = kCounterHeader19;
+  for (int d = 1; d <= 50; ++d) text += row19(d, "\"Agent 2\"", "k", "SQ_WAVES", std::to_string(d));
+  for (const std::string& packed : {gzip(text), zstd(text)}) {
+    CounterTable t = read(packed, "counters.csv.gz");
+    ASSERT_EQ(t.size(), 50u);
+    EXPECT_DOUBLE_EQ(t.value(49, 0), 50);
+  }
+}
+
+TEST(CounterCsv, SmallReadsGiveTheSameTable) {
+  std::string text = kCounterHeader19;
+  for (int d = 1; d <= 20; ++d)
+    text += row19(d, "\"Agent 2\"", "k<1, 2>", d % 2 ? "SQ_WAVES" : "TCC_HIT", std::to_string(d));
+  CounterTable whole = read(text);
+  for (size_t step : {1, 2, 7, 64}) {
+    Trickle src(ByteSource::from_memory(text, "t.csv"), step);
+    CounterTable t = read_counters(src);
+    ASSERT_EQ(t.size(), whole.size()) << step;
+    EXPECT_EQ(t.kernel, whole.kernel);
+    EXPECT_EQ(t.counter_names, whole.counter_names);
+    EXPECT_EQ(t.dispatch_id, whole.dispatch_id);
+    for (size_t i = 0; i < t.values.size(); ++i)
+      EXPECT_TRUE(t.values[i] == whole.values[i] ||
+                  (std::isnan(t.values[i]) && std::isnan(whole.values[i])));
+  }
+}
+
+TEST(CounterCsv, NotCounterFiles) {
+  // A Kineto JSON trace, a telemetry CSV, an empty file and binary bytes are not counter files.
+  EXPECT_THROW(read(test::trace_of("{\"ph\":\"X\",\"name\":\"k\",\"ts\":1,\"dur\":1}")),
+               NotATraceError);
+  EXPECT_THROW(read("timestamp, name, pci.bus_id, power.draw [W]\n2024/01/15 10:23:45.123, "
+                    "NVIDIA H100, 00000000:18:00.0, 312.5 W\n"),
+               NotATraceError);
+  EXPECT_THROW(read(""), NotATraceError);
+  EXPECT_THROW(read(std::string("\x00\x01\x02\xff", 4)), NotATraceError);
+  EXPECT_THROW(read("[{\"rocprofiler-sdk-tool\": 1}]"), NotATraceError);
+  try {
+    read("a,b,c\n1,2,3\n", "telemetry.csv");
+    FAIL();
+  } catch (const NotATraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("telemetry.csv"), std::string::npos);
+  }
+}
+
+TEST(CounterKernelTrace, ReadAndJoin) {
+  std::string kt = kKernelTraceHeader;
+  kt +=
+      "\"KERNEL_DISPATCH\",\"Agent 4\",1,0,69,1,16,\"add(float*, int)\",1451,8819330200067564,"
+      "8819330200116308,0,0,8,0,16,64,1,1,1024,1024,1\n";
+  kt +=
+      "\"KERNEL_DISPATCH\",\"Agent 4\",1,0,69,2,19,\"sub(float*, int)\",1459,8819330200120456,"
+      "8819330200223721,0,0,8,0,16,64,1,1,1024,1024,1\n";
+  CounterTable trace = read(kt);
+  EXPECT_EQ(trace.format, "rocprofv3-kernel-trace-csv");
+  ASSERT_EQ(trace.size(), 2u);
+  EXPECT_TRUE(trace.counter_names.empty());
+  EXPECT_TRUE(trace.values.empty());
+  EXPECT_EQ(trace.dispatch_id[1], 2);
+  EXPECT_EQ(trace.correlation_id[1], 1459);
+  EXPECT_EQ(trace.agent[1], 4);
+  EXPECT_EQ(trace.start_ns[0], 8819330200067564);
+  EXPECT_EQ(trace.end_ns[0], 8819330200116308);
+
+  // Counters without timestamps (the 16-column documented layout): dispatch 1 and 2 match by
+  // Dispatch_Id (their Correlation_Id differ from the trace's), dispatch 3 is not in the trace,
+  // and dispatch 2's kernel name differs.
+  std::string cc =
+      "\"Correlation_Id\",\"Dispatch_Id\",\"Agent_Id\",\"Queue_Id\",\"Process_Id\",\"Thread_Id\","
+      "\"Grid_Size\",\"Kernel_Id\",\"Kernel_Name\",\"Workgroup_Size\",\"LDS_Block_Size\","
+      "\"Scratch_Size\",\"VGPR_Count\",\"SGPR_Count\",\"Counter_Name\",\"Counter_Value\"\n"
+      "1,1,4,1,7,7,1048576,16,\"add(float*, int)\",64,0,0,8,16,\"SQ_WAVES\",16384\n"
+      "2,2,4,1,7,7,1048576,19,\"sub_renamed\",64,0,0,8,16,\"SQ_WAVES\",16384\n"
+      "3,3,4,1,7,7,1048576,19,\"mul\",64,0,0,8,16,\"SQ_WAVES\",16384\n";
+  CounterTable c = read(cc);
+  ASSERT_EQ(c.size(), 3u);
+  EXPECT_EQ(c.start_ns[0], kNoTime);
+  join_kernel_trace(c, trace);
+  EXPECT_EQ(c.start_ns[0], 8819330200067564);
+  EXPECT_EQ(c.end_ns[0], 8819330200116308);
+  EXPECT_EQ(c.start_ns[1], 8819330200120456);
+  EXPECT_EQ(c.start_ns[2], kNoTime);
+  EXPECT_EQ(c.diagnostics.count("join_unmatched"), 1u);
+  EXPECT_EQ(c.diagnostics.count("join_kernel_mismatch"), 1u);
+
+  // Without dispatch ids on the counter side the join falls back to correlation ids.
+  CounterTable byc = read("Correlation_Id,Counter_Name,Counter_Value\n1459,SQ_WAVES,1\n");
+  join_kernel_trace(byc, trace);
+  EXPECT_EQ(byc.start_ns[0], 8819330200120456);
+  EXPECT_EQ(byc.kernel[0], "sub(float*, int)");  // filled in where missing
+  EXPECT_EQ(byc.dispatch_id[0], 2);
+}
+
+TEST(CounterKernelTrace, BadRows) {
+  std::string kt = kKernelTraceHeader;
+  kt += "\"KERNEL_DISPATCH\",1,1,0,69,1,16,\"a\",10,100,200,0,0,8,0,16,64,1,1,1024,1024,1\n";
+  kt += "\"KERNEL_DISPATCH\",1,1,0,69,2,16,\"b\",11,,200,0,0,8,0,16,64,1,1,1024,1024,1\n";
+  kt += "\"KERNEL_DISPATCH\",1,1,0,69,1,16,\"a\",10,100,200,0,0,8,0,16,64,1,1,1024,1024,1\n";
+  kt += "\"KERNEL_DISPATCH\",1,1,0,69,3,16,\"c\",12,300,250,0,0,8,0,16,64,1,1,1024,1024,1\n";
+  CounterTable t = read(kt);
+  EXPECT_EQ(t.size(), 2u);  // dispatch 1 and 3
+  EXPECT_EQ(t.diagnostics.count("bad_timestamp"), 1u);
+  EXPECT_EQ(t.diagnostics.count("duplicate_dispatch"), 1u);
+  EXPECT_EQ(t.diagnostics.count("end_before_start"), 1u);
+}
+
+namespace {
+// A small rocprofv3 JSON in the layout of generateJSON.cpp: one process, two agents, a counter
+// info list, kernel symbols, one counter_collection record (two instances of one counter and one
+// other counter) and two kernel_dispatch records. Keys are in rocprofv3's order except that
+// buffer_records comes before kernel_symbols, to show that names resolve at the end.
+const char* kJson = R"JSON({"rocprofiler-sdk-tool":[{
+ "metadata":{"pid":908,"init_time":1,"fini_time":2},
+ "agents":[{"id":{"handle":37944},"type":1,"node_id":0,"logical_node_id":0,"name":"cpu"},
+           {"id":{"handle":37946},"type":2,"node_id":2,"logical_node_id":2,"name":"gfx950"}],
+ "counters":[{"agent_id":{"handle":37946},"id":{"handle":17},"is_constant":0,"is_derived":0,
+              "name":"SQ_WAVES","description":"waves","block":"SQ","expression":""},
+             {"agent_id":{"handle":37946},"id":{"handle":23},"name":"GRBM_GUI_ACTIVE"}],
+ "strings":{"buffer_records":[{"kind":"NONE","operations":[]}]},
+ "callback_records":{"counter_collection":[
+   {"thread_id":908,"dispatch_data":{"size":64,"correlation_id":{"internal":5,"external":0},
+     "dispatch_info":{"size":72,"agent_id":{"handle":37946},"queue_id":{"handle":16},
+       "kernel_id":8,"dispatch_id":2,"private_segment_size":0,"group_segment_size":0,
+       "workgroup_size":{"x":512,"y":1,"z":1},"grid_size":{"x":512,"y":1,"z":1}}},
+    "records":[{"counter_id":{"handle":17},"value":100},{"counter_id":{"handle":17},"value":28},
+               {"counter_id":{"handle":23},"value":5.5e3}],
+    "stream_id":{"handle":0}}]},
+ "buffer_records":{"kernel_dispatch":[
+   {"size":184,"kind":11,"operation":2,"thread_id":908,"correlation_id":{"internal":4,"external":0},
+    "start_timestamp":63857982592000,"end_timestamp":63857982594840,
+    "dispatch_info":{"size":72,"agent_id":{"handle":37946},"queue_id":{"handle":16},"kernel_id":9,
+      "dispatch_id":1,"workgroup_size":{"x":512,"y":1,"z":1},"grid_size":{"x":512,"y":1,"z":1}},
+    "stream_id":{"handle":0}},
+   {"size":184,"kind":11,"operation":2,"thread_id":908,"correlation_id":{"internal":5,"external":0},
+    "start_timestamp":63857982595000,"end_timestamp":63857982599000,
+    "dispatch_info":{"size":72,"agent_id":{"handle":37946},"queue_id":{"handle":16},"kernel_id":8,
+      "dispatch_id":2},"stream_id":{"handle":0}}],
+  "hip_api":[],"memory_copy":[]},
+ "kernel_symbols":[{"kernel_id":8,"kernel_name":"_Z4gemmv.kd","formatted_kernel_name":"gemm()",
+                    "demangled_kernel_name":"gemm().kd","truncated_kernel_name":"gemm"},
+                   {"kernel_id":9,"kernel_name":"copy.kd","formatted_kernel_name":"",
+                    "demangled_kernel_name":"copy_demangled"}]
+}]}
+)JSON";
+}  // namespace
+
+TEST(CounterJson, DispatchesAndCounters) {
+  CounterTable t = read(kJson, "results.json");
+  EXPECT_EQ(t.format, "rocprofv3-json");
+  ASSERT_EQ(t.size(), 2u);
+  // Row 0 is dispatch 2 (its counter record came first), row 1 dispatch 1.
+  EXPECT_EQ(t.dispatch_id[0], 2);
+  EXPECT_EQ(t.correlation_id[0], 5);
+  EXPECT_EQ(t.kernel[0], "gemm()");          // formatted_kernel_name
+  EXPECT_EQ(t.kernel[1], "copy_demangled");  // formatted empty: demangled
+  EXPECT_EQ(t.agent[0], 2);                  // node_id of handle 37946
+  EXPECT_EQ(t.pid[0], 908);
+  EXPECT_EQ(t.start_ns[0], 63857982595000);  // from the kernel_dispatch record
+  EXPECT_EQ(t.end_ns[1], 63857982594840);
+  ASSERT_EQ(t.counter_names.size(), 2u);
+  int waves = t.counter_index("SQ_WAVES");
+  int active = t.counter_index("GRBM_GUI_ACTIVE");
+  ASSERT_GE(waves, 0);
+  ASSERT_GE(active, 0);
+  EXPECT_DOUBLE_EQ(t.value(0, static_cast<size_t>(waves)), 128);  // 100 + 28: instances summed
+  EXPECT_DOUBLE_EQ(t.value(0, static_cast<size_t>(active)), 5500);
+  EXPECT_TRUE(std::isnan(t.value(1, static_cast<size_t>(waves))));
+  // Summing instances inside one record is rocprofv3's own rule (generateCSV.cpp), still counted.
+  EXPECT_EQ(t.diagnostics.count("counter_repeated_summed"), 1u);
+}
+
+TEST(CounterJson, TruncatedKeepsCompleteRecords) {
+  std::string full = kJson;
+  // Cut right after the first kernel_dispatch record's closing brace: dispatch 1 is complete.
+  size_t at = full.find("\"stream_id\":{\"handle\":0}},\n   {\"size\":184");
+  ASSERT_NE(at, std::string::npos);
+  size_t cut = full.find("}}", at) + 2;
+  for (size_t c : {cut, cut + 5, cut + 40}) {
+    CounterTable t = read(full.substr(0, c), "results.json");
+    EXPECT_GE(t.size(), 2u) << c;  // the counter record's dispatch 2 and dispatch 1
+    EXPECT_EQ(t.diagnostics.count("truncated_json"), 1u) << c;
+  }
+  // A document cut before any record is an InputError naming the file.
+  try {
+    read(full.substr(0, 60), "results.json");
+    FAIL();
+  } catch (const NotATraceError&) {
+    FAIL() << "a cut rocprofv3 JSON is a counter file";
+  } catch (const InputError& e) {
+    EXPECT_NE(std::string(e.what()).find("results.json"), std::string::npos);
+  }
+}
+
+TEST(CounterChopper, KernelTraces) {
+  // Assumed from the documented column list: names unquoted (commas rejoined), agent_id numeric.
+  std::string text =
+      "kernel_name,start_ns,end_ns,duration_ns,agent_id,queue_id,correlation_id\n"
+      "Cijk_Ailk_Bljk_BBS_BH,1000,1500,500,2,0,17\n"
+      "void foo<float, 2>(float*, int),1600,1700,100,2,0,18\n"
+      "\"quoted, name\",1800,1900,100,2,0,19\n"
+      "bad,xx,1,1,2,0,20\n";
+  CounterTable t = read(text, "kernel_traces_rank0.csv");
+  EXPECT_EQ(t.format, "chopper-kernel-csv");
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t.kernel[1], "void foo<float, 2>(float*, int)");
+  EXPECT_EQ(t.kernel[2], "quoted, name");
+  EXPECT_EQ(t.correlation_id[1], 18);
+  EXPECT_EQ(t.start_ns[1], 1600);
+  EXPECT_EQ(t.end_ns[1], 1700);
+  EXPECT_EQ(t.agent[0], 2);
+  EXPECT_EQ(t.diagnostics.count("bad_timestamp"), 1u);
+}
+
+TEST(CounterChopper, CounterSamplesSumInstances) {
+  // Two XCC instances per counter per sample, cumulative values: one row per (agent, time),
+  // instances summed; values stay cumulative (the table says so).
+  std::string text =
+      "timestamp_ns,counter_name,counter_value,agent_id,xcc\n"
+      "1000,GRBM_GUI_ACTIVE,10,2,0\n"
+      "1000,GRBM_GUI_ACTIVE,12,2,1\n"
+      "1000,SQ_BUSY_CYCLES,5,2,0\n"
+      "2000,GRBM_GUI_ACTIVE,30,2,0\n"
+      "2000,GRBM_GUI_ACTIVE,33,2,1\n"
+      "2000,GRBM_GUI_ACTIVE,1,3,0\n";
+  CounterTable t = read(text, "counter_samples_rank0.csv");
+  EXPECT_EQ(t.format, "chopper-counter-samples-csv");
+  EXPECT_TRUE(t.cumulative);
+  ASSERT_EQ(t.size(), 3u);  // (2,1000), (2,2000), (3,2000)
+  EXPECT_EQ(t.start_ns[0], 1000);
+  EXPECT_EQ(t.end_ns[0], 1000);
+  EXPECT_DOUBLE_EQ(t.value(0, 0), 22);
+  EXPECT_DOUBLE_EQ(t.value(0, 1), 5);
+  EXPECT_DOUBLE_EQ(t.value(1, 0), 63);
+  EXPECT_TRUE(std::isnan(t.value(1, 1)));
+  EXPECT_EQ(t.agent[2], 3);
+  EXPECT_DOUBLE_EQ(t.value(2, 0), 1);
+  EXPECT_TRUE(t.diagnostics.empty());  // summing instances is the format's rule, not an anomaly
+}
+
+// Real files. Expected numbers were counted independently with Python's csv and json modules:
+//   docs_counter_collection.csv: 7 data rows, 7 distinct Dispatch_Id (1 2 5 9 13 3 6), one
+//     counter SQ_WAVES = 16384 each (sum 114688), a trailing blank line;
+//   docs_kernel_trace.csv: 7 dispatches, all 7 counter dispatches match by Dispatch_Id with the
+//     same kernel names; dispatch 1 runs 8819330200067564..8819330200116308;
+//   tracelens_mi350x_results.json.gz: 43915 kernel_dispatch records, 43915 distinct dispatch ids,
+//     all on agent handle 37946 (node_id 2), no counter records; the first is dispatch 1
+//     __amd_rocclr_copyBuffer 63857982592000..63857982594840, the last dispatch 43915
+//     ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>); sum of durations 4441741378 ns.
+TEST(CounterReal, DocsCounterCollectionAndKernelTrace) {
+  if (!test::have_shared_traces())
+    GTEST_SKIP() << "../shared/traces is absent: real counter-file test skipped";
+  CounterTable c =
+      read_counters_file(test::shared_path("traces/rocprofv3/docs_counter_collection.csv"));
+  ASSERT_EQ(c.size(), 7u);
+  ASSERT_EQ(c.counter_names.size(), 1u);
+  EXPECT_EQ(c.counter_names[0], "SQ_WAVES");
+  double sum = 0;
+  for (size_t r = 0; r < c.size(); ++r) sum += c.value(r, 0);
+  EXPECT_DOUBLE_EQ(sum, 114688);
+  EXPECT_TRUE(c.diagnostics.empty());
+  CounterTable k = read_counters_file(test::shared_path("traces/rocprofv3/docs_kernel_trace.csv"));
+  ASSERT_EQ(k.size(), 7u);
+  join_kernel_trace(c, k);
+  EXPECT_TRUE(c.diagnostics.empty());
+  for (size_t r = 0; r < c.size(); ++r) EXPECT_NE(c.start_ns[r], kNoTime);
+  EXPECT_EQ(c.dispatch_id[0], 1);
+  EXPECT_EQ(c.start_ns[0], 8819330200067564);
+  EXPECT_EQ(c.end_ns[0], 8819330200116308);
+}
+
+TEST(CounterReal, RocprofJson) {
+  if (!test::have_shared_traces())
+    GTEST_SKIP() << "../shared/traces is absent: real rocprofv3 JSON test skipped";
+  CounterTable t =
+      read_counters_file(test::shared_path("traces/rocprofv3/tracelens_mi350x_results.json.gz"));
+  EXPECT_EQ(t.format, "rocprofv3-json");
+  ASSERT_EQ(t.size(), 43915u);
+  EXPECT_TRUE(t.counter_names.empty());
+  EXPECT_TRUE(t.diagnostics.empty());
+  EXPECT_EQ(t.dispatch_id[0], 1);
+  EXPECT_EQ(t.kernel[0], "__amd_rocclr_copyBuffer");
+  EXPECT_EQ(t.start_ns[0], 63857982592000);
+  EXPECT_EQ(t.end_ns[0], 63857982594840);
+  EXPECT_EQ(t.dispatch_id.back(), 43915);
+  EXPECT_EQ(t.correlation_id.back(), 43915);
+  EXPECT_EQ(t.kernel.back(), "ncclDevKernel_Generic_1(ncclDevKernelArgsStorage<4096ul>)");
+  int64_t total = 0;
+  for (size_t r = 0; r < t.size(); ++r) {
+    EXPECT_EQ(t.agent[r], 2);
+    EXPECT_EQ(t.pid[r], 908);
+    total += t.end_ns[r] - t.start_ns[r];
+  }
+  EXPECT_EQ(total, 4441741378);
+}
