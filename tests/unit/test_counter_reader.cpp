@@ -3,6 +3,7 @@
 // generateCSV.cpp and the shared documentation examples) and on the shared real files.
 #include <gtest/gtest.h>
 #include <isa-l/igzip_lib.h>
+#include <unistd.h>
 #include <zstd.h>
 
 #include <algorithm>
@@ -13,10 +14,13 @@
 
 #include "chopper/base/error.hpp"
 #include "chopper/base/input.hpp"
+#include "chopper/ingest/cupti/cupti_range.hpp"
+#include "chopper/ingest/hardware_files.hpp"
 #include "chopper/ingest/rocprof/counter_reader.hpp"
 #include "test_util.hpp"
 
 using namespace chopper;
+namespace fs = std::filesystem;
 
 namespace {
 
@@ -100,7 +104,10 @@ TEST(CounterSniff, Formats) {
   // A header cut by the sniffing window still sniffs on what it has.
   EXPECT_EQ(sniff_counters(std::string_view(kCounterHeader19).substr(0, 260)),
             "rocprofv3-counter-csv");
-  EXPECT_EQ(sniff_counters("{\"traceEvents\": []}"), "");
+  // A Kineto JSON may hold CUPTI range-profiler counters: known only once it is read.
+  EXPECT_EQ(sniff_counters("{\"traceEvents\": []}"), "cupti-range-json");
+  EXPECT_EQ(sniff_counters("{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": ["),
+            "cupti-range-json");
   EXPECT_EQ(sniff_counters("timestamp, name, power.draw [W]\n"), "");
   EXPECT_EQ(sniff_counters(""), "");
 }
@@ -361,6 +368,44 @@ TEST(CounterKernelTrace, ReadAndJoin) {
   EXPECT_EQ(byc.dispatch_id[0], 2);
 }
 
+// rocprofv3 writes one <pid>_kernel_trace.csv and <pid>_counter_collection.csv per process, and
+// dispatch ids restart in every process: each counter file must be timed by its own process's
+// kernel trace, never by another's (both processes have a dispatch 1 here, 1000 ns apart).
+TEST(CounterKernelTrace, EachProcessTimedByItsOwnTrace) {
+  const fs::path dir = fs::temp_directory_path() / ("chopper_kt_" + std::to_string(::getpid()));
+  fs::create_directories(dir / "counters");
+  auto write = [&](const std::string& name, const std::string& text) {
+    FILE* f = std::fopen((dir / "counters" / name).c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    std::fwrite(text.data(), 1, text.size(), f);
+    std::fclose(f);
+  };
+  for (int pid : {4001, 4002}) {
+    const long long t0 = 1000000 + (pid - 4001) * 1000;
+    write(std::to_string(pid) + "_kernel_trace.csv",
+          std::string(kKernelTraceHeader) + "\"KERNEL_DISPATCH\",\"Agent 4\",1,0,69,1,16,\"k\",7," +
+              std::to_string(t0) + "," + std::to_string(t0 + 500) +
+              ",0,0,8,0,16,64,1,1,1024,1024,1\n");
+    write(std::to_string(pid) + "_counter_collection.csv",
+          "\"Correlation_Id\",\"Dispatch_Id\",\"Agent_Id\",\"Queue_Id\",\"Process_Id\","
+          "\"Thread_Id\",\"Grid_Size\",\"Kernel_Id\",\"Kernel_Name\",\"Workgroup_Size\","
+          "\"LDS_Block_Size\",\"Scratch_Size\",\"VGPR_Count\",\"SGPR_Count\",\"Counter_Name\","
+          "\"Counter_Value\"\n7,1,4,1," +
+              std::to_string(pid) + ",69,1048576,16,\"k\",64,0,0,8,16,\"SQ_WAVES\",1\n");
+  }
+  HardwareFiles hf = load_hardware({dir.string()}, {}, {}, 2);
+  ASSERT_TRUE(hf.errors.empty()) << hf.errors.front();
+  EXPECT_TRUE(hf.skipped.empty());
+  ASSERT_EQ(hf.counters.size(), 2u);
+  for (const CounterTable& c : hf.counters) {
+    ASSERT_EQ(c.size(), 1u);
+    const long long want = c.file.find("4001_") != std::string::npos ? 1000000 : 1001000;
+    EXPECT_EQ(c.start_ns[0], want) << c.file;
+    EXPECT_EQ(c.end_ns[0], want + 500) << c.file;
+  }
+  fs::remove_all(dir);
+}
+
 TEST(CounterKernelTrace, BadRows) {
   std::string kt = kKernelTraceHeader;
   kt += "\"KERNEL_DISPATCH\",1,1,0,69,1,16,\"a\",10,100,200,0,0,8,0,16,64,1,1,1024,1024,1\n";
@@ -561,4 +606,108 @@ TEST(CounterReal, RocprofJson) {
     total += t.end_ns[r] - t.start_ns[r];
   }
   EXPECT_EQ(total, 4441741378);
+}
+
+// CUPTI range-profiler passes as Kineto writes them (CuptiRangeProfiler.cpp: one complete event
+// per kernel, cat cuda_profiler_range, name = the kernel, pid = the device, metrics in args, ts/dur
+// splitting the span evenly).
+TEST(CounterCupti, RangesInFileOrderWithoutTimes) {
+  const std::string doc =
+      "{\n  \"schemaVersion\": 1,\n  \"distributedInfo\": {\"backend\": \"nccl\", \"rank\": 3},\n"
+      "  \"traceEvents\": [\n"
+      "  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"aten::mm\", \"pid\": 7, \"tid\": 7, "
+      "\"ts\": 5, \"dur\": 9, \"args\": {\"External id\": 1}},\n"
+      "  {\"ph\": \"X\", \"cat\": \"cuda_profiler_range\", \"name\": \"gemm_a\", \"pid\": 2, "
+      "\"tid\": 0, \"ts\": 100, \"dur\": 50, \"args\": {\"gpc__cycles_elapsed.max\": 1980000, "
+      "\"sm__ops_path_tensor_src_bf16_dst_fp32.sum\": 2.5e11}},\n"
+      // args before cat: read once the event is known to be a range
+      "  {\"ph\": \"X\", \"args\": {\"gpc__cycles_elapsed.max\": 990000, \"note\": \"x\"}, "
+      "\"cat\": \"cuda_profiler_range\", \"name\": \"gemm_a\", \"pid\": \"2\", \"ts\": 150, "
+      "\"dur\": 50},\n"
+      "  {\"ph\": \"i\", \"cat\": \"cuda_profiler_range\", \"name\": \"odd\", \"pid\": 2, "
+      "\"ts\": 200, \"s\": \"t\"},\n"
+      "  {\"ph\": \"X\", \"cat\": \"cuda_profiler_range\", \"name\": \"__missing__\", \"pid\": 2, "
+      "\"tid\": 0, \"ts\": 200, \"dur\": 50, \"args\": {}}\n"
+      "  ],\n  \"traceName\": \"pass.json\"\n}\n";
+  CounterTable t = read(doc, "pass.json");
+  EXPECT_EQ(t.format, "cupti-range-json");
+  EXPECT_EQ(t.rank, 3);
+  ASSERT_EQ(t.size(), 3u);
+  EXPECT_EQ(t.kernel[0], "gemm_a");
+  EXPECT_EQ(t.kernel[1], "gemm_a");
+  EXPECT_EQ(t.kernel[2], "__missing__");
+  for (size_t r = 0; r < t.size(); ++r) {
+    EXPECT_EQ(t.agent[r], 2);
+    EXPECT_EQ(t.pid[r], -1);  // a device, not a process
+    EXPECT_EQ(t.start_ns[r], kNoTime);
+    EXPECT_EQ(t.dispatch_id[r], static_cast<int64_t>(r));
+  }
+  const int cyc = t.counter_index("gpc__cycles_elapsed.max");
+  const int ops = t.counter_index("sm__ops_path_tensor_src_bf16_dst_fp32.sum");
+  ASSERT_GE(cyc, 0);
+  ASSERT_GE(ops, 0);
+  EXPECT_EQ(t.value(0, static_cast<size_t>(cyc)), 1980000);
+  EXPECT_EQ(t.value(0, static_cast<size_t>(ops)), 2.5e11);
+  EXPECT_EQ(t.value(1, static_cast<size_t>(cyc)), 990000);
+  EXPECT_TRUE(std::isnan(t.value(1, static_cast<size_t>(ops))));
+  EXPECT_TRUE(std::isnan(t.value(2, static_cast<size_t>(cyc))));
+  EXPECT_EQ(t.diagnostics.count("bad_counter_value"), 1u);   // "note": "x"
+  EXPECT_EQ(t.diagnostics.count("range_not_complete"), 1u);  // the ph "i" event
+}
+
+TEST(CounterCupti, TruncatedAndCompressedPasses) {
+  std::string doc = "{\"distributedInfo\": {\"rank\": 1}, \"traceEvents\": [";
+  for (int i = 0; i < 40; ++i)
+    doc += std::string(i ? "," : "") + "{\"ph\": \"X\", \"cat\": \"cuda_profiler_range\", " +
+           "\"name\": \"k" + std::to_string(i % 3) +
+           "\", \"pid\": 0, \"tid\": 0, \"ts\": " + std::to_string(i * 10) +
+           ", \"dur\": 10, \"args\": {\"gpc__cycles_elapsed.max\": " + std::to_string(1000 + i) +
+           "}}";
+  const std::string whole = doc + "]}";
+  const CounterTable full = read(whole, "pass.json");
+  ASSERT_EQ(full.size(), 40u);
+  EXPECT_TRUE(full.diagnostics.empty());
+  const CounterTable gz = read(gzip(whole), "pass.json.gz");
+  EXPECT_EQ(gz.kernel, full.kernel);
+  EXPECT_EQ(gz.values, full.values);
+  // Cut inside the 31st event: the 30 complete ones are kept, and the cut is said.
+  const CounterTable part = read(doc.substr(0, doc.find("\"ts\": 300")), "pass.json");
+  EXPECT_EQ(part.size(), 30u);
+  EXPECT_EQ(part.diagnostics.count("truncated_json"), 1u);
+  for (size_t r = 0; r < part.size(); ++r) EXPECT_EQ(part.kernel[r], full.kernel[r]);
+  // A Kineto trace without range events is not a counter file, and says what it is.
+  try {
+    read(
+        "{\"traceEvents\": [{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\", \"ts\": 1, "
+        "\"dur\": 1}]}",
+        "rank0.json");
+    FAIL();
+  } catch (const NotATraceError& e) {
+    EXPECT_NE(std::string(e.what()).find("cuda_profiler_range"), std::string::npos);
+  }
+}
+
+TEST(CounterReal, CuptiRangeProfilerPass) {
+  if (!test::have_shared_traces())
+    GTEST_SKIP() << "../shared/traces is absent: real CUPTI range-profiler test skipped";
+  // HTA's cupti_profiler test trace (A100): 77 kernels with the nine SASS FLOP instruction
+  // counters Kineto's kineto__cuda_core_flops expands to. Expected values counted independently
+  // (Python json over the same file): 77 ranges, one named __missing__, all on device 0,
+  // Σ ffma = 39,142,369,720.
+  CounterTable t =
+      read_counters_file(test::shared_path("traces/kineto/hta_a100_cupti_counters.json.gz"));
+  EXPECT_EQ(t.format, "cupti-range-json");
+  EXPECT_EQ(t.rank, 0);
+  ASSERT_EQ(t.size(), 77u);
+  EXPECT_EQ(t.counter_names.size(), 9u);
+  EXPECT_TRUE(t.diagnostics.empty());
+  EXPECT_EQ(std::count(t.kernel.begin(), t.kernel.end(), "__missing__"), 1);
+  const int ffma = t.counter_index("smsp__sass_thread_inst_executed_op_ffma_pred_on.sum");
+  ASSERT_GE(ffma, 0);
+  double sum = 0;
+  for (size_t r = 0; r < t.size(); ++r) {
+    EXPECT_EQ(t.agent[r], 0);
+    sum += t.value(r, static_cast<size_t>(ffma));
+  }
+  EXPECT_DOUBLE_EQ(sum, 39142369720.0);
 }

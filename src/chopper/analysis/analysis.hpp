@@ -204,9 +204,14 @@ struct KernelHw {
   double power_w = std::numeric_limits<double>::quiet_NaN();
   double energy_j = std::numeric_limits<double>::quiet_NaN();
   double temp_c = std::numeric_limits<double>::quiet_NaN();
-  double active_cycles = std::numeric_limits<double>::quiet_NaN();  // GRBM_GUI_ACTIVE / XCDs
-  double mfma_busy_cycles = std::numeric_limits<double>::quiet_NaN();
-  double mfma_flops = std::numeric_limits<double>::quiet_NaN();
+  // Counters (analysis/hardware.cpp, CounterMap): cycles at the clock run, matrix-unit busy
+  // cycles, issued matrix FLOPs of the peak's dtype, CUDA-core FLOPs.
+  double active_cycles = std::numeric_limits<double>::quiet_NaN();
+  double matrix_busy_cycles = std::numeric_limits<double>::quiet_NaN();
+  double matrix_flops = std::numeric_limits<double>::quiet_NaN();
+  double vector_flops = std::numeric_limits<double>::quiet_NaN();
+  // active_cycles ÷ duration, when the counters were taken in the traced run itself.
+  double counter_clock_mhz = std::numeric_limits<double>::quiet_NaN();
 };
 
 // The waterfall of one compute kernel (Chopper's overhead breakdown, made additive): observed =
@@ -245,6 +250,29 @@ struct PowerRow {
   std::map<std::string, Ns> throttle_ns;                           // by reason name
   double busy_power_w = std::numeric_limits<double>::quiet_NaN();  // mean over busy samples
   double idle_power_w = std::numeric_limits<double>::quiet_NaN();  // mean over idle samples
+  // Whole-window rows only (NaN elsewhere or when not recorded):
+  double power_cv = std::numeric_limits<double>::quiet_NaN();           // σ / mean of the samples
+  double max_dp_dt_w_per_s = std::numeric_limits<double>::quiet_NaN();  // largest |Δp| / Δt
+  double max_clock_share = std::numeric_limits<double>::quiet_NaN();    // samples at ≥ 99% f_max
+  double energy_counter_j = std::numeric_limits<double>::quiet_NaN();   // Δ of the energy counter
+  double link_tx_bytes = std::numeric_limits<double>::quiet_NaN();      // Δ NVLink / XGMI sent
+  double link_rx_bytes = std::numeric_limits<double>::quiet_NaN();
+  double pcie_tx_bytes = std::numeric_limits<double>::quiet_NaN();
+  double pcie_rx_bytes = std::numeric_limits<double>::quiet_NaN();
+};
+
+// Hardware view of one hierarchy node of one rank (hierarchy_hw): each moment of GPU time is
+// given to the activity that started first and covers it (as the phase rows of PowerRow), and
+// summed over the node's activities. level: "gpu", "iteration", "phase", "layer", "operation".
+struct HwLevelRow {
+  int64_t rank = -1;
+  const char* level = "gpu";
+  LabelKey key;
+  Ns time_ns = 0;  // GPU time given to the node
+  double energy_j = 0;
+  double clock_mhz_ns = 0;  // ∫ clock dt over the time with clock samples
+  Ns clock_ns = 0;
+  double max_temp_c = std::numeric_limits<double>::quiet_NaN();
 };
 
 // Waterfall parts summed over a group (an operation instance, a phase of an iteration).
@@ -297,6 +325,7 @@ struct RankAnalysis {
   std::vector<KernelHw> kernel_hw;
   std::vector<WaterfallUnit> units;
   std::vector<PowerRow> power;
+  std::vector<HwLevelRow> hw_levels;
 };
 
 struct RunAnalysis {

@@ -26,8 +26,51 @@ bool matrix_class(OpClass c) {
   return c == OpClass::kGemm || c == OpClass::kAttention;
 }
 
-// The MFMA-ops counter of the dtype the matrix peak is taken for (rocprofv3 names).
-const char* mfma_ops_counter(DType d) {
+// The counters the waterfall reads, as each vendor's profiler names them (docs/metrics.md,
+// "Hardware counters"):
+//   cycles the GPU was active, at the clock it ran: AMD GRBM_GUI_ACTIVE (summed over the XCDs, so
+//     divided by their number); NVIDIA gpc__cycles_elapsed.max;
+//   matrix-unit busy cycles: AMD SQ_VALU_MFMA_BUSY_CYCLES; NVIDIA
+//   sm__pipe_tensor_cycles_active.sum; issued matrix FLOPs of the dtype the peak is taken for: AMD
+//   512 x SQ_INSTS_VALU_MFMA_MOPS_<dt>;
+//     NVIDIA sm__ops_path_tensor_src_<dt>_dst_*.sum (every accumulator type; the sparsity splits
+//     of the same ops are not added again);
+//   CUDA-core FLOPs (NVIDIA, Kineto's kineto__cuda_core_flops): smsp__sass_thread_inst_executed_
+//     op_{h,f,d}{add,mul}_pred_on.sum + 2 x ..._{h,f,d}fma_pred_on.sum.
+struct CounterMap {
+  int active = -1;
+  double active_div = 1;
+  int matrix_busy = -1;
+  std::vector<std::pair<int, double>> matrix_flops, vector_flops;  // (counter, FLOPs per count)
+
+  static double sum(const CounterTable* ct, int32_t row,
+                    const std::vector<std::pair<int, double>>& terms) {
+    if (ct == nullptr || row < 0 || terms.empty()) return std::numeric_limits<double>::quiet_NaN();
+    double s = 0;
+    bool any = false;
+    for (const auto& [c, k] : terms) {
+      const double v = ct->value(static_cast<size_t>(row), static_cast<size_t>(c));
+      if (!std::isnan(v)) s += v * k, any = true;
+    }
+    return any ? s : std::numeric_limits<double>::quiet_NaN();
+  }
+};
+
+std::string_view nv_dtype(DType d) {
+  switch (d) {
+    case DType::kBf16:
+      return "bf16";
+    case DType::kFp16:
+      return "fp16";
+    case DType::kFp8:
+      return "fp8";
+    case DType::kTf32:
+    case DType::kFp32:
+      return "tf32";
+  }
+  return "bf16";
+}
+const char* amd_mops(DType d) {
   switch (d) {
     case DType::kBf16:
       return "SQ_INSTS_VALU_MFMA_MOPS_BF16";
@@ -40,6 +83,37 @@ const char* mfma_ops_counter(DType d) {
       return "SQ_INSTS_VALU_MFMA_MOPS_F32";
   }
   return "SQ_INSTS_VALU_MFMA_MOPS_BF16";
+}
+
+CounterMap map_counters(const CounterTable* ct, DType dt, double xcds) {
+  CounterMap m;
+  if (ct == nullptr) return m;
+  if ((m.active = ct->counter_index("GRBM_GUI_ACTIVE")) >= 0) {
+    m.active_div = xcds;
+  } else {
+    m.active = ct->counter_index("gpc__cycles_elapsed.max");
+  }
+  m.matrix_busy = ct->counter_index("SQ_VALU_MFMA_BUSY_CYCLES");
+  if (m.matrix_busy < 0) m.matrix_busy = ct->counter_index("sm__pipe_tensor_cycles_active.sum");
+  if (const int c = ct->counter_index(amd_mops(dt)); c >= 0) m.matrix_flops.push_back({c, 512.0});
+  const std::string nv = "sm__ops_path_tensor_src_" + std::string(nv_dtype(dt)) + "_dst_";
+  for (size_t c = 0; c < ct->counter_names.size(); ++c) {
+    const std::string& n = ct->counter_names[c];
+    if (n.rfind(nv, 0) == 0 && n.size() > 4 && n.compare(n.size() - 4, 4, ".sum") == 0 &&
+        n.find("sparsity") == std::string::npos)
+      m.matrix_flops.push_back({static_cast<int>(c), 1.0});
+    constexpr std::string_view kSass = "smsp__sass_thread_inst_executed_op_";
+    if (n.rfind(kSass, 0) == 0 && n.size() == kSass.size() + 4 + 12 &&
+        n.compare(kSass.size() + 4, 12, "_pred_on.sum") == 0) {
+      const std::string_view op = std::string_view(n).substr(kSass.size(), 4);
+      if (op == "hfma" || op == "ffma" || op == "dfma")
+        m.vector_flops.push_back({static_cast<int>(c), 2.0});
+      else if (op == "hadd" || op == "fadd" || op == "dadd" || op == "hmul" || op == "fmul" ||
+               op == "dmul")
+        m.vector_flops.push_back({static_cast<int>(c), 1.0});
+    }
+  }
+  return m;
 }
 
 const Series* power_series(const RankHardware& hw) {
@@ -145,13 +219,43 @@ double counter(const CounterTable* ct, int32_t row, int idx) {
   return ct->value(static_cast<size_t>(row), static_cast<size_t>(idx));
 }
 
+// Growth of a cumulative counter (energy, link bytes) over [lo, hi]: its linear interpolation at
+// lo, the samples inside and at hi, summing the rises. A fall is a reset or a wrap: that step adds
+// nothing (what the counter did across it is unknown). NaN without samples.
+double counter_delta(const Series* s, Ns lo, Ns hi) {
+  if (s == nullptr || s->t_ns.empty() || hi <= lo) return kNaN;
+  double prev = mean_linear(*s, lo, lo), sum = 0;
+  auto a = std::upper_bound(s->t_ns.begin(), s->t_ns.end(), lo);
+  for (auto it = a; it != s->t_ns.end() && *it < hi; ++it) {
+    const double v = s->value[static_cast<size_t>(it - s->t_ns.begin())];
+    if (v > prev) sum += v - prev;
+    prev = v;
+  }
+  const double last = mean_linear(*s, hi, hi);
+  if (last > prev) sum += last - prev;
+  return sum;
+}
+
+// The samples of a series inside [lo, hi], as [first, last) indices.
+std::pair<size_t, size_t> samples_in(const Series& s, Ns lo, Ns hi) {
+  const auto a = std::lower_bound(s.t_ns.begin(), s.t_ns.end(), lo);
+  const auto b = std::upper_bound(s.t_ns.begin(), s.t_ns.end(), hi);
+  return {static_cast<size_t>(a - s.t_ns.begin()), static_cast<size_t>(b - s.t_ns.begin())};
+}
+
+const Series* series_or_null(const RankHardware& hw, Metric m) {
+  return hw.has(m) ? &hw.at(m) : nullptr;
+}
+
 // Power and energy of one rank per iteration window, and per phase within it (each moment of GPU
 // time goes to the phase of the activity that started first and covers it, as the compute
 // components do; the rest of the window is "idle").
-void power_rows(const RankContext& c, const RankHardware& hw, double idle_w, RankAnalysis& out) {
+void power_rows(const RankContext& c, const RankHardware& hw, double idle_w, double fmax,
+                RankAnalysis& out) {
   const Series* p = power_series(hw);
   if (p == nullptr || c.windows.empty()) return;
   const EnergyModel em(*p, c.compute, c.other, idle_w);
+  const Series* temp = temp_series(hw);
   const GpuActivities& g = c.t.gpu;
   const bool labelled = g.iteration.size() == g.size();
   const Series* clock = hw.has(Metric::kSmClockMhz) ? &hw.at(Metric::kSmClockMhz) : nullptr;
@@ -186,15 +290,41 @@ void power_rows(const RankContext& c, const RankHardware& hw, double idle_w, Ran
       slot.second += em.joules(lo, hi);
     }
   };
+  // Each moment of GPU time to the activity that started first and covers it: its phase within
+  // each iteration span, and its hierarchy nodes (hierarchy_hw).
+  std::map<std::pair<int, LabelKey>, HwLevelRow> levels;
+  static constexpr const char* kLevels[] = {"gpu", "iteration", "phase", "layer", "operation"};
   Ns cover = std::numeric_limits<Ns>::min();
   for (int32_t i : c.order) {
     const Ns s = std::max(g.start_ns[i], cover), e = c.end(i);
     if (e > s) {
       const Phase phase = labelled ? g.phase[i] : Phase::kNone;
       add_piece(s, e, phase == Phase::kNone ? std::string_view("other") : phase_name(phase));
+      const LabelKey full =
+          labelled ? c.label(c.raw_key(static_cast<size_t>(i), false)) : LabelKey{};
+      const double joules = em.joules(s, e);
+      const double mhz = clock != nullptr ? mean_linear(*clock, s, e) : kNaN;
+      const double hot = max_in(temp, s, e);
+      for (int lv = 0; lv < 5; ++lv) {
+        LabelKey k;
+        if (lv >= 1) k.iteration = full.iteration;
+        if (lv >= 2) k.phase = full.phase;
+        if (lv >= 3) k.layer = full.layer;
+        if (lv >= 4) k.operation = full.operation;
+        HwLevelRow& row = levels[{lv, k}];
+        row.rank = c.rank;
+        row.level = kLevels[lv];
+        row.key = k;
+        row.time_ns += e - s;
+        row.energy_j += joules;
+        if (!std::isnan(mhz))
+          row.clock_mhz_ns += mhz * static_cast<double>(e - s), row.clock_ns += e - s;
+        if (!std::isnan(hot) && !(row.max_temp_c >= hot)) row.max_temp_c = hot;
+      }
     }
     cover = std::max(cover, e);
   }
+  for (auto& [k, row] : levels) out.hw_levels.push_back(row);
   const Ns period = [&] {
     if (p->size() < 2) return Ns{0};
     return (p->t_ns.back() - p->t_ns.front()) / static_cast<Ns>(p->size() - 1);
@@ -248,6 +378,37 @@ void power_rows(const RankContext& c, const RankHardware& hw, double idle_w, Ran
       if (bn > 0) all.busy_power_w = bs / bn;
       if (in > 0) all.idle_power_w = is / in;
     }
+    // Burstiness (CharLLM-PPT): the samples' coefficient of variation and steepest change.
+    {
+      const auto [a, b] = samples_in(*p, w.start, w.end);
+      if (b > a + 1) {
+        double sum = 0, sq = 0, steep = 0;
+        for (size_t j = a; j < b; ++j) {
+          sum += p->value[j];
+          sq += p->value[j] * p->value[j];
+          if (j > a && p->t_ns[j] > p->t_ns[j - 1])
+            steep = std::max(steep, std::abs(p->value[j] - p->value[j - 1]) /
+                                        (static_cast<double>(p->t_ns[j] - p->t_ns[j - 1]) * 1e-9));
+        }
+        const double n = static_cast<double>(b - a), mean = sum / n;
+        if (mean > 0) all.power_cv = std::sqrt(std::max(0.0, sq / n - mean * mean)) / mean;
+        all.max_dp_dt_w_per_s = steep;
+      }
+    }
+    // Clock residency: the share of clock samples at 99% of the maximum clock or above.
+    if (clock != nullptr && fmax > 0) {
+      const auto [a, b] = samples_in(*clock, w.start, w.end);
+      if (b > a) {
+        size_t at_max = 0;
+        for (size_t j = a; j < b; ++j) at_max += clock->value[j] >= 0.99 * fmax ? 1 : 0;
+        all.max_clock_share = static_cast<double>(at_max) / static_cast<double>(b - a);
+      }
+    }
+    all.energy_counter_j = counter_delta(series_or_null(hw, Metric::kEnergyJ), w.start, w.end);
+    all.link_tx_bytes = counter_delta(series_or_null(hw, Metric::kLinkTxBytes), w.start, w.end);
+    all.link_rx_bytes = counter_delta(series_or_null(hw, Metric::kLinkRxBytes), w.start, w.end);
+    all.pcie_tx_bytes = counter_delta(series_or_null(hw, Metric::kPcieTxBytes), w.start, w.end);
+    all.pcie_rx_bytes = counter_delta(series_or_null(hw, Metric::kPcieRxBytes), w.start, w.end);
     Ns t_acc = 0;
     double e_acc = 0;
     for (const auto& [name, te] : ph[k]) {
@@ -286,10 +447,12 @@ void hardware_partial(const RankContext& c, const AnalysisOptions& o, const Rank
   const Series* temp = hw != nullptr ? temp_series(*hw) : nullptr;
   const CounterTable* ct = hw != nullptr ? hw->counters : nullptr;
   const bool rows_ok = ct != nullptr && hw->counter_row.size() == g.size();
-  const int c_active = ct != nullptr ? ct->counter_index("GRBM_GUI_ACTIVE") : -1;
-  const int c_busy = ct != nullptr ? ct->counter_index("SQ_VALU_MFMA_BUSY_CYCLES") : -1;
-  const int c_mops = ct != nullptr ? ct->counter_index(mfma_ops_counter(o.dtype)) : -1;
   const double xcds = dev != nullptr ? xcd_count(*dev) : 1;
+  const CounterMap cm = map_counters(ct, o.dtype, xcds);
+  // Cycle counts say the clock the traced kernels ran at only when they were counted in the traced
+  // run; a separate counter pass (a replay) ran at its own clocks, so the telemetry's clock is
+  // used.
+  const bool cycles_of_run = hw != nullptr && hw->counters_same_run;
   const double fmax = dev != nullptr ? dev->max_clock_mhz : kNaN;
   const double peak_m = dev != nullptr ? dev->matrix_tflops(o.dtype) * 1e12 : 0;
   const double peak_v = dev != nullptr ? dev->vector_tflops_fp32 * 1e12 : 0;
@@ -316,14 +479,16 @@ void hardware_partial(const RankContext& c, const AnalysisOptions& o, const Rank
       }
       if (temp != nullptr) k.temp_c = mean_linear(*temp, s, e);
       const int32_t row = row_of(static_cast<size_t>(i));
-      k.active_cycles = counter(ct, row, c_active) / xcds;
-      k.mfma_busy_cycles = counter(ct, row, c_busy);
-      const double mops = counter(ct, row, c_mops);
-      k.mfma_flops = std::isnan(mops) ? kNaN : mops * 512;
+      k.active_cycles = counter(ct, row, cm.active) / cm.active_div;
+      k.matrix_busy_cycles = counter(ct, row, cm.matrix_busy);
+      k.matrix_flops = CounterMap::sum(ct, row, cm.matrix_flops);
+      k.vector_flops = CounterMap::sum(ct, row, cm.vector_flops);
+      if (cycles_of_run && e > s)
+        k.counter_clock_mhz = k.active_cycles / static_cast<double>(e - s) * 1000.0;
       out.kernel_hw.push_back(k);
     }
   }
-  if (hw != nullptr) power_rows(c, *hw, idle_w, out);
+  if (hw != nullptr) power_rows(c, *hw, idle_w, fmax, out);
 
   // Waterfall units: every compute kernel. The theoretical time of a host op (its FLOPs at the
   // peak rate of the unit that runs them, or its bytes at peak bandwidth, whichever is longer) is
@@ -369,10 +534,10 @@ void hardware_partial(const RankContext& c, const AnalysisOptions& o, const Rank
     }
     u.issued_ns = u.theoretical_ns;
     const int32_t row = row_of(static_cast<size_t>(i));
-    const double active = counter(ct, row, c_active);
+    const double active = cycles_of_run ? counter(ct, row, cm.active) : kNaN;
     if (!std::isnan(active) && dev != nullptr) {
       // Cycles the GPU was active, at the maximum clock.
-      u.active_ns = active / xcds / fmax * 1000.0;
+      u.active_ns = active / cm.active_div / fmax * 1000.0;
       u.frequency_known = true;
     } else if (clock != nullptr && dev != nullptr) {
       u.active_ns = d * std::min(1.0, mean_linear(*clock, s, e) / fmax);
@@ -383,9 +548,9 @@ void hardware_partial(const RankContext& c, const AnalysisOptions& o, const Rank
     // A memory-bound kernel's time does not follow the core clock: no frequency loss.
     if (!u.compute_bound) u.active_ns = d;
     // Issued matrix work: for kernels of matrix operations (or any that issued MFMA work).
-    const double mops = counter(ct, row, c_mops);
-    if (!std::isnan(mops) && peak_m > 0 && (mops > 0 || matrix_family(oc.family))) {
-      u.issued_ns = mops * 512 / peak_m * 1e9;
+    const double issued = CounterMap::sum(ct, row, cm.matrix_flops);
+    if (!std::isnan(issued) && peak_m > 0 && (issued > 0 || matrix_family(oc.family))) {
+      u.issued_ns = issued / peak_m * 1e9;
       u.instruction_known = true;
     }
     u.overlap_share = static_cast<double>(measure_in(c.comm, s, e)) / d;

@@ -10,6 +10,7 @@
 #include "chopper/cli/common.hpp"
 #include "chopper/hierarchy/aggregate.hpp"
 #include "chopper/ingest/hardware_files.hpp"
+#include "chopper/link/hardware_align.hpp"
 #include "chopper/report/analysis_report.hpp"
 #include "chopper/report/csv_sink.hpp"
 #include "chopper/report/hardware_report.hpp"
@@ -77,7 +78,13 @@ int analyze_run(const AnalyzeOptions& in) {
   HardwareRun hw;
   size_t hw_errors = 0;
   if (!o.no_hardware) {
-    HardwareFiles hf = load_hardware(o.run.paths, o.telemetry, o.counters, o.run.threads);
+    // Telemetry is read only where the alignment can use it (a profile covers seconds of what a
+    // recording may hold for hours).
+    // CUPTI counter passes found among the traces are counter files too.
+    std::vector<std::string> counters = o.counters;
+    counters.insert(counters.end(), lr->run.counter_passes.begin(), lr->run.counter_passes.end());
+    HardwareFiles hf = load_hardware(o.run.paths, o.telemetry, counters, o.run.threads,
+                                     telemetry_window(lr->run, o.align));
     for (const auto& [f, why] : hf.skipped)
       fmt::print(stderr, "chopper analyze: skipped {} ({})\n", f, why);
     for (const std::string& e : hf.errors) fmt::print(stderr, "chopper analyze: {}\n", e);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdio>
@@ -76,8 +77,12 @@ std::optional<Run> load_reporting(const RunOptions& o, const char* cmd) {
     fmt::print(stderr, "chopper {}: {}\n", cmd, e.what());
     return std::nullopt;
   }
-  for (const auto& [file, why] : run.skipped)
-    fmt::print(stderr, "chopper: skipped {} (not a trace: {})\n", file, why);
+  for (const auto& [file, why] : run.skipped) {
+    const bool pass = std::find(run.counter_passes.begin(), run.counter_passes.end(), file) !=
+                      run.counter_passes.end();
+    fmt::print(stderr, "chopper: {} {} ({}{})\n", pass ? "not a rank:" : "skipped", file,
+               pass ? "" : "not a trace: ", why);
+  }
   for (const auto& r : run.ranks)
     if (!r.ok) fmt::print(stderr, "chopper: {}\n", r.error);
   return run;

@@ -37,8 +37,11 @@ Command add_info(CLI::App& root) {
             size_t hw_errors = 0;
             if (!o->json) {
               // The hardware's files found beside the traces, and the ranks they describe.
-              HardwareFiles hf =
-                  load_hardware(o->run.paths, o->telemetry, o->counters, o->run.threads);
+              std::vector<std::string> counters = o->counters;
+              counters.insert(counters.end(), run->counter_passes.begin(),
+                              run->counter_passes.end());
+              HardwareFiles hf = load_hardware(o->run.paths, o->telemetry, counters, o->run.threads,
+                                               telemetry_window(*run));
               hw_errors = hf.errors.size();
               auto skipped = std::move(hf.skipped);
               auto errors = std::move(hf.errors);

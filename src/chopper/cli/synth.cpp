@@ -99,6 +99,10 @@ bool finish_config(SynthConfig& c, const std::string& scenario, const std::strin
     keep("--straggler-host-ns", &SynthConfig::straggler_host_ns);
     keep("--node-clock-offset-ns", &SynthConfig::node_clock_offset_ns);
     keep("--noise", &SynthConfig::noise);
+    keep("--seq", &SynthConfig::seq);
+    keep("--batch", &SynthConfig::batch);
+    keep("--layers", &SynthConfig::layers);
+    keep("--preset", &SynthConfig::preset);
     if (app->count("--no-prefetch") > 0 || app->count("--prefetch") > 0) s.prefetch = c.prefetch;
     c = s;
   }

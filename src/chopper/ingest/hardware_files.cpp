@@ -31,6 +31,19 @@ bool candidate_name(std::string name, bool json_too) {
          (json_too && ends_with(name, ".json"));
 }
 
+// The directory and file name of `path` with `token` and any compression suffix taken out, so
+// that rocprofv3's "<dir>/<prefix>_kernel_trace.csv" and "<dir>/<prefix>_counter_collection.csv"
+// give the same key. "" when the name has no `token`.
+std::string sibling_key(const std::string& path, std::string_view token) {
+  std::string p = path;
+  for (std::string_view z : {".gz", ".zst"})
+    if (ends_with(ascii_lower(p), z)) p.resize(p.size() - z.size());
+  const size_t slash = p.find_last_of('/');
+  const size_t at = p.rfind(token);
+  if (at == std::string::npos || (slash != std::string::npos && at < slash)) return "";
+  return p.substr(0, at) + "\x1f" + p.substr(at + token.size());
+}
+
 struct Candidate {
   std::string path;
   Want want;
@@ -44,7 +57,7 @@ struct Result {
   std::string skipped, error;
 };
 
-void read_one(const Candidate& c, Result& r) {
+void read_one(const Candidate& c, const TelemetryReadOptions& to, Result& r) {
   r.path = c.path;
   try {
     std::string head(4096, '\0');
@@ -62,7 +75,7 @@ void read_one(const Candidate& c, Result& r) {
       r.c = read_counters_file(c.path);
       r.counters = true;
     } else if (c.want != Want::kCounters && !sniff_telemetry(head, c.path).empty()) {
-      r.t = read_telemetry_file(c.path);
+      r.t = read_telemetry_file(c.path, to);
       r.telemetry = true;
     } else if (c.want == Want::kAny) {
       r.skipped = "neither telemetry nor hardware counters";
@@ -71,6 +84,13 @@ void read_one(const Candidate& c, Result& r) {
                 (c.want == Want::kTelemetry ? "a telemetry file" : "a hardware-counter file") +
                 " (see docs/formats.md)";
     }
+  } catch (const NotATraceError& e) {
+    // Looked like one (a Kineto JSON in counters/ with no range-profiler events): not fatal
+    // unless it was named as a counter file.
+    if (c.want == Want::kAny)
+      r.skipped = e.reason();
+    else
+      r.error = e.what();
   } catch (const std::exception& e) {
     r.error = e.what();
   }
@@ -80,7 +100,10 @@ void read_one(const Candidate& c, Result& r) {
 
 HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
                             const std::vector<std::string>& telemetry,
-                            const std::vector<std::string>& counters, unsigned threads) {
+                            const std::vector<std::string>& counters, unsigned threads,
+                            const TelemetryWindow& window) {
+  TelemetryReadOptions to;
+  to.window = window;
   std::vector<Candidate> cands;
   auto list = [&](const fs::path& dir, bool json_too) {
     std::error_code ec;
@@ -112,7 +135,7 @@ HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
               cands.end());
   std::vector<Result> res(cands.size());
   parallel_for(cands.size(), threads == 0 ? default_threads() : threads,
-               [&](size_t i) { read_one(cands[i], res[i]); });
+               [&](size_t i) { read_one(cands[i], to, res[i]); });
   HardwareFiles out;
   std::vector<CounterTable> kernel_traces;
   for (Result& r : res) {
@@ -129,15 +152,31 @@ HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
         out.counters.push_back(std::move(r.c));
     }
   }
-  // Kernel traces give counter rows their timestamps; alone they hold no counters.
+  // Kernel traces give counter rows their timestamps; alone they hold no counters. Dispatch ids
+  // are per process, so a kernel trace times only the counter file of its own process: the one
+  // rocprofv3 wrote beside it (the same name with counter_collection for kernel_trace), else the
+  // only counter file that lacks times when there is one.
+  std::vector<CounterTable*> untimed;
+  for (CounterTable& c : out.counters)
+    if (std::any_of(c.start_ns.begin(), c.start_ns.end(), [](Ns t) { return t == kNoTime; }))
+      untimed.push_back(&c);
+  std::vector<bool> timed(untimed.size(), false);
   for (const CounterTable& k : kernel_traces) {
-    bool used = false;
-    for (CounterTable& c : out.counters)
-      if (std::any_of(c.start_ns.begin(), c.start_ns.end(), [](Ns t) { return t == kNoTime; })) {
-        join_kernel_trace(c, k);
-        used = true;
-      }
-    if (!used) out.skipped.push_back({k.file, "a kernel trace with no counter file to time"});
+    const std::string key = sibling_key(k.file, "kernel_trace");
+    size_t match = SIZE_MAX;
+    for (size_t i = 0; i < untimed.size() && !key.empty(); ++i)
+      if (sibling_key(untimed[i]->file, "counter_collection") == key) match = i;
+    if (match == SIZE_MAX && kernel_traces.size() == 1 && untimed.size() == 1) match = 0;
+    if (match == SIZE_MAX || timed[match]) {
+      out.skipped.push_back(
+          {k.file, untimed.empty() ? "a kernel trace with no counter file to time"
+                                   : "a kernel trace with no counter file of its own process "
+                                     "beside it (rocprofv3 names them <prefix>_kernel_trace and "
+                                     "<prefix>_counter_collection)"});
+      continue;
+    }
+    join_kernel_trace(*untimed[match], k);
+    timed[match] = true;
   }
   return out;
 }

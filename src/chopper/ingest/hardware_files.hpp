@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "chopper/ingest/telemetry/telemetry_reader.hpp"
 #include "chopper/model/series.hpp"
 
 namespace chopper {
@@ -21,9 +22,13 @@ struct HardwareFiles {
 };
 
 // `run_paths` as given to analyze (directories are searched); `telemetry` and `counters` name
-// files explicitly (an explicit file that is not of its kind is an error, not a skip).
+// files explicitly (an explicit file that is not of its kind is an error, not a skip). `window`:
+// the telemetry rows the run can use (telemetry_window() in link/hardware_align.hpp); telemetry
+// files are read only there when they allow it, the rows left out counted in their diagnostics
+// ("rows_outside_window"). Empty: every row is read.
 HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
                             const std::vector<std::string>& telemetry,
-                            const std::vector<std::string>& counters, unsigned threads = 0);
+                            const std::vector<std::string>& counters, unsigned threads = 0,
+                            const TelemetryWindow& window = {});
 
 }  // namespace chopper

@@ -73,6 +73,13 @@ RankTrace load_rank_file(const std::string& path, const KinetoReadOptions& opt) 
   return t;
 }
 
+bool is_counter_pass(const RankTrace& t) {
+  if (t.gpu.size() > 0) return false;
+  for (const auto& [cat, n] : t.x_events_by_category)
+    if (n > 0 && t.strings.str(cat) == "cuda_profiler_range") return true;
+  return false;
+}
+
 Run load_run(const std::vector<std::string>& paths, const LoadOptions& opt) {
   std::vector<TracePath> files = expand_trace_paths(paths);
   std::sort(files.begin(), files.end(), [](const TracePath& a, const TracePath& b) {
@@ -123,6 +130,11 @@ Run load_run(const std::vector<std::string>& paths, const LoadOptions& opt) {
   for (size_t i = 0; i < slots.size(); ++i) {
     if (!not_trace[i].empty()) {
       run.skipped.emplace_back(files[i].path, not_trace[i]);
+    } else if (slots[i].ok && is_counter_pass(slots[i].trace)) {
+      run.skipped.emplace_back(files[i].path,
+                               "a CUPTI range-profiler pass (cuda_profiler_range events, no GPU "
+                               "activities): read as hardware counters");
+      run.counter_passes.push_back(files[i].path);
     } else {
       run.ranks.push_back(std::move(slots[i]));
     }

@@ -29,6 +29,12 @@ std::vector<TracePath> expand_trace_paths(const std::vector<std::string>& paths)
 // Rank from a file name: "rank-3", "rank3_", "rank_3", "RANK3." -> 3; -1 if none.
 int64_t rank_from_file_name(std::string_view path);
 
+// Whether a trace is a CUPTI range-profiler pass (Kineto with profiler_metrics): hardware counters
+// per kernel and no GPU activity of its own. load_run lists such files in Run::counter_passes
+// instead of making them ranks.
+bool is_counter_pass(const RankTrace& t);
+
+// Reads every trace of `paths` (files and directories) on opt.threads threads into a Run.
 Run load_run(const std::vector<std::string>& paths, const LoadOptions& opt = {});
 
 // Reads, links and classifies one file (throws InputError).

@@ -15,12 +15,16 @@ namespace {
 // time in any window costs two binary searches.
 class Busy {
  public:
-  explicit Busy(const GpuActivities& g) {
+  enum Which { kAll, kCompute, kOther };
+  explicit Busy(const GpuActivities& g, Which which = kAll) {
     std::vector<std::pair<Ns, Ns>> v;
     v.reserve(g.size());
-    for (size_t i = 0; i < g.size(); ++i)
-      if (g.kind[i] != GpuKind::kSync && g.dur_ns[i] > 0)
-        v.push_back({g.start_ns[i], g.start_ns[i] + g.dur_ns[i]});
+    for (size_t i = 0; i < g.size(); ++i) {
+      if (g.kind[i] == GpuKind::kSync || g.dur_ns[i] <= 0) continue;
+      const bool compute = g.cls.size() == g.size() && g.cls[i] == GpuClass::kCompute;
+      if ((which == kCompute && !compute) || (which == kOther && compute)) continue;
+      v.push_back({g.start_ns[i], g.start_ns[i] + g.dur_ns[i]});
+    }
     std::sort(v.begin(), v.end());
     for (const auto& [s, e] : v) {
       if (!start_.empty() && s <= end_.back()) {
@@ -53,12 +57,25 @@ class Busy {
   std::vector<Ns> start_, end_, cum_;
 };
 
+// The alignment's margins, shared with telemetry_window(): the refinement looks at most
+// kFinePeriods sample periods either side of a coarse offset, and at least kFineMinNs; the samples
+// kept for a rank lie within its busy span ± margin_ns(span).
+constexpr int kNearPeriods = 2;
+constexpr Ns kNearMinNs = 20000000;
+constexpr int kFinePeriods = 10;
+constexpr Ns kFineMinNs = 100000000;
+constexpr Ns kQuarterNs = 900LL * 1000000000LL;
+constexpr int kQuarters = 56;  // local time zones tried: -14 h .. +14 h
+Ns margin_ns(Ns span) {
+  return std::max<Ns>(1000000000, span);
+}
+
 struct RankInfo {
   int64_t rank = -1;
   int32_t device = -1;
   int64_t node = -1;
   const RankTrace* trace = nullptr;
-  std::unique_ptr<Busy> busy;
+  std::unique_ptr<Busy> busy, compute, other;
 };
 
 Ns median_interval(const Series& s) {
@@ -72,58 +89,134 @@ Ns median_interval(const Series& s) {
   return d[d.size() / 2];
 }
 
-// One GPU's signal and the busy share the trace implies, compared at a candidate offset.
+// One GPU's recorded signals and the activity the trace says it had, compared at a candidate
+// offset. Either signal may be absent.
 struct Pair {
-  const Series* signal;
-  const Busy* busy;
+  const Series* util;   // utilization, %
+  const Series* power;  // power, W
+  const RankInfo* rank;
 };
 
-// Pearson r between the recorded signal and the trace's busy share of each sample's interval
-// (t - offset - period, t - offset], over every sample whose interval lies inside the traced span.
-double score(const std::vector<Pair>& pairs, Ns offset, Ns period, Ns lo, Ns hi) {
+// Calls f(t, i) for every sample i of s whose interval (t - period, t], t = its time - offset,
+// lies inside the traced span [lo, hi].
+template <class F>
+void each_sample(const Series& s, Ns offset, Ns period, Ns lo, Ns hi, F&& f) {
+  auto it = std::lower_bound(s.t_ns.begin(), s.t_ns.end(), lo + period + offset);
+  for (size_t i = static_cast<size_t>(it - s.t_ns.begin()); i < s.size(); ++i) {
+    const Ns t = s.t_ns[i] - offset;
+    if (t > hi) break;
+    f(t, i);
+  }
+}
+
+// Pearson r between utilization and the trace's busy share of each sample's interval; -2 when
+// either hardly varies (σ of the busy share below 2 points: a GPU busy all the time says nothing
+// about the offset, and one sample at an edge would make a correlation of noise).
+double util_score(const std::vector<Pair>& pairs, Ns offset, Ns period, Ns lo, Ns hi) {
   double n = 0, sx = 0, sy = 0, sxx = 0, syy = 0, sxy = 0;
   for (const Pair& p : pairs) {
-    const Series& s = *p.signal;
-    auto it = std::lower_bound(s.t_ns.begin(), s.t_ns.end(), lo + period + offset);
-    for (size_t i = static_cast<size_t>(it - s.t_ns.begin()); i < s.size(); ++i) {
-      const Ns t = s.t_ns[i] - offset;
-      if (t > hi) break;
-      const double x = static_cast<double>(p.busy->in(t - period, t)) / static_cast<double>(period);
-      const double y = s.value[i];
+    if (p.util == nullptr) continue;
+    each_sample(*p.util, offset, period, lo, hi, [&](Ns t, size_t i) {
+      const double x =
+          static_cast<double>(p.rank->busy->in(t - period, t)) / static_cast<double>(period);
+      const double y = p.util->value[i];
       n += 1, sx += x, sy += y, sxx += x * x, syy += y * y, sxy += x * y;
-    }
+    });
   }
   if (n < 3) return -2;
   const double vx = sxx - sx * sx / n, vy = syy - sy * sy / n;
-  if (vx <= 1e-12 || vy <= 1e-12) return -2;
+  if (vx <= 0.02 * 0.02 * n || vy <= 1e-9 * n) return -2;
   return (sxy - sx * sy / n) / std::sqrt(vx * vy);
 }
 
-const Series* find_series(const TelemetryData& d, Metric m, int32_t device, bool single_gpu) {
-  for (const Series& s : d.series)
-    if (s.metric == m && (s.gpu.index == device || (single_gpu && s.gpu.index < 0)) && s.size())
-      return &s;
+// How well power follows the trace: the multiple correlation R of the least-squares fit
+// power = a + b · compute share + c · other share over each sample's interval (a sample of power
+// is the mean over its interval; a GPU draws more while it computes than while it communicates
+// or idles). -2 when power does not vary or the fit is singular.
+double power_score(const std::vector<Pair>& pairs, Ns offset, Ns period, Ns lo, Ns hi) {
+  double m[3][3] = {}, v[3] = {}, syy = 0, sy = 0, n = 0;
+  for (const Pair& p : pairs) {
+    if (p.power == nullptr) continue;
+    each_sample(*p.power, offset, period, lo, hi, [&](Ns t, size_t i) {
+      const double x[3] = {
+          1.0,
+          static_cast<double>(p.rank->compute->in(t - period, t)) / static_cast<double>(period),
+          static_cast<double>(p.rank->other->in(t - period, t)) / static_cast<double>(period)};
+      const double y = p.power->value[i];
+      for (int a = 0; a < 3; ++a) {
+        for (int b = 0; b < 3; ++b) m[a][b] += x[a] * x[b];
+        v[a] += x[a] * y;
+      }
+      syy += y * y, sy += y, n += 1;
+    });
+  }
+  if (n < 4) return -2;
+  const double vy = syy - sy * sy / n;
+  if (vy <= 1e-9 * n) return -2;
+  // Solve m · beta = v (Cramer's rule on 3 x 3).
+  auto det3 = [](const double a[3][3]) {
+    return a[0][0] * (a[1][1] * a[2][2] - a[1][2] * a[2][1]) -
+           a[0][1] * (a[1][0] * a[2][2] - a[1][2] * a[2][0]) +
+           a[0][2] * (a[1][0] * a[2][1] - a[1][1] * a[2][0]);
+  };
+  const double d = det3(m);
+  if (std::abs(d) <= 1e-12 * n * n * n) return -2;
+  double beta[3];
+  for (int c = 0; c < 3; ++c) {
+    double mc[3][3];
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 3; ++b) mc[a][b] = b == c ? v[a] : m[a][b];
+    beta[c] = det3(mc) / d;
+  }
+  // Explained sum of squares: beta · v − (Σy)² / n.
+  const double ess = beta[0] * v[0] + beta[1] * v[1] + beta[2] * v[2] - sy * sy / n;
+  return std::sqrt(std::clamp(ess / vy, 0.0, 1.0));
+}
+
+// The alignment score at an offset: the mean of the signals that say something there.
+double score(const std::vector<Pair>& pairs, Ns offset, Ns period, Ns lo, Ns hi) {
+  const double u = util_score(pairs, offset, period, lo, hi);
+  const double w = power_score(pairs, offset, period, lo, hi);
+  if (u <= -2) return w;
+  if (w <= -2) return u;
+  return 0.5 * (u + w);
+}
+
+// The series of one alignment unit: every file of one node's telemetry on one clock (one
+// nvidia-smi file, or the per-metric, per-GPU files of a Zeus sampler).
+struct Unit {
+  std::vector<size_t> files;
+  std::vector<const Series*> series;
+  bool single_gpu = false;  // one GPU in all: series without an index are that GPU's
+};
+
+// Whether a series describes a rank's GPU: by the global rank the file names, else by the GPU
+// index on the node.
+bool describes(const Series& s, const RankInfo& r, bool single_gpu) {
+  if (s.gpu.rank >= 0) return s.gpu.rank == r.rank;
+  return s.gpu.index == r.device || (single_gpu && s.gpu.index < 0);
+}
+
+const Series* find_series(const Unit& u, Metric m, const RankInfo& r) {
+  for (const Series* s : u.series)
+    if (s->metric == m && s->size() && describes(*s, r, u.single_gpu)) return s;
   return nullptr;
 }
 
-void align_one(const TelemetryData& d, TelemetryAlignment& a, const std::vector<RankInfo*>& ranks,
+void align_one(const Unit& u, TelemetryAlignment& a, const std::vector<RankInfo*>& ranks,
                const HardwareAlignOptions& o) {
-  std::vector<int32_t> devices;
-  for (const Series& s : d.series)
-    if (std::find(devices.begin(), devices.end(), s.gpu.index) == devices.end())
-      devices.push_back(s.gpu.index);
-  const bool single_gpu = devices.size() == 1;
   std::vector<Pair> pairs;
   Ns lo = std::numeric_limits<Ns>::max(), hi = std::numeric_limits<Ns>::min();
   Ns t_first = std::numeric_limits<Ns>::max(), t_last = std::numeric_limits<Ns>::min();
   for (RankInfo* r : ranks) {
     if (r->busy->empty()) continue;
-    const Series* sig = find_series(d, Metric::kUtilGpuPct, r->device, single_gpu);
-    if (sig == nullptr) sig = find_series(d, Metric::kPowerW, r->device, single_gpu);
-    if (sig == nullptr) sig = find_series(d, Metric::kPowerAvgW, r->device, single_gpu);
+    const Series* util = find_series(u, Metric::kUtilGpuPct, *r);
+    const Series* power = find_series(u, Metric::kPowerW, *r);
+    if (power == nullptr) power = find_series(u, Metric::kPowerAvgW, *r);
+    const Series* sig = util != nullptr ? util : power;
     if (sig == nullptr) continue;
     a.ranks.push_back(r->rank);
-    pairs.push_back({sig, r->busy.get()});
+    pairs.push_back({util, power, r});
     lo = std::min(lo, r->busy->first());
     hi = std::max(hi, r->busy->last());
     t_first = std::min(t_first, sig->t_ns.front());
@@ -139,8 +232,12 @@ void align_one(const TelemetryData& d, TelemetryAlignment& a, const std::vector<
   // Coarse candidates from what the file says.
   std::vector<Ns> coarse;
   // A file stamped on a wall clock is off by little (the time between reading a sample and
-  // stamping it): the refinement looks two periods, and at least 20 ms, either side.
-  Ns fine_range = std::max<Ns>(2 * T, 20000000);
+  // stamping it, the hosts' clock sync): the refinement looks kNearPeriods periods (at least
+  // kNearMinNs) either side, and kFinePeriods (at least kFineMinNs) when nothing near correlates
+  // well. Near first: a training step repeats, so an offset of a whole step can correlate nearly
+  // as well as the true one.
+  Ns near_range = std::max<Ns>(kNearPeriods * T, kNearMinNs);
+  Ns fine_range = std::max<Ns>(kFinePeriods * T, kFineMinNs);
   const Ns span = hi - lo;
   auto overlaps = [&](Ns c) {
     const Ns a0 = std::max(lo + c, t_first), a1 = std::min(hi + c, t_last);
@@ -150,12 +247,11 @@ void align_one(const TelemetryData& d, TelemetryAlignment& a, const std::vector<
     coarse.push_back(0);
     a.method = "utc+correlation";
   } else if (a.clock == ClockDomain::kRealtimeLocal) {
-    constexpr Ns kQuarter = 900LL * 1000000000LL;
     if (o.utc_offset_known) {
       coarse.push_back(std::llround(o.utc_offset_h * 3600.0) * 1000000000LL);
     } else {
-      for (int k = -56; k <= 56; ++k)
-        if (overlaps(k * kQuarter)) coarse.push_back(k * kQuarter);
+      for (int k = -kQuarters; k <= kQuarters; ++k)
+        if (overlaps(k * kQuarterNs)) coarse.push_back(k * kQuarterNs);
     }
     a.method = "zone+correlation";
   } else {
@@ -163,7 +259,7 @@ void align_one(const TelemetryData& d, TelemetryAlignment& a, const std::vector<
     const Ns from = t_first - hi, to = t_last - lo;
     const Ns step = std::max<Ns>(T, (to - from) / 200000);
     for (Ns c = from; c <= to; c += step) coarse.push_back(c);
-    fine_range = step;
+    near_range = fine_range = step;
     a.method = "correlation";
   }
   if (coarse.empty()) {
@@ -182,14 +278,28 @@ void align_one(const TelemetryData& d, TelemetryAlignment& a, const std::vector<
     for (size_t i = 0; i < coarse.size(); ++i)
       if (sc[i] >= best - 0.05) ambiguity = std::max(ambiguity, std::abs(coarse[i] - best_c));
   }
-  // Fine: around the coarse offset, in steps of a twentieth of the period.
+  // Fine: around the coarse offset, in steps of a twentieth of the period; near first, then (when
+  // the best near score is below 0.9) the wide range, whose best is taken only if it beats the
+  // near one by 0.05.
   const Ns step = std::max<Ns>(1000, T / 20);
-  std::vector<std::pair<Ns, double>> fine;
-  for (Ns dlt = -fine_range; dlt <= fine_range; dlt += step)
-    fine.push_back({best_c + dlt, score(pairs, best_c + dlt, T, lo, hi)});
-  size_t bi = 0;
-  for (size_t i = 0; i < fine.size(); ++i)
-    if (fine[i].second > fine[bi].second) bi = i;
+  auto search = [&](Ns range) {
+    std::vector<std::pair<Ns, double>> v;
+    for (Ns dlt = -range; dlt <= range; dlt += step)
+      v.push_back({best_c + dlt, score(pairs, best_c + dlt, T, lo, hi)});
+    size_t b = 0;
+    for (size_t i = 0; i < v.size(); ++i)
+      if (v[i].second > v[b].second) b = i;
+    return std::make_pair(std::move(v), b);
+  };
+  auto [fine, bi] = search(near_range);
+  if (fine[bi].second < 0.9 && fine_range > near_range) {
+    auto [wide, wb] = search(fine_range);
+    if (wide[wb].second >= fine[bi].second + 0.05) {
+      fine = std::move(wide);
+      bi = wb;
+      a.method += " (beyond the near range)";
+    }
+  }
   best = fine[bi].second;
   if (best < 0.2) {
     // Too little structure to tell offsets apart: keep what the file says.
@@ -211,10 +321,44 @@ void align_one(const TelemetryData& d, TelemetryAlignment& a, const std::vector<
     a.uncertainty_ns = std::max(a.uncertainty_ns, ambiguity);
     a.method += " (ambiguous: other offsets correlate as well; give --telemetry-utc-offset)";
   }
-  for (const Pair& p : pairs) a.samples += p.signal->size();
+  for (const Pair& p : pairs) a.samples += (p.util != nullptr ? p.util : p.power)->size();
 }
 
 }  // namespace
+
+TelemetryWindow telemetry_window(const Run& run, const HardwareAlignOptions& o) {
+  TelemetryWindow w;
+  // The samples align_hardware reads or keeps for a node lie within [lo, hi] + the offset: a
+  // rank's busy span ± its margin (the correlation looks inside the span, the kept samples reach
+  // the margin), for the offsets it tries, ± the refinement (pad).
+  Ns lo = std::numeric_limits<Ns>::max(), hi = std::numeric_limits<Ns>::min();
+  for (const RankSlot& s : run.ranks) {
+    if (!s.ok) continue;
+    const GpuActivities& g = s.trace.gpu;
+    Ns first = std::numeric_limits<Ns>::max(), last = std::numeric_limits<Ns>::min();
+    for (size_t i = 0; i < g.size(); ++i)
+      if (g.kind[i] != GpuKind::kSync && g.dur_ns[i] > 0) {
+        first = std::min(first, g.start_ns[i]);
+        last = std::max(last, g.start_ns[i] + g.dur_ns[i]);
+      }
+    if (first > last) continue;
+    const Ns m = margin_ns(last - first);
+    lo = std::min(lo, first - m);
+    hi = std::max(hi, last + m);
+  }
+  if (lo > hi) return w;
+  w.utc.push_back({lo, hi});
+  if (o.utc_offset_known) {
+    const Ns c = std::llround(o.utc_offset_h * 3600.0) * 1000000000LL;
+    w.local.push_back({lo + c, hi + c});
+  } else {
+    for (int k = -kQuarters; k <= kQuarters; ++k)
+      w.local.push_back({lo + k * kQuarterNs, hi + k * kQuarterNs});
+  }
+  w.pad_ns = kFineMinNs;
+  w.pad_periods = kFinePeriods;
+  return w;
+}
 
 int64_t node_from_file_name(std::string_view path) {
   const size_t slash = path.find_last_of('/');
@@ -310,6 +454,8 @@ HardwareRun align_hardware(const Run& run, std::vector<TelemetryData> telemetry,
       if (n > most) most = n, r.device = d;
     hw.ranks[i].device = r.device;
     r.busy = std::make_unique<Busy>(s.trace.gpu);
+    r.compute = std::make_unique<Busy>(s.trace.gpu, Busy::kCompute);
+    r.other = std::make_unique<Busy>(s.trace.gpu, Busy::kOther);
     gpn = std::max<int64_t>(gpn, static_cast<int64_t>(s.trace.meta.devices.size()));
     gpn = std::max<int64_t>(gpn, r.device + 1);
   }
@@ -317,7 +463,8 @@ HardwareRun align_hardware(const Run& run, std::vector<TelemetryData> telemetry,
   for (RankInfo& r : info)
     if (r.rank >= 0) r.node = r.rank / gpn;
 
-  // Telemetry files -> nodes: the number in the file name, else the free nodes in file order.
+  // Telemetry files -> nodes: the node of the rank a file names (Zeus), else the number in the
+  // file name, else the free nodes in file order.
   std::vector<size_t> order(hw.telemetry_data.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::sort(order.begin(), order.end(), [&](size_t a, size_t b) {
@@ -330,10 +477,21 @@ HardwareRun align_hardware(const Run& run, std::vector<TelemetryData> telemetry,
     if (static_cast<size_t>(n) >= taken.size()) taken.resize(static_cast<size_t>(n) + 1, false);
     taken[static_cast<size_t>(n)] = true;
   };
+  auto named_rank_node = [&](const TelemetryData& d) -> int64_t {
+    for (const Series& s : d.series)
+      if (s.gpu.rank >= 0) {
+        for (const RankInfo& r : info)
+          if (r.rank == s.gpu.rank) return r.node;
+        return s.gpu.rank / gpn;  // a rank with no readable trace: its node all the same
+      }
+    return -1;
+  };
   for (size_t i : order) {
     hw.telemetry[i].file = hw.telemetry_data[i].file;
     hw.telemetry[i].format = hw.telemetry_data[i].format;
-    hw.telemetry[i].node = node_from_file_name(hw.telemetry_data[i].file);
+    hw.telemetry[i].node = named_rank_node(hw.telemetry_data[i]);
+    if (hw.telemetry[i].node < 0)
+      hw.telemetry[i].node = node_from_file_name(hw.telemetry_data[i].file);
     take(hw.telemetry[i].node);
   }
   int64_t next = 0;
@@ -343,43 +501,79 @@ HardwareRun align_hardware(const Run& run, std::vector<TelemetryData> telemetry,
     hw.telemetry[i].node = next;
     take(next);
   }
-  for (size_t f = 0; f < hw.telemetry_data.size(); ++f) {
-    TelemetryAlignment& a = hw.telemetry[f];
+  // Units: the files of one node, format and clock are aligned together (a Zeus sampler writes
+  // one file per metric and GPU: the energy or link counters of a GPU carry no signal of their
+  // own to place them, its power file does, and all were stamped by the same host clock).
+  std::map<std::tuple<int64_t, std::string, int>, Unit> units;
+  for (size_t f : order) {
+    const TelemetryData& d = hw.telemetry_data[f];
+    ClockDomain clock = ClockDomain::kUnknown;
+    for (const Series& se : d.series)
+      if (se.size() > 0) clock = se.clock;
+    Unit& u = units[{hw.telemetry[f].node, d.format, static_cast<int>(clock)}];
+    u.files.push_back(f);
+    for (const Series& se : d.series) u.series.push_back(&se);
+  }
+  for (auto& [key, u] : units) {
+    std::vector<int32_t> devices;
+    for (const Series* se : u.series)
+      if (std::find(devices.begin(), devices.end(), se->gpu.index) == devices.end())
+        devices.push_back(se->gpu.index);
+    u.single_gpu = devices.size() == 1;
+    const int64_t node = std::get<0>(key);
     std::vector<RankInfo*> ranks;
     for (RankInfo& r : info)
-      if (r.rank >= 0 && r.node == a.node) ranks.push_back(&r);
-    align_one(hw.telemetry_data[f], a, ranks, o);
+      if (r.rank >= 0 && r.node == node) ranks.push_back(&r);
+    TelemetryAlignment a;
+    align_one(u, a, ranks, o);
+    for (size_t f : u.files) {
+      TelemetryAlignment& fa = hw.telemetry[f];
+      const std::string file = fa.file, format = fa.format;
+      fa = a;
+      fa.file = file;
+      fa.format = format;
+      fa.node = node;
+      if (u.files.size() > 1) {
+        // The ranks this file itself describes.
+        fa.ranks.clear();
+        fa.samples = 0;
+        for (RankInfo* r : ranks) {
+          bool any = false;
+          for (const Series& se : hw.telemetry_data[f].series)
+            if (describes(se, *r, u.single_gpu)) any = true;
+          if (any && std::find(a.ranks.begin(), a.ranks.end(), r->rank) != a.ranks.end())
+            fa.ranks.push_back(r->rank);
+        }
+        for (const Series& se : hw.telemetry_data[f].series) fa.samples += se.size();
+      }
+    }
     if (a.method.rfind("none", 0) == 0) continue;
     // The node's ranks get their GPU's series, shifted onto the trace clock.
-    const TelemetryData& d = hw.telemetry_data[f];
-    std::vector<int32_t> devices;
-    for (const Series& s : d.series)
-      if (std::find(devices.begin(), devices.end(), s.gpu.index) == devices.end())
-        devices.push_back(s.gpu.index);
     for (size_t i = 0; i < info.size(); ++i) {
-      if (info[i].rank < 0 || info[i].node != a.node || info[i].busy->empty()) continue;
+      if (info[i].rank < 0 || info[i].node != node || info[i].busy->empty()) continue;
       RankHardware& rh = hw.ranks[i];
       // Only the samples around the traced span are kept: the analyses look at nothing else,
       // and a recording may run for hours around a profile of seconds.
-      const Ns margin = std::max<Ns>(1000000000, info[i].busy->last() - info[i].busy->first());
+      const Ns margin = margin_ns(info[i].busy->last() - info[i].busy->first());
       const Ns lo = info[i].busy->first() - margin, hi = info[i].busy->last() + margin;
-      for (const Series& s : d.series) {
-        if (!(s.gpu.index == info[i].device || (devices.size() == 1 && s.gpu.index < 0))) continue;
-        Series& dst = rh.series[static_cast<size_t>(s.metric)];
-        if (!dst.t_ns.empty()) continue;  // the first file to give a metric wins
-        auto b = std::lower_bound(s.t_ns.begin(), s.t_ns.end(), lo + a.offset_ns);
-        auto e = std::upper_bound(s.t_ns.begin(), s.t_ns.end(), hi + a.offset_ns);
-        if (b == e) continue;
-        dst.gpu = s.gpu;
-        dst.metric = s.metric;
-        dst.source = s.source;
-        dst.clock = s.clock;
-        const auto from = b - s.t_ns.begin(), to = e - s.t_ns.begin();
-        dst.t_ns.assign(b, e);
-        dst.value.assign(s.value.begin() + from, s.value.begin() + to);
-        for (Ns& t : dst.t_ns) t -= a.offset_ns;
-        rh.telemetry_file = static_cast<int>(f);
-      }
+      for (size_t f : u.files)
+        for (const Series& se : hw.telemetry_data[f].series) {
+          if (!describes(se, info[i], u.single_gpu)) continue;
+          Series& dst = rh.series[static_cast<size_t>(se.metric)];
+          if (!dst.t_ns.empty()) continue;  // the first file to give a metric wins
+          auto b = std::lower_bound(se.t_ns.begin(), se.t_ns.end(), lo + a.offset_ns);
+          auto e = std::upper_bound(se.t_ns.begin(), se.t_ns.end(), hi + a.offset_ns);
+          if (b == e) continue;
+          dst.gpu = se.gpu;
+          dst.metric = se.metric;
+          dst.source = se.source;
+          dst.clock = se.clock;
+          const auto from = b - se.t_ns.begin(), to = e - se.t_ns.begin();
+          dst.t_ns.assign(b, e);
+          dst.value.assign(se.value.begin() + from, se.value.begin() + to);
+          for (Ns& t : dst.t_ns) t -= a.offset_ns;
+          if (rh.telemetry_file < 0) rh.telemetry_file = static_cast<int>(f);
+        }
     }
   }
 
@@ -391,7 +585,8 @@ HardwareRun align_hardware(const Run& run, std::vector<TelemetryData> telemetry,
     CounterJoin& j = hw.counters[f];
     j.file = ct.file;
     j.dispatches = ct.size();
-    int64_t rank = rank_from_file_name(ct.file);
+    // The rank the file says (a Kineto counter pass's distributedInfo), else its file name's.
+    const int64_t rank = ct.rank >= 0 ? ct.rank : rank_from_file_name(ct.file);
     size_t slot = SIZE_MAX;
     for (size_t i = 0; i < info.size(); ++i)
       if (info[i].rank >= 0 && info[i].rank == rank) slot = i;
@@ -444,6 +639,7 @@ HardwareRun align_hardware(const Run& run, std::vector<TelemetryData> telemetry,
     if (by_id * 2 >= ct.size() && by_id > 0) {
       j.method = "correlation id";
       j.matched = by_id;
+      j.same_run = rh.counters_same_run = true;
     } else {
       // Kernel name and occurrence order (Chopper): the k-th dispatch of a name is the k-th kernel
       // of that name in the trace, in start order.

@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "chopper/ingest/telemetry/telemetry_reader.hpp"
 #include "chopper/model/run.hpp"
 #include "chopper/model/series.hpp"
 
@@ -49,6 +50,10 @@ struct CounterJoin {
   uint64_t dispatches = 0, matched = 0, ambiguous = 0;
   std::string method;  // "correlation id", "kernel name + order", "none: ..."
   Ns offset_ns = 0;    // counter clock − trace clock (median over matched dispatches)
+  // Joined by correlation id: the counters were recorded in the traced run itself. Otherwise they
+  // come from a separate pass (a replay: CUPTI's range profiler, rocprofv3 in another run), whose
+  // cycle counts were taken at that pass's clocks, not the traced ones.
+  bool same_run = false;
 };
 
 // The hardware data of one rank, on its trace clock.
@@ -60,6 +65,7 @@ struct RankHardware {
   // Counters: the rank's table and, per GPU activity row, its row there (-1 = none).
   const CounterTable* counters = nullptr;
   std::vector<int32_t> counter_row;
+  bool counters_same_run = false;  // CounterJoin::same_run
   const Series& at(Metric m) const { return series[static_cast<size_t>(m)]; }
   bool has(Metric m) const { return !at(m).t_ns.empty(); }
 };
@@ -77,6 +83,19 @@ struct HardwareRun {
 // cannot be placed is reported in the alignment rows).
 HardwareRun align_hardware(const Run& run, std::vector<TelemetryData> telemetry,
                            std::vector<CounterTable> counters, const HardwareAlignOptions& o = {});
+
+// The telemetry rows the alignment of this run can use, for reading only those
+// (TelemetryWindow): on each clock a file may be stamped on, the traced span of every rank with
+// its GPU activity, widened by the margin align_hardware keeps around it (the span, at least
+// 1 s), at every offset align_hardware would try (UTC: 0; local time: every quarter-hour zone
+// from -14 h to +14 h, or the one given), with the pad its refinement needs (its widest search:
+// kFinePeriods sample periods, at least kFineMinNs, in hardware_align.cpp). Relative and monotonic
+// clocks get no ranges (their files are read whole).
+// Aligning what a file read through this window holds gives the offsets, series and everything
+// after them that the whole file gives, when the file's sample interval is as steady inside the
+// window as outside it (the period is the median interval of the samples read). Empty when no
+// rank has GPU activity.
+TelemetryWindow telemetry_window(const Run& run, const HardwareAlignOptions& o = {});
 
 // Node number a telemetry file name gives ("node1.nvidia-smi.csv", "host-03_smi.csv"), or -1.
 int64_t node_from_file_name(std::string_view path);

@@ -20,6 +20,9 @@ struct Run {
   std::vector<RankSlot> ranks;
   // Files found in a directory that are not traces (truth.json, other JSON): file, reason.
   std::vector<std::pair<std::string, std::string>> skipped;
+  // Kineto files that hold CUPTI range-profiler counters and no GPU activity (also in `skipped`):
+  // counter passes, for ingest/hardware_files.
+  std::vector<std::string> counter_passes;
   size_t failed() const {
     size_t n = 0;
     for (const auto& r : ranks) n += r.ok ? 0 : 1;

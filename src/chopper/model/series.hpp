@@ -70,6 +70,7 @@ struct GpuRef {
   std::string bus_id;  // PCI bus id ("00000000:18:00.0"), "" if absent
   std::string uuid;    // "GPU-…", "" if absent
   std::string host;    // host name when the file says it, else ""
+  int64_t rank = -1;   // the global rank the file names (Zeus `power_3.csv`), else -1
 };
 
 // One sampled signal of one GPU. t_ns is the sample time on `clock` (ns), ascending after reading
@@ -100,6 +101,7 @@ struct TelemetryData {
 struct CounterTable {
   std::string file;
   std::string format;                           // "rocprofv3-csv", "rocprofv3-json", ...
+  int64_t rank = -1;                            // the rank the file says it is (-1: unknown)
   ClockDomain clock = ClockDomain::kMonotonic;  // rocprofv3 timestamps: BOOTTIME ns
   std::vector<int64_t> correlation_id;          // -1 when absent
   std::vector<int64_t> dispatch_id;             // -1 when absent

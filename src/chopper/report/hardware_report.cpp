@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <map>
+#include <set>
 
 #include "chopper/report/rows.hpp"
 
@@ -173,10 +174,16 @@ void hardware_tables(const Run& run, const RunAnalysis& ra, const AnalysisOption
          {"power_w", R, "board power, time-weighted mean over the activity"},
          {"energy_j", R, "∫ power over the activity (the board's, not the kernel's alone)"},
          {"temp_c", R, "hotspot (else GPU) temperature, time-weighted mean"},
-         {"active_cycles", R, "GRBM_GUI_ACTIVE ÷ XCDs (counters)"},
-         {"mfma_busy_cycles", R, "SQ_VALU_MFMA_BUSY_CYCLES (counters)"},
-         {"mfma_flops", R, "512 × SQ_INSTS_VALU_MFMA_MOPS_<dtype> (counters)"},
-         {"counter_clock_mhz", R, "active_cycles ÷ dur (the clock the counters imply)"}});
+         {"active_cycles", R,
+          "cycles active at the clock run: GRBM_GUI_ACTIVE ÷ XCDs, gpc__cycles_elapsed.max"},
+         {"matrix_busy_cycles", R,
+          "matrix-unit busy cycles: SQ_VALU_MFMA_BUSY_CYCLES, sm__pipe_tensor_cycles_active.sum"},
+         {"matrix_flops", R,
+          "issued matrix FLOPs of the dtype: 512 × SQ_INSTS_VALU_MFMA_MOPS_<dt>, "
+          "sm__ops_path_tensor_src_<dt>_dst_*.sum"},
+         {"vector_flops", R, "CUDA-core FLOPs from SASS counters (add + mul + 2 × fma)"},
+         {"counter_clock_mhz", R,
+          "active_cycles ÷ dur: the clock the counters imply (counters of the traced run only)"}});
     for (size_t i = 0; i < ra.ranks.size(); ++i) {
       const RankAnalysis& r = ra.ranks[i];
       const RankSlot* s = slot_of(run, r.rank, i);
@@ -184,13 +191,12 @@ void hardware_tables(const Run& run, const RunAnalysis& ra, const AnalysisOption
       const GpuActivities& g = s->trace.gpu;
       for (const KernelHw& k : r.kernel_hw) {
         const size_t j = static_cast<size_t>(k.row);
-        const double d = static_cast<double>(g.dur_ns[j]);
         t.add_row({Cell::of(r.rank), Cell::of(g.correlation[j]), Cell::of(g.start_ns[j]),
                    Cell::of(g.dur_ns[j]), Cell::of(s->trace.strings.str(g.name[j])),
                    opt_real(k.clock_mhz), opt_real(k.power_w), opt_real(k.energy_j),
-                   opt_real(k.temp_c), opt_real(k.active_cycles), opt_real(k.mfma_busy_cycles),
-                   opt_real(k.mfma_flops),
-                   opt_real(d > 0 ? k.active_cycles / d * 1000.0 : std::nan(""))});
+                   opt_real(k.temp_c), opt_real(k.active_cycles), opt_real(k.matrix_busy_cycles),
+                   opt_real(k.matrix_flops), opt_real(k.vector_flops),
+                   opt_real(k.counter_clock_mhz)});
       }
     }
     t.end();
@@ -216,7 +222,27 @@ void hardware_tables(const Run& run, const RunAnalysis& ra, const AnalysisOption
          {"max_hotspot_c", R, "hotspot temperature, largest sample"},
          {"max_mem_temp_c", R, "memory temperature, largest sample"},
          {"throttle_ns", T, "time under each throttle reason: 'reason=ns,…'"},
-         {"tokens_per_j", R, "tokens per step ÷ (energy × ranks) (whole-window rows)"}});
+         {"tokens_per_j", R, "tokens per step ÷ (energy × ranks) (whole-window rows)"},
+         {"power_cv", R, "σ ÷ mean of the power samples in the window (burstiness)"},
+         {"max_dp_dt_w_per_s", R, "steepest change between consecutive power samples"},
+         {"max_clock_share", R, "share of clock samples at ≥ 99% of the maximum clock"},
+         {"energy_counter_j", R, "growth of the GPU's energy counter (cross-check of energy_j)"},
+         {"link_tx_bytes", R, "NVLink / XGMI bytes sent (counter growth)"},
+         {"link_rx_bytes", R, "NVLink / XGMI bytes received (counter growth)"},
+         {"link_util", R,
+          "max(link_tx_bytes, link_rx_bytes) ÷ time ÷ the device's per-direction link bandwidth"},
+         {"pcie_tx_bytes", R, "PCIe bytes sent (counter growth)"},
+         {"pcie_rx_bytes", R, "PCIe bytes received (counter growth)"}});
+    auto link_util = [&](const PowerRow& p) {
+      const double bytes = std::isnan(p.link_tx_bytes) ? p.link_rx_bytes
+                           : std::isnan(p.link_rx_bytes)
+                               ? p.link_tx_bytes
+                               : std::max(p.link_tx_bytes, p.link_rx_bytes);
+      if (std::isnan(bytes) || ra.device == nullptr || ra.device->intra_node_bw_gbs <= 0 ||
+          p.time_ns <= 0)
+        return std::nan("");
+      return bytes / (static_cast<double>(p.time_ns) * 1e-9) / (ra.device->intra_node_bw_gbs * 1e9);
+    };
     for (const RankAnalysis& r : ra.ranks)
       for (const PowerRow& p : r.power) {
         std::string thr;
@@ -230,12 +256,63 @@ void hardware_tables(const Run& run, const RunAnalysis& ra, const AnalysisOption
             p.phase.empty() && o.tokens_per_step > 0 && p.energy_j > 0
                 ? static_cast<double>(o.tokens_per_step) / (p.energy_j * static_cast<double>(ranks))
                 : std::nan("");
-        t.add_row({Cell::of(r.rank), opt_iter(p.iteration), opt_text(p.phase), Cell::of(p.time_ns),
-                   Cell::of(p.energy_j), opt_real(mean), opt_real(p.peak_power_w),
-                   opt_real(p.peak_power_w / mean), opt_real(p.busy_power_w),
-                   opt_real(p.idle_power_w), opt_real(p.mean_clock_mhz), opt_real(p.max_temp_c),
-                   opt_real(p.max_hotspot_c), opt_real(p.max_mem_temp_c), opt_text(thr),
-                   opt_real(tpj)});
+        t.add_row({Cell::of(r.rank),
+                   opt_iter(p.iteration),
+                   opt_text(p.phase),
+                   Cell::of(p.time_ns),
+                   Cell::of(p.energy_j),
+                   opt_real(mean),
+                   opt_real(p.peak_power_w),
+                   opt_real(p.peak_power_w / mean),
+                   opt_real(p.busy_power_w),
+                   opt_real(p.idle_power_w),
+                   opt_real(p.mean_clock_mhz),
+                   opt_real(p.max_temp_c),
+                   opt_real(p.max_hotspot_c),
+                   opt_real(p.max_mem_temp_c),
+                   opt_text(thr),
+                   opt_real(tpj),
+                   opt_real(p.power_cv),
+                   opt_real(p.max_dp_dt_w_per_s),
+                   opt_real(p.max_clock_share),
+                   opt_real(p.energy_counter_j),
+                   opt_real(p.link_tx_bytes),
+                   opt_real(p.link_rx_bytes),
+                   opt_real(link_util(p)),
+                   opt_real(p.pcie_tx_bytes),
+                   opt_real(p.pcie_rx_bytes)});
+      }
+    t.end();
+  }
+  // hierarchy_hw
+  {
+    std::vector<ColumnSpec> cols = {{"rank", I, "rank"},
+                                    {"level", T, "gpu, iteration, phase, layer, operation"}};
+    for (ColumnSpec& c : label_cols()) cols.push_back(std::move(c));
+    for (ColumnSpec c : std::vector<ColumnSpec>{
+             {"time_ns", I,
+              "GPU time given to the node (each moment to the first-started activity)"},
+             {"energy_j", R, "∫ power over that time (the trace-guided energy model)"},
+             {"mean_power_w", R, "energy_j ÷ time_ns"},
+             {"mean_clock_mhz", R, "SM/GFX clock, time-weighted over that time"},
+             {"max_temp_c", R, "hotspot (else GPU) temperature, largest sample over that time"}})
+      cols.push_back(std::move(c));
+    Rows t = make_rows(sink, "hierarchy_hw",
+                       "Per rank and hierarchy node (GPU, iteration, phase, layer, operation): GPU "
+                       "time, energy, power, clock and temperature from aligned telemetry",
+                       std::move(cols));
+    for (const RankAnalysis& r : ra.ranks)
+      for (const HwLevelRow& h : r.hw_levels) {
+        std::vector<Cell> c = {Cell::of(r.rank), Cell::of(std::string_view(h.level))};
+        push_label(c, h.key);
+        c.push_back(Cell::of(h.time_ns));
+        c.push_back(Cell::of(h.energy_j));
+        c.push_back(h.time_ns > 0 ? Cell::of(h.energy_j / (static_cast<double>(h.time_ns) * 1e-9))
+                                  : Cell::null());
+        c.push_back(h.clock_ns > 0 ? Cell::of(h.clock_mhz_ns / static_cast<double>(h.clock_ns))
+                                   : Cell::null());
+        c.push_back(opt_real(h.max_temp_c));
+        t.add_row(c);
       }
     t.end();
   }
@@ -318,12 +395,13 @@ std::vector<std::pair<double, std::string>> hardware_findings(const RunAnalysis&
     double clock = 0, clock_t = 0, hot = std::nan(""), thr_all = 0;
     std::map<std::string, double> thr;
     uint64_t ranks_lost = 0, ranks = 0;
+    std::map<int64_t, double> lost;  // frequency loss per rank, one pass over the waterfall
+    for (const WaterfallRow& w : ra.waterfall)
+      if (iteration_row(w)) lost[w.rank] += w.frequency_ns;
     for (const RankAnalysis& r : ra.ranks) {
-      double lost = 0;
-      for (const WaterfallRow& w : ra.waterfall)
-        if (iteration_row(w) && w.rank == r.rank) lost += w.frequency_ns;
       ranks += r.ok ? 1 : 0;
-      ranks_lost += lost > 0 ? 1 : 0;
+      auto l = lost.find(r.rank);
+      ranks_lost += l != lost.end() && l->second > 0 ? 1 : 0;
       for (const PowerRow& p : r.power) {
         if (!p.phase.empty()) continue;
         if (!std::isnan(p.mean_clock_mhz))
@@ -430,15 +508,62 @@ std::string hardware_summary(const RunAnalysis& ra, const AnalysisOptions& o) {
   const HardwareRun* hw = ra.hardware;
   if (hw != nullptr && !hw->empty()) {
     s += "\nhardware:\n";
-    for (const TelemetryAlignment& a : hw->telemetry)
+    // One line per file for a few files; beyond that a summary line per kind, and a line for each
+    // file that could not be placed (the tables telemetry_alignment and counter_join list all).
+    constexpr size_t kListed = 4;
+    const bool list_t = hw->telemetry.size() <= kListed, list_c = hw->counters.size() <= kListed;
+    std::set<std::string> t_fmt, t_method, c_fmt, c_method;
+    size_t t_ok = 0, t_ranks = 0, c_ok = 0;
+    Ns off_lo = 0, off_hi = 0, unc = 0;
+    uint64_t disp = 0, matched = 0;
+    for (const TelemetryAlignment& a : hw->telemetry) {
+      const bool placed = a.method.rfind("none", 0) != 0;
+      if (list_t || !placed)
+        s += fmt::format(
+            "  telemetry {} ({}): node {}, {} ranks, offset {:+.3f} ms ± {:.3f} ms ({}, r = "
+            "{:.2f})\n",
+            a.file, a.format, a.node, a.ranks.size(), static_cast<double>(a.offset_ns) / 1e6,
+            static_cast<double>(a.uncertainty_ns) / 1e6, a.method, a.correlation);
+      if (!placed) continue;
+      off_lo = t_ok == 0 ? a.offset_ns : std::min(off_lo, a.offset_ns);
+      off_hi = t_ok == 0 ? a.offset_ns : std::max(off_hi, a.offset_ns);
+      unc = std::max(unc, a.uncertainty_ns);
+      ++t_ok;
+      t_ranks += a.ranks.size();
+      t_fmt.insert(a.format);
+      t_method.insert(a.method);
+    }
+    auto joined = [](const std::set<std::string>& v) {
+      std::string text;
+      for (const std::string& x : v) text += (text.empty() ? "" : ", ") + x;
+      return text;
+    };
+    if (!list_t)
       s += fmt::format(
-          "  telemetry {} ({}): node {}, {} ranks, offset {:+.3f} ms ± {:.3f} ms ({}, r = "
-          "{:.2f})\n",
-          a.file, a.format, a.node, a.ranks.size(), static_cast<double>(a.offset_ns) / 1e6,
-          static_cast<double>(a.uncertainty_ns) / 1e6, a.method, a.correlation);
-    for (const CounterJoin& j : hw->counters)
-      s += fmt::format("  counters {}: rank {}, {} of {} dispatches joined ({})\n", j.file, j.rank,
-                       j.matched, j.dispatches, j.method);
+          "  telemetry: {} of {} files placed ({}), {} ranks; offsets {:+.3f} to {:+.3f} ms, "
+          "uncertainty up to ±{:.3f} ms ({})\n",
+          t_ok, hw->telemetry.size(), joined(t_fmt), t_ranks, static_cast<double>(off_lo) / 1e6,
+          static_cast<double>(off_hi) / 1e6, static_cast<double>(unc) / 1e6, joined(t_method));
+    for (size_t f = 0; f < hw->counters.size(); ++f) {
+      const CounterJoin& j = hw->counters[f];
+      const bool placed = j.method.rfind("none", 0) != 0;
+      if (list_c || !placed)
+        s += fmt::format("  counters {}: rank {}, {} of {} dispatches joined ({})\n", j.file,
+                         j.rank, j.matched, j.dispatches, j.method);
+      if (!placed) continue;
+      ++c_ok;
+      disp += j.dispatches;
+      matched += j.matched;
+      if (f < hw->counter_data.size()) c_fmt.insert(hw->counter_data[f].format);
+      c_method.insert(j.method);
+    }
+    if (!list_c)
+      s += fmt::format(
+          "  counters: {} of {} files joined to a rank ({}); {} of {} dispatches "
+          "joined ({:.1f}%; {})\n",
+          c_ok, hw->counters.size(), joined(c_fmt), matched, disp,
+          disp > 0 ? 100.0 * static_cast<double>(matched) / static_cast<double>(disp) : 0.0,
+          joined(c_method));
   }
   const auto [t, n] = slowest_totals(ra);
   if (n > 0 && t.observed > 0) {

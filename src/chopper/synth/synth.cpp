@@ -1591,6 +1591,64 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
     }
   }
 
+  // NVIDIA: a CUPTI range-profiler pass per rank, as Kineto writes it with profiler_metrics and
+  // profiler_measure_per_kernel (a separate run: the range profiler cannot run beside the activity
+  // trace). One cuda_profiler_range event per kernel, in the order the kernels ran, named by the
+  // kernel, pid = the device, ts/dur splitting the pass's span evenly (not the kernels' times).
+  // The pass replays each kernel alone at the maximum clock, so its cycle counts hold no DVFS or
+  // co-running communication: gpc__cycles_elapsed.max = (nominal + matrix-unit loss) x f_max;
+  // sm__pipe_tensor_cycles_active.sum = the tensor work's cycles at the peak rate over every SM;
+  // sm__ops_path_tensor_src_<dt>_dst_fp32.sum = its FLOPs; CUDA-core work as FFMA instructions.
+  if (!amd && c.counters) {
+    fs::create_directories(out_dir + "/counters", ec);
+    const double peak = dev->matrix_tflops(c.dtype) * 1e12;
+    const char* dt = c.dtype == DType::kFp16   ? "fp16"
+                     : c.dtype == DType::kFp8  ? "fp8"
+                     : c.dtype == DType::kBf16 ? "bf16"
+                                               : "tf32";
+    const std::string tensor_ops = fmt::format("sm__ops_path_tensor_src_{}_dst_fp32.sum", dt);
+    for (size_t r = 0; r < outs.size(); ++r) {
+      const std::string path = fmt::format("{}/counters/rank{}.cupti_range.json", out_dir, r);
+      std::vector<const KernelTruth*> ks;
+      for (const KernelTruth& k : outs[r].kernels)
+        if (k.cls != OpClass::kMemcpy && k.cls != OpClass::kMemset) ks.push_back(&k);
+      std::stable_sort(ks.begin(), ks.end(), [](const KernelTruth* a, const KernelTruth* b) {
+        return a->start_ns < b->start_ns;
+      });
+      const int dev_index = static_cast<int>(r % static_cast<size_t>(c.gpus_per_node));
+      std::string txt = fmt::format(
+          "{{\n  \"schemaVersion\": 1,\n  \"deviceProperties\": [{{\"id\": {}, \"name\": {}, "
+          "\"numSms\": {}}}],\n  \"distributedInfo\": {{\"backend\": \"nccl\", \"rank\": {}, "
+          "\"world_size\": {}}},\n  \"traceEvents\": [",
+          dev_index, json_string(dev->name), dev->sm_count, r, c.ranks);
+      const Ns t0 = Simulator::kRunStart / 1000 + 600000000;  // µs, a pass ten minutes later
+      const Ns step_us = 50000;
+      for (size_t i = 0; i < ks.size(); ++i) {
+        const KernelTruth& k = *ks[i];
+        const bool mfma = k.cls == OpClass::kGemm || k.cls == OpClass::kAttention;
+        const double cycles =
+            static_cast<double>(k.nominal_ns + k.mfu_ns) * dev->max_clock_mhz / 1000.0;
+        const double tensor_cycles =
+            mfma ? k.flops / peak * dev->max_clock_mhz * 1e6 * dev->sm_count : 0.0;
+        txt += fmt::format(
+            "{}\n  {{\"ph\": \"X\", \"cat\": \"cuda_profiler_range\", \"name\": {}, \"pid\": {}, "
+            "\"tid\": 0, \"ts\": {}, \"dur\": {}, \"args\": {{\"gpc__cycles_elapsed.max\": {:.0f}, "
+            "\"sm__pipe_tensor_cycles_active.sum\": {:.0f}, \"{}\": {:.0f}, "
+            "\"smsp__sass_thread_inst_executed_op_ffma_pred_on.sum\": {:.0f}}}}}",
+            i == 0 ? "" : ",", json_string(k.kernel), dev_index, t0 + static_cast<Ns>(i) * step_us,
+            step_us, cycles, tensor_cycles, tensor_ops, mfma ? k.flops : 0.0,
+            mfma || is_comm(k.cls) ? 0.0 : k.flops / 2);
+      }
+      txt += "\n  ],\n  \"traceName\": \"" + fmt::format("rank{}.cupti_range.json", r) + "\"\n}\n";
+      FILE* f = std::fopen(path.c_str(), "wb");
+      if (f == nullptr || std::fwrite(txt.data(), 1, txt.size(), f) != txt.size())
+        throw Error(path + ": write failed");
+      std::fclose(f);
+      sum.counter_files.push_back(path);
+      sum.bytes_written += txt.size();
+    }
+  }
+
   // truth.json, written rank by rank so thousands of ranks never sit in one string.
   {
     sum.truth_file = out_dir + "/truth.json";

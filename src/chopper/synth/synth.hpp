@@ -62,7 +62,8 @@ struct SynthConfig {
   int64_t telemetry_utc_offset_s = 3600;  // nvidia-smi's local time zone (UTC+1)
   int64_t telemetry_lag_ms = 4;           // a sample's stamp comes this long after its reading
   bool telemetry = true;
-  bool counters = true;  // rocprofv3 counter collection per rank (AMD devices)
+  bool counters =
+      true;  // per rank: rocprofv3 counter collection (AMD), a CUPTI range pass (NVIDIA)
   unsigned threads = 0;  // 0 = all cores
 };
 

@@ -8,6 +8,7 @@
 
 #include "chopper/base/error.hpp"
 #include "chopper/base/utf8.hpp"
+#include "chopper/ingest/cupti/cupti_range.hpp"
 #include "chopper/ingest/rocprof/internal.hpp"
 
 namespace chopper {
@@ -160,7 +161,10 @@ std::string_view sniff_counters(std::string_view head) {
     ++i;
     while (i < h.size() && (h[i] == ' ' || h[i] == '\t' || h[i] == '\r' || h[i] == '\n')) ++i;
     constexpr std::string_view kKey = "\"rocprofiler-sdk-tool\"";
-    return h.substr(i, kKey.size()) == kKey ? "rocprofv3-json" : "";
+    if (h.substr(i, kKey.size()) == kKey) return "rocprofv3-json";
+    // A Kineto trace: hardware counters when it holds CUPTI range-profiler events (known only
+    // once it is read).
+    return sniff_kineto_json(head) ? "cupti-range-json" : "";
   }
   if (i < h.size() && h[i] == '[') return "";
   csv::Splitter row;
@@ -205,12 +209,13 @@ CounterTable read_counters(ByteSource& src) {
   if (fmt == "rocprofv3-kernel-trace-csv")
     return rocprof::read_kernel_trace_csv(src, std::move(head));
   if (fmt == "rocprofv3-json") return rocprof::read_rocprof_json(src, std::move(head));
+  if (fmt == "cupti-range-json") return read_cupti_ranges(src, std::move(head));
   if (fmt == "chopper-kernel-csv") return rocprof::read_chopper_kernel_csv(src, std::move(head));
   if (fmt == "chopper-counter-samples-csv")
     return rocprof::read_chopper_samples_csv(src, std::move(head));
   throw NotATraceError(src.name(), 0,
                        "not a counter file (no rocprofv3 counter/kernel-trace header, no "
-                       "rocprofiler-sdk-tool JSON, no Chopper sampling header)");
+                       "rocprofiler-sdk-tool JSON, no Kineto JSON, no Chopper sampling header)");
 }
 
 CounterTable read_counters_file(const std::string& path) {

@@ -9,6 +9,9 @@
 //                                  counters)
 //   "rocprofv3-json"               rocprofv3 --output-format json (kernel_dispatch buffer records
 //                                  and counter_collection callback records)
+//   "cupti-range-json"             a Kineto JSON holding CUPTI range-profiler events
+//                                  (cuda_profiler_range: one per kernel, metrics in args;
+//                                  ingest/cupti/cupti_range.hpp)
 //   "chopper-kernel-csv"           Chopper's device-sampling kernel_traces_rank<r>.csv
 //   "chopper-counter-samples-csv"  Chopper's device-sampling counter_samples_rank<r>.csv (one row
 //                                  per agent and sample time; cumulative values)

@@ -9,13 +9,11 @@
 #include <simdjson.h>
 
 #include <cmath>
-#include <cstring>
 #include <limits>
 #include <string>
 #include <unordered_map>
 
-#include "chopper/base/error.hpp"
-#include "chopper/base/utf8.hpp"
+#include "chopper/ingest/json_document.hpp"
 #include "chopper/ingest/rocprof/internal.hpp"
 
 namespace chopper::rocprof {
@@ -372,42 +370,6 @@ class JsonReader {
   std::unordered_map<uint64_t, int32_t> agents_;
 };
 
-// For a document cut short: the end of the last element of an array that is complete (a '}' or
-// ']' outside strings whose container is an array), and in `closers` the brackets that close
-// every container open there. 0 if there is none.
-size_t last_complete_element(const char* p, size_t n, std::string& closers) {
-  std::string stack, best_stack;
-  size_t best = 0;
-  bool in_string = false;
-  for (size_t i = 0; i < n; ++i) {
-    char c = p[i];
-    if (in_string) {
-      if (c == '\\') {
-        ++i;
-      } else if (c == '"') {
-        in_string = false;
-      }
-      continue;
-    }
-    if (c == '"') {
-      in_string = true;
-    } else if (c == '{' || c == '[') {
-      stack.push_back(c);
-    } else if (c == '}' || c == ']') {
-      if (stack.empty()) return 0;  // not balanced: left to the parser's error
-      stack.pop_back();
-      if (!stack.empty() && stack.back() == '[') {
-        best = i + 1;
-        best_stack = stack;
-      }
-    }
-  }
-  closers.clear();
-  for (size_t k = best_stack.size(); k > 0; --k)
-    closers.push_back(best_stack[k - 1] == '[' ? ']' : '}');
-  return best;
-}
-
 }  // namespace
 
 CounterTable read_rocprof_json(ByteSource& src, std::string head) {
@@ -415,90 +377,30 @@ CounterTable read_rocprof_json(ByteSource& src, std::string head) {
   t.file = src.name();
   t.format = "rocprofv3-json";
   t.clock = ClockDomain::kMonotonic;
-
-  std::string buf = std::move(head);
-  {
-    uint64_t raw = src.raw_size();
-    if (src.compression() == Compression::kNone && raw < (uint64_t{1} << 34))
-      buf.reserve(static_cast<size_t>(raw) + simdjson::SIMDJSON_PADDING);
-    constexpr size_t kChunk = size_t{4} << 20;
-    while (true) {
-      size_t old = buf.size();
-      buf.resize(old + kChunk);
-      size_t got = src.read(buf.data() + old, kChunk);
-      buf.resize(old + got);
-      if (got == 0) break;
-    }
-  }
-  size_t len = buf.size();
-  buf.resize(len + simdjson::SIMDJSON_PADDING, '\0');
-
-  od::parser parser;
-  bool retried_utf8 = false;
-  bool cut_done = false;
-  auto truncation = [](simdjson::error_code c) {
-    return c == simdjson::UNCLOSED_STRING || c == simdjson::INCOMPLETE_ARRAY_OR_OBJECT ||
-           c == simdjson::TAPE_ERROR;
-  };
-  while (true) {
-    auto doc_result = parser.iterate(buf.data(), len, buf.size());
-    simdjson::error_code ec = doc_result.error();
-    uint64_t off = 0;
-    if (ec == simdjson::UTF8_ERROR && !retried_utf8) {
-      size_t first_bad = 0;
-      size_t n = repair_utf8(buf.data(), len, &first_bad);
-      t.diagnostics.add("invalid_utf8", "byte " + std::to_string(first_bad) + ": " +
-                                            std::to_string(n) + " bytes replaced by '?'");
-      retried_utf8 = true;
-      continue;
-    }
-    if (!ec) {
-      // Each attempt reads into a fresh table, so a retry after a cut never doubles rows.
-      CounterTable attempt;
-      attempt.file = t.file;
-      attempt.format = t.format;
-      attempt.clock = t.clock;
-      attempt.diagnostics = t.diagnostics;
-      JsonReader reader(attempt);
-      od::document doc = std::move(doc_result.value_unsafe());
-      try {
-        reader.read_root(doc);
-        reader.finish();
-        return attempt;
-      } catch (const simdjson::simdjson_error& e) {
-        ec = e.error();
-        auto loc = doc.current_location();
-        off = loc.error() ? len : static_cast<uint64_t>(loc.value_unsafe() - buf.data());
-        if ((!truncation(ec) || cut_done) && reader.rows() > 0) {
+  Diagnostics recovered;
+  read_json_document(
+      src, std::move(head), "rocprofv3 JSON", recovered,
+      [&](od::document& doc) {
+        // Each attempt reads into a fresh table, so a retry after a cut never doubles rows.
+        CounterTable attempt;
+        attempt.file = t.file;
+        attempt.format = t.format;
+        attempt.clock = t.clock;
+        t = std::move(attempt);
+        JsonReader reader(t);
+        try {
+          reader.read_root(doc);
+        } catch (const simdjson::simdjson_error&) {
           reader.end_process();
           reader.finish();
-          attempt.diagnostics.add("json_error", "byte " + std::to_string(off) + ": " + e.what() +
-                                                    "; the records before it are kept");
-          return attempt;
+          throw;
         }
-      }
-    }
-    if (truncation(ec) && !cut_done) {
-      // Cut short: keep the document up to the last complete element of an array and close it.
-      cut_done = true;
-      std::string closers;
-      size_t cut = last_complete_element(buf.data(), len, closers);
-      if (cut > 0) {
-        size_t need = cut + closers.size() + simdjson::SIMDJSON_PADDING;
-        if (buf.size() < need) buf.resize(need, '\0');
-        std::memcpy(buf.data() + cut, closers.data(), closers.size());
-        size_t new_len = cut + closers.size();
-        std::memset(buf.data() + new_len, 0, buf.size() - new_len);
-        t.diagnostics.add("truncated_json", "the document ends at byte " + std::to_string(len) +
-                                                " inside a record; read up to byte " +
-                                                std::to_string(cut));
-        len = new_len;
-        continue;
-      }
-    }
-    throw InputError(src.name(), off,
-                     std::string("rocprofv3 JSON: ") + simdjson::error_message(ec));
-  }
+        reader.finish();
+      },
+      [&] { return t.size(); });
+  recovered.merge(t.diagnostics);
+  t.diagnostics = std::move(recovered);
+  return t;
 }
 
 }  // namespace chopper::rocprof

@@ -98,10 +98,14 @@ struct Snapshots {
   }
 };
 
-// Adds one value (text, with or without unit) of field `source` to the series.
+// Adds one value (text, with or without unit) of field `source` to the series. `slot`: the
+// field's column, for SeriesBuilder's cache (SIZE_MAX: none).
 void add_value(SeriesBuilder& b, TelemetryData& d, const GpuRef& g, Metric m,
                std::string_view source, std::string_view text, std::string_view unit_hint,
-               ClockDomain clock, Ns t, uint64_t ln) {
+               ClockDomain clock, Ns t, uint64_t ln, size_t slot = SIZE_MAX) {
+  auto series = [&] {
+    return slot == SIZE_MAX ? b.series(g, m, source, clock) : b.series(slot, g, m, source, clock);
+  };
   double x = 0;
   if (m == Metric::kThrottleReasons) {
     const std::string_view v = trim(text);
@@ -109,29 +113,30 @@ void add_value(SeriesBuilder& b, TelemetryData& d, const GpuRef& g, Metric m,
     std::string_view u;
     const ValueStatus st = parse_quantity(v, dummy, u);
     if (st == ValueStatus::kNotAvailable || st == ValueStatus::kNotSupported) {
-      count(d, value_status_kind(st), ln, fmt::format("{} = '{}'", source, v));
+      count_with(d, value_status_kind(st), ln, [&] { return fmt::format("{} = '{}'", source, v); });
       return;
     }
     if (!parse_throttle_text(v, x)) {
-      count(d, "bad_value", ln, fmt::format("{} = '{}'", source, v));
+      count_with(d, "bad_value", ln, [&] { return fmt::format("{} = '{}'", source, v); });
       return;
     }
-    b.add(b.series(g, m, source, clock), t, x, ln);
+    b.add(series(), t, x, ln);
     return;
   }
   std::string_view u;
   const ValueStatus st = parse_quantity(text, x, u);
   if (st != ValueStatus::kOk) {
-    count(d, value_status_kind(st), ln, fmt::format("{} = '{}'", source, trim(text)));
+    count_with(d, value_status_kind(st), ln,
+               [&] { return fmt::format("{} = '{}'", source, trim(text)); });
     return;
   }
   if (u.empty()) u = unit_hint;
   // Energy without a unit: amd-smi prints total_energy_consumption in J.
   if (!to_metric_unit(m, u, 1.0, x)) {
-    count(d, "unknown_unit", ln, fmt::format("{} = '{}'", source, trim(text)));
+    count_with(d, "unknown_unit", ln, [&] { return fmt::format("{} = '{}'", source, trim(text)); });
     return;
   }
-  b.add(b.series(g, m, source, clock), t, x, ln);
+  b.add(series(), t, x, ln);
 }
 
 }  // namespace
@@ -166,8 +171,14 @@ void read_amd_smi_csv(LineReader& in, const TelemetryReadOptions& o, TelemetryDa
       break;
     }
     split_csv(line, f);
-    if (amd_header(f)) {
+    // The usual line, a data row of the current header (whose gpu field is never a name).
+    int64_t idx = -1;
+    const bool row = have_header && f.size() == names.size() && gpu_col >= 0 &&
+                     parse_int64(f[static_cast<size_t>(gpu_col)], idx) == DecimalStatus::kExact;
+    if (!row && amd_header(f)) {
       if (have_header && header_text == line) continue;  // watch mode repeats the header
+      // Rows left out before this line may have been of the other layout.
+      if (have_header) in.window_unsafe(fmt::format("{}: the header changes", where(ln)));
       header_text = std::string(line);
       names.clear();
       for (std::string_view x : f) names.push_back(ascii_lower(trim(x)));
@@ -200,6 +211,16 @@ void read_amd_smi_csv(LineReader& in, const TelemetryReadOptions& o, TelemetryDa
       }
       for (size_t i = 0; i < names.size(); ++i)
         if (role[i] == -1) unused_field(d, seen, f[i], ln);
+      if (!have_header && time_col >= 0) {
+        // Rows of interest: a row of this header has its number of fields and an epoch time.
+        in.rows_of_interest(
+            ClockDomain::kRealtimeUtc, [nf = names.size(), tc = static_cast<size_t>(time_col),
+                                        g = std::vector<std::string_view>()](
+                                           std::string_view l, Ns& t, bool check_layout) mutable {
+              split_csv(l, g);
+              return (!check_layout || g.size() == nf) && g.size() > tc && parse_epoch(g[tc], t);
+            });
+      }
       have_header = true;
       continue;
     }
@@ -213,9 +234,7 @@ void read_amd_smi_csv(LineReader& in, const TelemetryReadOptions& o, TelemetryDa
       continue;
     }
     GpuRef g;
-    int64_t idx = -1;
-    if (parse_int64(f[static_cast<size_t>(gpu_col)], idx) != DecimalStatus::kExact || idx < 0 ||
-        idx > INT32_MAX) {
+    if (!row || idx < 0 || idx > INT32_MAX) {
       count(d, "bad_row", ln, fmt::format("gpu '{}'", f[static_cast<size_t>(gpu_col)]));
       continue;
     }
@@ -235,7 +254,7 @@ void read_amd_smi_csv(LineReader& in, const TelemetryReadOptions& o, TelemetryDa
     ++d.samples;
     for (size_t i = 0; i < f.size(); ++i) {
       if (role[i] < 0) continue;
-      add_value(b, d, g, static_cast<Metric>(role[i]), names[i], f[i], "", clock, t, ln);
+      add_value(b, d, g, static_cast<Metric>(role[i]), names[i], f[i], "", clock, t, ln, i);
     }
   }
   if (!have_header) fail(in, "no amd-smi header line");

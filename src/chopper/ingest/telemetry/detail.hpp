@@ -20,6 +20,10 @@ class SeriesBuilder {
   explicit SeriesBuilder(TelemetryData& d) : d_(d) {}
   // The series of (gpu, metric, source), created on first use.
   size_t series(const GpuRef& gpu, Metric m, std::string_view source, ClockDomain clock);
+  // The same, remembered per `slot` (the reader's column) and GPU index, and checked against
+  // what is asked: a row's values find their series without building a key.
+  size_t series(size_t slot, const GpuRef& gpu, Metric m, std::string_view source,
+                ClockDomain clock);
   // One sample read on line `line` (NaN and infinities are counted as bad values, not stored).
   void add(size_t s, Ns t, double v, uint64_t line);
   // Sorts each series by time, counting out-of-order samples; splits at clock resets (time back by
@@ -30,6 +34,7 @@ class SeriesBuilder {
   TelemetryData& d_;
   std::unordered_map<std::string, size_t> index_;
   std::vector<std::vector<uint64_t>> lines_;  // per series, the line of each sample
+  std::vector<std::vector<int64_t>> cache_;   // [slot][GPU index] -> series, -1 = none
 };
 
 // Converts `v` in `unit` (as written after the value or in the header; "" = `fallback_scale`) to
@@ -38,6 +43,11 @@ bool to_metric_unit(Metric m, std::string_view unit, double fallback_scale, doub
 
 // Counts one row-level problem: kind, "line N: what".
 void count(TelemetryData& d, std::string_view kind, uint64_t line, std::string_view what);
+// The same, `what()` called only while examples are kept.
+template <class F>
+void count_with(TelemetryData& d, std::string_view kind, uint64_t line, F&& what) {
+  d.diagnostics.add(kind, [&] { return where(line) + ": " + std::string(what()); });
+}
 // Lists a field that is not read, once per name.
 void unused_field(TelemetryData& d, std::unordered_set<std::string>& seen, std::string_view name,
                   uint64_t line);
@@ -71,6 +81,7 @@ struct ZeusName {
   Metric metric = Metric::kPowerW;
   double scale = 1.0;
   int32_t gpu = -1;
+  bool by_rank = false;  // the number is a global rank (`<stem>_<N>`, `_rank<N>`), not a GPU index
   bool supported = true;
   std::string stem;
 };

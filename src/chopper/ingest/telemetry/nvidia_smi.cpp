@@ -5,6 +5,7 @@
 // (and may change the columns).
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <array>
 
 #include "chopper/base/text.hpp"
@@ -96,6 +97,10 @@ struct Column {
   uint32_t bit = 0;
   std::string source;  // as written
   std::string unit;    // from the header, "" if none
+  // The last unit met in this column and its factor to the metric's unit (rows repeat it).
+  std::string memo_unit;
+  double memo_scale = 0;
+  bool memo = false;
 };
 
 struct Header {
@@ -165,6 +170,24 @@ bool is_header_line(const std::vector<std::string_view>& f) {
   return base == "timestamp" || base == "index" || nvidia_header(f);
 }
 
+// A data row's time for the rows of interest, without parsing the rest of the row: a row of this
+// header has its number of fields and a timestamp in its time column.
+RowTime row_time(const Header& h) {
+  return [nf = h.cols.size(), tc = static_cast<size_t>(h.time), f = std::vector<std::string_view>(),
+          stamp = CalendarMemo()](std::string_view line, Ns& t, bool check_layout) mutable {
+    if (line.find('"') == std::string_view::npos) {
+      if (check_layout && static_cast<size_t>(std::count(line.begin(), line.end(), ',')) + 1 != nf)
+        return false;
+      size_t b = 0;
+      for (size_t k = 0; k < tc; ++k) b = line.find(',', b) + 1;
+      const size_t e = line.find(',', b);
+      return stamp.parse(trim(line.substr(b, e == std::string_view::npos ? e : e - b)), t);
+    }
+    split_csv(line, f);
+    return (!check_layout || f.size() == nf) && f.size() > tc && stamp.parse(f[tc], t);
+  };
+}
+
 }  // namespace
 
 bool nvidia_header(const std::vector<std::string_view>& fields) {
@@ -179,6 +202,7 @@ bool nvidia_header(const std::vector<std::string_view>& fields) {
 void read_nvidia_smi(LineReader& in, const TelemetryReadOptions& /*o*/, TelemetryData& d) {
   SeriesBuilder b(d);
   std::unordered_set<std::string> seen;
+  CalendarMemo stamp;
   Header h;
   bool have_header = false;
   std::vector<std::string_view> f;
@@ -192,11 +216,18 @@ void read_nvidia_smi(LineReader& in, const TelemetryReadOptions& /*o*/, Telemetr
       break;
     }
     split_csv(line, f);
-    if (is_header_line(f)) {
+    Ns t = 0;
+    // The usual line, a data row of the current header (whose time field is never a name).
+    const bool row =
+        have_header && f.size() == h.cols.size() && stamp.parse(f[static_cast<size_t>(h.time)], t);
+    if (!row && is_header_line(f)) {
       if (have_header && h.text == line) continue;  // loop mode repeats the header
+      // Rows left out before this line may have been of the other layout.
+      if (have_header) in.window_unsafe(fmt::format("{}: the header changes", where(ln)));
       if (!build_header(line, f, h, d, seen, ln))
         fail(in, "no known nvidia-smi field in the header");
       if (h.time < 0) fail(in, "no timestamp field (query it with --query-gpu=timestamp,...)");
+      if (!have_header) in.rows_of_interest(ClockDomain::kRealtimeLocal, row_time(h));
       have_header = true;
       continue;
     }
@@ -209,8 +240,7 @@ void read_nvidia_smi(LineReader& in, const TelemetryReadOptions& /*o*/, Telemetr
             fmt::format("{} fields where the header has {}", f.size(), h.cols.size()));
       continue;
     }
-    Ns t = 0;
-    if (!parse_calendar(f[static_cast<size_t>(h.time)], t)) {
+    if (!row) {
       count(d, "bad_timestamp", ln, fmt::format("timestamp '{}'", f[static_cast<size_t>(h.time)]));
       continue;
     }
@@ -242,8 +272,8 @@ void read_nvidia_smi(LineReader& in, const TelemetryReadOptions& /*o*/, Telemetr
           double x = 0;
           std::string_view u;
           const ValueStatus st = parse_quantity(v, x, u);
-          count(d, st == ValueStatus::kOk ? "bad_value" : value_status_kind(st), ln,
-                fmt::format("{} = '{}'", c.source, v));
+          count_with(d, st == ValueStatus::kOk ? "bad_value" : value_status_kind(st), ln,
+                     [&] { return fmt::format("{} = '{}'", c.source, v); });
         }
         continue;
       }
@@ -252,21 +282,31 @@ void read_nvidia_smi(LineReader& in, const TelemetryReadOptions& /*o*/, Telemetr
       std::string_view u;
       const ValueStatus st = parse_quantity(f[i], x, u);
       if (st != ValueStatus::kOk) {
-        count(d, value_status_kind(st), ln, fmt::format("{} = '{}'", c.source, f[i]));
+        count_with(d, value_status_kind(st), ln,
+                   [&] { return fmt::format("{} = '{}'", c.source, f[i]); });
         continue;
       }
       if (c.metric == Metric::kThrottleReasons) {
         if (!u.empty() || x < 0) {
-          count(d, "bad_value", ln, fmt::format("{} = '{}'", c.source, f[i]));
+          count_with(d, "bad_value", ln, [&] { return fmt::format("{} = '{}'", c.source, f[i]); });
           continue;
         }
         continue;  // added below with the folded reason fields
       }
-      if (!to_metric_unit(c.metric, u.empty() ? std::string_view(c.unit) : u, 1.0, x)) {
-        count(d, "unknown_unit", ln, fmt::format("{} = '{}'", c.source, f[i]));
+      const std::string_view unit = u.empty() ? std::string_view(c.unit) : u;
+      Column& cm = h.cols[i];
+      if (!cm.memo || unit != cm.memo_unit) {
+        cm.memo_scale = 1.0;
+        if (!to_metric_unit(c.metric, unit, 1.0, cm.memo_scale)) cm.memo_scale = 0;
+        cm.memo_unit.assign(unit);
+        cm.memo = true;
+      }
+      if (cm.memo_scale == 0) {
+        count_with(d, "unknown_unit", ln, [&] { return fmt::format("{} = '{}'", c.source, f[i]); });
         continue;
       }
-      b.add(b.series(g, c.metric, c.source, ClockDomain::kRealtimeLocal), t, x, ln);
+      x *= cm.memo_scale;
+      b.add(b.series(i, g, c.metric, c.source, ClockDomain::kRealtimeLocal), t, x, ln);
     }
     // Throttle reasons: the mask field, OR the individual reason fields.
     double mask = 0;
@@ -279,10 +319,11 @@ void read_nvidia_smi(LineReader& in, const TelemetryReadOptions& /*o*/, Telemetr
     }
     if (have_mask || folded_any) {
       const uint64_t m = (have_mask ? static_cast<uint64_t>(mask) : 0) | folded;
-      const std::string src = h.throttle >= 0 ? h.cols[static_cast<size_t>(h.throttle)].source
-                                              : "clocks_event_reasons.*";
-      b.add(b.series(g, Metric::kThrottleReasons, src, ClockDomain::kRealtimeLocal), t,
-            static_cast<double>(m), ln);
+      const std::string_view src =
+          h.throttle >= 0 ? std::string_view(h.cols[static_cast<size_t>(h.throttle)].source)
+                          : std::string_view("clocks_event_reasons.*");
+      b.add(b.series(h.cols.size(), g, Metric::kThrottleReasons, src, ClockDomain::kRealtimeLocal),
+            t, static_cast<double>(m), ln);
     }
   }
   if (!have_header) fail(in, "no nvidia-smi header line");

@@ -6,6 +6,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <memory>
 #include <numeric>
 
 #include "chopper/base/error.hpp"
@@ -37,6 +39,24 @@ size_t SeriesBuilder::series(const GpuRef& gpu, Metric m, std::string_view sourc
   return d_.series.size() - 1;
 }
 
+size_t SeriesBuilder::series(size_t slot, const GpuRef& gpu, Metric m, std::string_view source,
+                             ClockDomain clock) {
+  if (gpu.index < 0 || gpu.index >= 4096) return series(gpu, m, source, clock);
+  if (slot >= cache_.size()) cache_.resize(slot + 1);
+  std::vector<int64_t>& c = cache_[slot];
+  const auto gi = static_cast<size_t>(gpu.index);
+  if (gi >= c.size()) c.resize(gi + 1, -1);
+  if (c[gi] >= 0) {
+    const Series& s = d_.series[static_cast<size_t>(c[gi])];
+    if (s.metric == m && s.clock == clock && s.gpu.index == gpu.index && s.source == source &&
+        s.gpu.bus_id == gpu.bus_id && s.gpu.uuid == gpu.uuid && s.gpu.host == gpu.host)
+      return static_cast<size_t>(c[gi]);
+  }
+  const size_t id = series(gpu, m, source, clock);
+  c[gi] = static_cast<int64_t>(id);
+  return id;
+}
+
 void SeriesBuilder::add(size_t s, Ns t, double v, uint64_t line) {
   if (!std::isfinite(v)) {
     count(d_, "bad_value", line, "not a finite number");
@@ -64,16 +84,16 @@ void SeriesBuilder::finish() {
         if (cur < prev && prev - cur > kResetNs) {
           d_.diagnostics.add("clock_reset", [&] {
             return fmt::format(
-                "line {}: {} of GPU {}: time goes back {:.3f} s; the samples from here on are a "
+                "{}: {} of GPU {}: time goes back {:.3f} s; the samples from here on are a "
                 "new series",
-                lines[end], s.source, s.gpu.index, static_cast<double>(prev - cur) / 1e9);
+                where(lines[end]), s.source, s.gpu.index, static_cast<double>(prev - cur) / 1e9);
           });
           break;
         }
         if (cur < prev) {
           unordered = true;
           d_.diagnostics.add("out_of_order", [&] {
-            return fmt::format("line {}: {} of GPU {}: time goes back {:.3f} s", lines[end],
+            return fmt::format("{}: {} of GPU {}: time goes back {:.3f} s", where(lines[end]),
                                s.source, s.gpu.index, static_cast<double>(prev - cur) / 1e9);
           });
         }
@@ -95,6 +115,9 @@ void SeriesBuilder::finish() {
           seg.t_ns.push_back(s.t_ns[i]);
           seg.value.push_back(s.value[i]);
         }
+      } else if (start == 0 && end == n) {  // one segment in order: the series as it is
+        seg.t_ns = std::move(s.t_ns);
+        seg.value = std::move(s.value);
       } else {
         const auto b = static_cast<std::ptrdiff_t>(start), e = static_cast<std::ptrdiff_t>(end);
         seg.t_ns.assign(s.t_ns.begin() + b, s.t_ns.begin() + e);
@@ -109,11 +132,19 @@ void SeriesBuilder::finish() {
   d_.series = std::move(out);
   lines_.clear();
   index_.clear();
+  cache_.clear();
 }
 
 bool to_metric_unit(Metric m, std::string_view unit_in, double fallback_scale, double& v) {
-  std::string u = ascii_lower(trim(unit_in));
-  if (u.rfind("\xC2\xB0", 0) == 0) u.erase(0, 2);  // "°C"
+  unit_in = trim(unit_in);
+  if (unit_in.size() > 15) return false;  // no unit is that long
+  char low[16];
+  for (size_t i = 0; i < unit_in.size(); ++i) {
+    const char c = unit_in[i];
+    low[i] = c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c;
+  }
+  std::string_view u(low, unit_in.size());
+  if (u.substr(0, 2) == "\xC2\xB0") u.remove_prefix(2);  // "°C"
   if (u.empty()) {
     v *= fallback_scale;
     return true;
@@ -168,17 +199,17 @@ bool to_metric_unit(Metric m, std::string_view unit_in, double fallback_scale, d
 }
 
 void count(TelemetryData& d, std::string_view kind, uint64_t line, std::string_view what) {
-  d.diagnostics.add(kind, [&] { return fmt::format("line {}: {}", line, what); });
+  d.diagnostics.add(kind, [&] { return fmt::format("{}: {}", where(line), what); });
 }
 
 void unused_field(TelemetryData& d, std::unordered_set<std::string>& seen, std::string_view name,
                   uint64_t line) {
   if (!seen.insert(std::string(name)).second) return;
-  d.diagnostics.add("unused_field", fmt::format("line {}: {}", line, name));
+  d.diagnostics.add("unused_field", fmt::format("{}: {}", where(line), name));
 }
 
 void fail(const LineReader& in, std::string_view what) {
-  throw InputError(in.name(), in.line_offset(), fmt::format("line {}: {}", in.line_no(), what));
+  throw InputError(in.name(), in.line_offset(), fmt::format("{}: {}", where(in.line_no()), what));
 }
 
 bool parse_throttle_text(std::string_view s, double& mask) {
@@ -297,17 +328,19 @@ std::string_view sniff_telemetry(std::string_view head, std::string_view file_na
   return telemetry::sniff(head, file_name);
 }
 
-TelemetryData read_telemetry(ByteSource& src, const TelemetryReadOptions& o) {
-  telemetry::LineReader in(src);
+namespace {
+
+// Sniffs and reads what `in` holds.
+TelemetryData parse(telemetry::LineReader& in, const TelemetryReadOptions& o) {
   const std::string_view head = in.head(4096);
-  const std::string_view fmt_name = telemetry::sniff(head, src.name());
+  const std::string_view fmt_name = telemetry::sniff(head, in.name());
   if (fmt_name.empty()) {
-    throw NotATraceError(src.name(), 0,
+    throw NotATraceError(in.name(), 0,
                          "not GPU telemetry (no nvidia-smi, amd-smi, rocm-smi, dcgmi or Zeus "
                          "layout in the first bytes)");
   }
   TelemetryData d;
-  d.file = src.name();
+  d.file = in.name();
   d.format = std::string(fmt_name);
   if (fmt_name == "nvidia-smi")
     telemetry::read_nvidia_smi(in, o, d);
@@ -321,13 +354,150 @@ TelemetryData read_telemetry(ByteSource& src, const TelemetryReadOptions& o) {
     telemetry::read_dcgmi(in, o, d);
   else
     telemetry::read_zeus(in, o, d);
+  return d;
+}
+
+TelemetryData read_whole(ByteSource& src, const char* block, const TelemetryReadOptions& o) {
+  telemetry::LineReader in(src);
+  if (block != nullptr) in.use_block(block, src.raw_size());
+  TelemetryData d = parse(in, o);
   for (const std::string& w : src.warnings()) d.diagnostics.add("container", w);
   return d;
 }
 
+// The ranges widened by `w` either side, in time order, overlapping ones merged.
+std::vector<std::pair<Ns, Ns>> widened(std::vector<std::pair<Ns, Ns>> r, Ns w) {
+  for (auto& [f, t] : r) f -= w, t += w;
+  std::sort(r.begin(), r.end());
+  std::vector<std::pair<Ns, Ns>> out;
+  for (const auto& x : r) {
+    if (!out.empty() && x.first <= out.back().second)
+      out.back().second = std::max(out.back().second, x.second);
+    else
+      out.push_back(x);
+  }
+  return out;
+}
+
+// The largest median interval between a series' samples (0 if no series has two): the sample
+// interval the widening must cover.
+Ns largest_period(const TelemetryData& d) {
+  Ns best = 0;
+  std::vector<Ns> gaps;
+  for (const Series& s : d.series) {
+    gaps.clear();
+    for (size_t i = 1; i < s.size(); ++i)
+      if (s.t_ns[i] > s.t_ns[i - 1]) gaps.push_back(s.t_ns[i] - s.t_ns[i - 1]);
+    if (gaps.empty()) continue;
+    std::nth_element(gaps.begin(), gaps.begin() + static_cast<std::ptrdiff_t>(gaps.size() / 2),
+                     gaps.end());
+    best = std::max(best, gaps[gaps.size() / 2]);
+  }
+  return best;
+}
+
+// What a windowed read may not be trusted with, among the rows it read.
+bool trustworthy(const TelemetryData& d) {
+  for (std::string_view k : {"clock_reset", "out_of_order", "bad_row", "bad_timestamp"})
+    if (d.diagnostics.count(k) > 0) return false;
+  return true;
+}
+
+std::string count_text(uint64_t n) {
+  std::string s = std::to_string(n);
+  for (int i = static_cast<int>(s.size()) - 3; i > 0; i -= 3) s.insert(static_cast<size_t>(i), ",");
+  return s;
+}
+
+// One diagnostic per run of rows left out.
+void report_skipped(const telemetry::LineReader& in, TelemetryData& d) {
+  const double row_bytes = in.lines_returned() > 0 ? static_cast<double>(in.bytes_returned()) /
+                                                         static_cast<double>(in.lines_returned())
+                                                   : 100.0;
+  constexpr std::string_view kWhy =
+      "outside the time ranges the run needs (the traced span and margins, at every clock "
+      "offset the alignment tries)";
+  auto times = [](const telemetry::SkippedRows& g) {
+    if (g.first_t == 0 && g.last_t == 0) return std::string();
+    return fmt::format(" stamped {} to {}", telemetry::format_calendar(g.first_t),
+                       telemetry::format_calendar(g.last_t));
+  };
+  for (const telemetry::SkippedRows& g : in.skipped()) {
+    uint64_t rows = 0;
+    std::string text;
+    if (g.lines) {
+      rows = g.rows;
+      text = fmt::format("lines {}-{}: {} rows{}, {}: not parsed", count_text(g.from),
+                         count_text(g.to), count_text(rows), times(g), kWhy);
+    } else {
+      rows = std::max<uint64_t>(
+          1, static_cast<uint64_t>(std::llround(static_cast<double>(g.to - g.from) / row_bytes)));
+      text = fmt::format("bytes {}-{}: ~{} rows{} (counted from their size), {}: not parsed",
+                         count_text(g.from), count_text(g.to), count_text(rows), times(g), kWhy);
+    }
+    d.diagnostics.add("rows_outside_window", std::move(text));
+    if (rows > 1) d.diagnostics.add_count("rows_outside_window", rows - 1);
+  }
+}
+
+// Reads `src`, windowed when the options and the file allow it (see TelemetryWindow); `reopen`
+// (may be empty) gives the file again from its start, for compressed input.
+TelemetryData read_any(ByteSource& src, const TelemetryReadOptions& o,
+                       const std::function<std::unique_ptr<ByteSource>()>& reopen) {
+  const TelemetryWindow& w = o.window;
+  if (w.empty() || src.raw_size() < w.min_file_bytes) return read_whole(src, nullptr, o);
+  const char* block = src.compression() == Compression::kNone ? src.map_in_place(0) : nullptr;
+  if (block == nullptr && !reopen) return read_whole(src, nullptr, o);
+  std::unique_ptr<ByteSource> fresh;
+  ByteSource* s = &src;
+  // A first guess of the sample interval (the widening is pad_ns), checked after the read.
+  Ns period = w.pad_periods > 0 ? w.pad_ns / w.pad_periods : 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    const Ns widen = std::max<Ns>(w.pad_ns, w.pad_periods * period);
+    if (pass > 0 && block == nullptr) {
+      fresh = reopen();
+      s = fresh.get();
+    }
+    telemetry::LineReader in(*s);
+    if (block != nullptr) in.use_block(block, s->raw_size());
+    in.enable_window(widened(w.utc, widen), widened(w.local, widen), widen);
+    TelemetryData d;
+    try {
+      d = parse(in, o);
+    } catch (const InputError&) {
+      // A read with rows left out is judged by the whole read, which may find what it missed.
+      if (!in.window_is_unsafe() && !in.windowed()) throw;
+      break;
+    }
+    if (in.window_is_unsafe()) break;
+    if (!in.windowed()) {  // every row was read
+      for (const std::string& x : s->warnings()) d.diagnostics.add("container", x);
+      return d;
+    }
+    if (!trustworthy(d)) break;
+    const Ns t = largest_period(d);
+    if (t <= 0) break;
+    if (w.pad_periods * t <= widen) {
+      report_skipped(in, d);
+      for (const std::string& x : s->warnings()) d.diagnostics.add("container", x);
+      return d;
+    }
+    period = t + t / 2;  // sampled more slowly than guessed: once more, widened for it
+  }
+  if (block != nullptr) return read_whole(src, block, o);
+  fresh = reopen();
+  return read_whole(*fresh, nullptr, o);
+}
+
+}  // namespace
+
+TelemetryData read_telemetry(ByteSource& src, const TelemetryReadOptions& o) {
+  return read_any(src, o, {});
+}
+
 TelemetryData read_telemetry_file(const std::string& path, const TelemetryReadOptions& o) {
   auto src = ByteSource::open_file(path);
-  return read_telemetry(*src, o);
+  return read_any(*src, o, [&path] { return ByteSource::open_file(path); });
 }
 
 }  // namespace chopper

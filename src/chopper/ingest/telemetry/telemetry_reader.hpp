@@ -21,16 +21,54 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "chopper/base/input.hpp"
 #include "chopper/model/series.hpp"
 
 namespace chopper {
 
+// Rows of interest: the times a caller will look at, on each clock a file may be stamped on
+// (link/hardware_align.hpp, telemetry_window(), computes them from a run). A profile covers
+// seconds of a job that telemetry records for hours; with a window, a file whose rows ascend in
+// time is read only where its rows fall in a range, widened by max(pad_ns, pad_periods × the
+// sample interval), plus its first and last rows (those within that widening of the first and
+// last row's time, and at least 64 lines at each end), so that the recording's extent stays known.
+// The rows left out are counted, never dropped silently: diagnostic "rows_outside_window", with
+// where they were and their times.
+// - A plain file is searched by binary search on its rows' timestamps (mapped, parsed where it
+//   lies), after probes spread over it found them ascending; the skipped rows are counted from
+//   their bytes (estimated: bytes / the mean row length read).
+// - A compressed file (read_telemetry_file only) is decompressed whole, but of the rows outside
+//   the ranges only the time is read (so time going back is seen anywhere); they are counted
+//   exactly.
+// - Read whole: files smaller than min_file_bytes; formats and clocks with no ranges here
+//   (relative and monotonic time, dcgmi, rocm-smi, amd-smi JSON, Zeus); and whenever the file does
+//   not allow a windowed read to give the rows a whole read gives there: time going back (a clock
+//   reset or rows out of order) among the rows or probes read, a header that changes, a bad row
+//   or timestamp among the rows read, or sampling too slow for the widening (then the read is
+//   tried once more, widened for the interval the rows showed).
+// Not seen by a windowed read of a plain file: a step back of its clock (or a new header with as
+// many fields) between two probes that no probe or row read shows. What it gives differs from a
+// whole read only outside the ranges: which rows, TelemetryData::samples, the diagnostics of rows
+// not read. See docs/telemetry_formats.md, "Reading only the rows a run can use".
+struct TelemetryWindow {
+  std::vector<std::pair<Ns, Ns>> utc;    // [from, to] for rows stamped in UTC (epoch time)
+  std::vector<std::pair<Ns, Ns>> local;  // [from, to] for rows stamped in local time, no zone
+  Ns pad_ns = 0;
+  int pad_periods = 0;
+  // Files smaller than this (on disk) are read whole: they cost little, and keep every diagnostic.
+  uint64_t min_file_bytes = uint64_t{1} << 20;
+  bool empty() const { return utc.empty() && local.empty(); }
+};
+
 struct TelemetryReadOptions {
   // Sampling interval of formats that print no time (dcgmi dmon; rocm-smi and amd-smi output with
   // no timestamp column): snapshot k is put at k * this, ClockDomain::kRelative.
   int64_t dcgmi_interval_ms = 1000;
+  // Rows of interest; empty: every row is read.
+  TelemetryWindow window;
 };
 
 // Which telemetry format the first bytes (up to 4 KiB, decompressed) look like: "nvidia-smi",
@@ -41,6 +79,8 @@ std::string_view sniff_telemetry(std::string_view head, std::string_view file_na
 // Reads one file. Throws NotATraceError if it is not telemetry; InputError naming the file and the
 // byte offset (of the decompressed text), with "line N: ..." in the reason, if it cannot be read
 // at all (a header only, no known field, no time column). Bad rows are counted, never fatal.
+// Examples of a windowed read of a plain file say "byte N" where line numbers are not known.
+// read_telemetry windows only plain (mappable) input; read_telemetry_file compressed files too.
 TelemetryData read_telemetry(ByteSource& src, const TelemetryReadOptions& o = {});
 TelemetryData read_telemetry_file(const std::string& path, const TelemetryReadOptions& o = {});
 

@@ -119,6 +119,7 @@ bool parse_zeus_name(std::string_view file_name, ZeusName& out) {
   if (us == std::string::npos) return false;
   std::string_view stem(s.data(), us), tail(s.data() + us + 1, s.size() - us - 1);
   if (tail.rfind("gpu", 0) == 0) return fill(find_stem(stem), tail.substr(3), out);
+  out.by_rank = true;
   if (tail.rfind("rank", 0) == 0) return fill(find_stem(stem), tail.substr(4), out);
   if (stem.size() > 5 && stem.substr(stem.size() - 5) == "_rank")
     return fill(find_stem(stem.substr(0, stem.size() - 5)), tail, out);
@@ -131,6 +132,7 @@ void read_zeus(LineReader& in, const TelemetryReadOptions& /*o*/, TelemetryData&
   SeriesBuilder b(d);
   GpuRef g;
   g.index = zn.gpu;
+  if (zn.by_rank) g.rank = zn.gpu;
   ClockDomain clock = ClockDomain::kUnknown;
   size_t s = 0;
   std::vector<std::string_view> f;
