@@ -15,6 +15,7 @@
 #include <cmath>
 #include <cstdio>
 #include <map>
+#include <set>
 
 #include "chopper/analysis/analysis.hpp"
 #include "chopper/hierarchy/label.hpp"
@@ -81,17 +82,17 @@ Ns worst_align = 0;
 void check(const HwGolden& g, bool same_run) {
   // Alignment: within one sample period of the offset the generator used.
   ASSERT_FALSE(g.hw.telemetry.empty());
-  size_t placed = 0;
+  std::set<int64_t> placed;
   for (const TelemetryAlignment& a : g.hw.telemetry) {
     SCOPED_TRACE(a.file);
     ASSERT_FALSE(a.ranks.empty());
     const Ns want = g.truth[static_cast<size_t>(a.ranks.front())].telemetry_offset_ns;
     EXPECT_NE(a.method.rfind("none", 0), 0u) << a.method;
     EXPECT_LE(std::abs(a.offset_ns - want), a.period_ns) << a.method;
-    placed += a.ranks.size();
+    placed.insert(a.ranks.begin(), a.ranks.end());
     worst_align = std::max(worst_align, std::abs(a.offset_ns - want));
   }
-  EXPECT_EQ(placed, g.truth.size());
+  EXPECT_EQ(placed.size(), g.truth.size());
   // Counters: every dispatch joined to its kernel — by correlation id when rocprofv3 counted in
   // the traced run (AMD), by kernel name and occurrence order for a CUPTI range-profiler pass
   // (NVIDIA: a separate run). Every matrix kernel then has its issued work measured, and as the
@@ -251,4 +252,50 @@ TEST(HardwareGolden, TelemetryOffsetFoundPerNode) {
   // trace clocks differ.
   EXPECT_NE(g->truth[0].offset_ns, g->truth[8].offset_ns);
   check(*g, false);
+}
+
+// CharLLM-PPT's NVML sampler instead of nvidia-smi: one t,value file per metric and rank (Zeus
+// names, epoch seconds stamped 4 ms late), with the GPU's energy counter and cumulative NVLink
+// counters. The files of a node are aligned as one (the energy and link files have no signal of
+// their own), each on its rank's GPU; the DVFS, utilization and overlap losses and the energy are
+// recovered as from nvidia-smi, and the counters' growth over each iteration matches truth within
+// what linear interpolation of a cumulative counter can miss at the window's two ends: the most a
+// sample interval can hold at each end (2 x T x TDP for energy, 2 x T x the link's bandwidth for
+// bytes).
+TEST(HardwareGolden, H100NvmlSamplerWithEnergyAndLinkCounters) {
+  SynthConfig c = eight("h100", Parallelism::kFsdp);
+  apply_scenario("demo", c);
+  c.telemetry_format = "nvml";
+  auto g = run_hw("nvml", c);
+  ASSERT_EQ(g->hw.telemetry.size(), 7u * 8u);
+  for (const TelemetryAlignment& a : g->hw.telemetry) {
+    EXPECT_EQ(a.format, "zeus");
+    ASSERT_EQ(a.ranks.size(), 1u) << a.file;  // each file is its own rank's GPU
+  }
+  check(*g, false);
+  const DeviceSpec* dev = find_device("h100");
+  const double T = 2e-3;
+  double worst_e = 0, worst_l = 0;
+  for (const RankAnalysis& r : g->ra.ranks) {
+    const TruthRank& tr = g->truth[static_cast<size_t>(r.rank)];
+    for (const PowerRow& p : r.power) {
+      if (!p.phase.empty()) continue;
+      SCOPED_TRACE("rank " + std::to_string(r.rank) + " iteration " + std::to_string(p.iteration));
+      ASSERT_TRUE(tr.energy_j.count(p.iteration));
+      ASSERT_TRUE(tr.link_bytes.count(p.iteration));
+      const double e = tr.energy_j.at(p.iteration);
+      const auto [tx, rx] = tr.link_bytes.at(p.iteration);
+      ASSERT_FALSE(std::isnan(p.energy_counter_j));
+      ASSERT_FALSE(std::isnan(p.link_tx_bytes));
+      EXPECT_NEAR(p.energy_counter_j, e, 2 * T * dev->tdp_w);
+      EXPECT_NEAR(p.link_tx_bytes, tx, 2 * T * dev->intra_node_bw_gbs * 1e9);
+      EXPECT_NEAR(p.link_rx_bytes, rx, 2 * T * dev->intra_node_bw_gbs * 1e9);
+      EXPECT_GT(tx, 0);
+      worst_e = std::max(worst_e, std::abs(p.energy_counter_j - e) / e);
+      worst_l = std::max(worst_l, std::abs(p.link_tx_bytes - tx) / tx);
+    }
+  }
+  std::printf("nvml sampler: energy counter off by at most %.3f%%, NVLink tx bytes by %.3f%%\n",
+              100 * worst_e, 100 * worst_l);
+  report("h100 nvml");
 }

@@ -46,8 +46,9 @@ struct TruthKernel {
 
 struct TruthRank {
   int64_t rank, offset_ns;
-  int64_t telemetry_offset_ns = 0;     // telemetry clock − trace clock
-  std::map<int64_t, double> energy_j;  // per iteration (host step span)
+  int64_t telemetry_offset_ns = 0;                          // telemetry clock − trace clock
+  std::map<int64_t, double> energy_j;                       // per iteration (host step span)
+  std::map<int64_t, std::pair<double, double>> link_bytes;  // NVLink tx, rx per iteration
   bool straggler;
   std::vector<std::tuple<int64_t, int64_t, int64_t>> iterations;  // N, start, end
   std::vector<TruthKernel> kernels;
@@ -72,6 +73,10 @@ inline std::vector<TruthRank> read_truth(const fs::path& dir) {
       double e = 0;
       if (it["energy_j"].get_double().get(e) == simdjson::SUCCESS)
         t.energy_j[it["iteration"].get_int64()] = e;
+      double tx = 0, rx = 0;
+      if (it["link_tx_bytes"].get_double().get(tx) == simdjson::SUCCESS &&
+          it["link_rx_bytes"].get_double().get(rx) == simdjson::SUCCESS)
+        t.link_bytes[it["iteration"].get_int64()] = {tx, rx};
     }
     for (simdjson::dom::element e : r["effects"].get_array())
       for (auto [k, v] : e.get_object())

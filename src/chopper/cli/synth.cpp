@@ -54,6 +54,13 @@ void add_synth_options(CLI::App* app, SynthConfig& c, std::string& scenario, std
   app->add_option("--noise", c.noise, "Relative sigma of kernel duration noise");
   app->add_option("--telemetry-interval-ms", c.telemetry_interval_ms, "Telemetry sampling interval")
       ->capture_default_str();
+  app->add_option(
+         "--telemetry-format", c.telemetry_format,
+         "NVIDIA telemetry: nvidia-smi (a --query-gpu CSV per node) or nvml (CharLLM-PPT's "
+         "NVML sampler: a t,value CSV per metric and rank, with energy and NVLink "
+         "counters)")
+      ->check(CLI::IsMember({"nvidia-smi", "nvml"}))
+      ->capture_default_str();
   app->add_option("-j,--threads", c.threads, "Writer threads (default: all cores)");
 }
 

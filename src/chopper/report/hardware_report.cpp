@@ -513,7 +513,8 @@ std::string hardware_summary(const RunAnalysis& ra, const AnalysisOptions& o) {
     constexpr size_t kListed = 4;
     const bool list_t = hw->telemetry.size() <= kListed, list_c = hw->counters.size() <= kListed;
     std::set<std::string> t_fmt, t_method, c_fmt, c_method;
-    size_t t_ok = 0, t_ranks = 0, c_ok = 0;
+    size_t t_ok = 0, c_ok = 0;
+    std::set<int64_t> t_ranks;
     Ns off_lo = 0, off_hi = 0, unc = 0;
     uint64_t disp = 0, matched = 0;
     for (const TelemetryAlignment& a : hw->telemetry) {
@@ -529,7 +530,7 @@ std::string hardware_summary(const RunAnalysis& ra, const AnalysisOptions& o) {
       off_hi = t_ok == 0 ? a.offset_ns : std::max(off_hi, a.offset_ns);
       unc = std::max(unc, a.uncertainty_ns);
       ++t_ok;
-      t_ranks += a.ranks.size();
+      t_ranks.insert(a.ranks.begin(), a.ranks.end());
       t_fmt.insert(a.format);
       t_method.insert(a.method);
     }
@@ -542,8 +543,9 @@ std::string hardware_summary(const RunAnalysis& ra, const AnalysisOptions& o) {
       s += fmt::format(
           "  telemetry: {} of {} files placed ({}), {} ranks; offsets {:+.3f} to {:+.3f} ms, "
           "uncertainty up to ±{:.3f} ms ({})\n",
-          t_ok, hw->telemetry.size(), joined(t_fmt), t_ranks, static_cast<double>(off_lo) / 1e6,
-          static_cast<double>(off_hi) / 1e6, static_cast<double>(unc) / 1e6, joined(t_method));
+          t_ok, hw->telemetry.size(), joined(t_fmt), t_ranks.size(),
+          static_cast<double>(off_lo) / 1e6, static_cast<double>(off_hi) / 1e6,
+          static_cast<double>(unc) / 1e6, joined(t_method));
     for (size_t f = 0; f < hw->counters.size(); ++f) {
       const CounterJoin& j = hw->counters[f];
       const bool placed = j.method.rfind("none", 0) != 0;

@@ -675,6 +675,10 @@ struct BusySpan {
   Ns start, end;
   int mhz;
   bool comm;
+  // Collectives: the bytes this GPU sends and receives over NVLink / XGMI, moved evenly over
+  // [xfer_start, end) (the transfer runs once every rank has arrived: the nominal duration).
+  Ns xfer_start = 0;
+  double tx_bytes = 0, rx_bytes = 0;
 };
 
 // Open host ranges of one thread.
@@ -914,7 +918,21 @@ class Simulator {
     kt.nominal_ns = coll_duration(k);
     kt.kernel = k.name.c_str();
     e->kernels->push_back(kt);
-    e->busy->push_back({arrival + off, end + off, r.clock_mhz, true});
+    {
+      // Ring: each GPU sends (and receives) steps / n of the message. Across nodes, the GPU whose
+      // ring successor (predecessor) is on the next (previous) node sends (receives) over the
+      // network instead of NVLink.
+      const double n = c_.ranks;
+      const double steps = k.cls == OpClass::kAllReduce ? 2 * (n - 1) : (n - 1);
+      const double bytes = n > 1 ? steps / n * static_cast<double>(k.coll_bytes) : 0.0;
+      const int lr = local_rank(r.rank);
+      const bool one_node = nodes_ <= 1;
+      BusySpan span{arrival + off, end + off, r.clock_mhz, true};
+      span.xfer_start = std::max(arrival, end - kt.nominal_ns) + off;
+      span.tx_bytes = one_node || lr != c_.gpus_per_node - 1 ? bytes : 0.0;
+      span.rx_bytes = one_node || lr != 0 ? bytes : 0.0;
+      e->busy->push_back(span);
+    }
     Effects& ef = (*e->effects)[EffectKey{kt.iteration, a.phase, a.layer, a.op}];
     ++ef.kernels;
     ef.kernel_ns += kt.dur_ns;
@@ -1290,7 +1308,8 @@ std::string smi_time(Ns t) {
 // time without a zone (the run's zone is UTC+1 here), amd-smi prints epoch milliseconds; both
 // stamp a sample telemetry_lag_ms after it was read.
 Ns telemetry_offset_ns(const SynthConfig& c, bool amd) {
-  return (amd ? 0 : c.telemetry_utc_offset_s * 1000000000LL) + c.telemetry_lag_ms * 1000000LL;
+  const bool utc = amd || c.telemetry_format == "nvml";  // epoch stamps: amd-smi, the sampler
+  return (utc ? 0 : c.telemetry_utc_offset_s * 1000000000LL) + c.telemetry_lag_ms * 1000000LL;
 }
 
 struct RankOutput {
@@ -1481,7 +1500,81 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
     for (const auto& step : outs[r].steps)
       iter_energy[r].push_back(power_over(outs[r], from, step.second.first, step.second.second));
   }
-  if (c.telemetry) {
+  // Link bytes moved in [lo, hi) by a rank's collectives (tx, rx), the transfers spread evenly.
+  auto link_over = [&](const RankOutput& o, Ns lo, Ns hi) {
+    std::pair<double, double> b{0, 0};
+    for (const BusySpan& x : o.busy) {
+      if (!x.comm || x.end <= x.xfer_start) continue;
+      const Ns in = std::max<Ns>(0, std::min(x.end, hi) - std::max(x.xfer_start, lo));
+      const double share = static_cast<double>(in) / static_cast<double>(x.end - x.xfer_start);
+      b.first += x.tx_bytes * share;
+      b.second += x.rx_bytes * share;
+    }
+    return b;
+  };
+  const bool nvml = !amd && c.telemetry_format == "nvml";
+  if (c.telemetry && nvml) {
+    // CharLLM-PPT's NVML sampler (Zeus): one headerless "t,value" CSV per metric and rank, t =
+    // time.time() epoch seconds stamped telemetry_lag_ms after the reading; power the mean over
+    // the interval, utilization the busy share, the energy counter in J and the NVLink counters
+    // in KiB (NVML's "throughput" fields are cumulative) as they stand at the sample.
+    fs::create_directories(out_dir + "/telemetry", ec);
+    const Ns T = c.telemetry_interval_ms * 1000000;
+    const Ns lag = c.telemetry_lag_ms * 1000000LL;
+    const char* stems[] = {"gpu_power",
+                           "gpu_util",
+                           "sm_clock",
+                           "gpu_temp",
+                           "gpu_energy",
+                           "nvlink_tx_throughput",
+                           "nvlink_rx_throughput"};
+    for (size_t r = 0; r < outs.size(); ++r) {
+      const RankOutput& o = outs[r];
+      Ns t0 = INT64_MAX, t1 = 0;
+      for (const auto& step : o.steps)
+        t0 = std::min(t0, step.second.first), t1 = std::max(t1, step.second.second);
+      std::string txt[7];
+      size_t pi = 0, bi = 0, ci = 0;
+      const auto& u = busy_union[r];
+      double energy = 5.0e6 + 1000.0 * static_cast<double>(r);  // the counter's origin, J
+      double tx_kib = 1.0e9, rx_kib = 2.0e9;                    // the counters' origins, KiB
+      for (Ns t = (t0 / T) * T; t <= t1 + T; t += T) {          // from before the first step
+        Ns busy = 0;
+        while (bi < u.size() && u[bi].second <= t - T) ++bi;
+        for (size_t j = bi; j < u.size() && u[j].first < t; ++j)
+          busy += std::max<Ns>(0, std::min(u[j].second, t) - std::max(u[j].first, t - T));
+        const double joules = power_over(o, pi, t - T, t);
+        energy += joules;
+        const auto [tx, rx] = link_over(o, t - T, t);
+        tx_kib += tx / 1024, rx_kib += rx / 1024;
+        while (ci + 1 < o.clock.size() && o.clock[ci + 1].t <= t) ++ci;
+        const int mhz = o.clock.empty() || o.clock[ci].t > t ? dev->max_clock_mhz : o.clock[ci].mhz;
+        const double heat = o.clock.empty() || o.clock[ci].t > t ? 0.0 : o.clock[ci].heat;
+        const int temp = 32 + static_cast<int>(40.0 * std::min(1.0, heat / 60e6));
+        const double ts = static_cast<double>(t + lag) * 1e-9;
+        const double v[7] = {
+            joules / (static_cast<double>(T) * 1e-9),
+            std::min(100.0, 100.0 * static_cast<double>(busy) / static_cast<double>(T)),
+            static_cast<double>(mhz),
+            static_cast<double>(temp),
+            energy,
+            std::floor(tx_kib),
+            std::floor(rx_kib)};
+        for (int q = 0; q < 7; ++q)
+          fmt::format_to(std::back_inserter(txt[q]), "{:.6f},{:.6f}\n", ts, v[q]);
+      }
+      for (int q = 0; q < 7; ++q) {
+        const std::string path = fmt::format("{}/telemetry/{}_{}.csv", out_dir, stems[q], r);
+        FILE* f = std::fopen(path.c_str(), "wb");
+        if (f == nullptr || std::fwrite(txt[q].data(), 1, txt[q].size(), f) != txt[q].size())
+          throw Error(path + ": write failed");
+        std::fclose(f);
+        sum.telemetry_files.push_back(path);
+        sum.bytes_written += txt[q].size();
+      }
+    }
+  }
+  if (c.telemetry && !nvml) {
     fs::create_directories(out_dir + "/telemetry", ec);
     const int nodes = (c.ranks + c.gpus_per_node - 1) / c.gpus_per_node;
     const Ns T = c.telemetry_interval_ms * 1000000;
@@ -1503,7 +1596,7 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
       }
       std::vector<size_t> bi(static_cast<size_t>(last - first), 0),
           pi(static_cast<size_t>(last - first), 0), ci(static_cast<size_t>(last - first), 0);
-      for (Ns t = (t0 / T) * T + T; t <= t1 + T; t += T) {
+      for (Ns t = (t0 / T) * T; t <= t1 + T; t += T) {  // from before the first step
         for (int r = first; r < last; ++r) {
           RankOutput& o = outs[static_cast<size_t>(r)];
           const size_t k = static_cast<size_t>(r - first);
@@ -1690,12 +1783,14 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
                      "\"telemetry_offset_ns\": {}, \"straggler\": {},\n \"iterations\": [",
                      r ? "," : "", r, static_cast<int>(r) / c.gpus_per_node, o.offset, tel_offset,
                      static_cast<int>(r) == c.straggler_rank);
-      for (size_t i = 0; i < o.steps.size(); ++i)
+      for (size_t i = 0; i < o.steps.size(); ++i) {
+        const auto [tx, rx] = link_over(o, o.steps[i].second.first, o.steps[i].second.second);
         fmt::format_to(std::back_inserter(t),
                        "{}{{\"iteration\": {}, \"start_ns\": {}, \"end_ns\": {}, \"energy_j\": "
-                       "{:.6f}}}",
+                       "{:.6f}, \"link_tx_bytes\": {:.0f}, \"link_rx_bytes\": {:.0f}}}",
                        i ? ", " : "", o.steps[i].first, o.steps[i].second.first,
-                       o.steps[i].second.second, iter_energy[r][i]);
+                       o.steps[i].second.second, iter_energy[r][i], tx, rx);
+      }
       t += "],\n \"effects\": [";
       bool first = true;
       for (const auto& [key, ef] : o.effects) {

@@ -62,6 +62,9 @@ struct SynthConfig {
   int64_t telemetry_utc_offset_s = 3600;  // nvidia-smi's local time zone (UTC+1)
   int64_t telemetry_lag_ms = 4;           // a sample's stamp comes this long after its reading
   bool telemetry = true;
+  // NVIDIA telemetry as "nvidia-smi" (one --query-gpu CSV per node) or "nvml" (CharLLM-PPT's
+  // NVML sampler: one t,value CSV per metric and rank, with the energy and NVLink counters).
+  std::string telemetry_format = "nvidia-smi";
   bool counters =
       true;  // per rank: rocprofv3 counter collection (AMD), a CUPTI range pass (NVIDIA)
   unsigned threads = 0;  // 0 = all cores
