@@ -6,7 +6,7 @@ if [ "$(id -u)" != 0 ]; then SUDO="sudo"; fi
 PKGS=(
   build-essential cmake ninja-build pkg-config
   libsimdjson-dev libisal-dev libzstd-dev libfmt-dev libcli11-dev
-  libsqlite3-dev libtomlplusplus-dev
+  libsqlite3-dev libtomlplusplus-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
 )
 if [ "${1:-}" = "--ci" ]; then

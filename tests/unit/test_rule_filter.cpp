@@ -5,7 +5,6 @@
 #include <gtest/gtest.h>
 
 #include <random>
-#include <regex>
 
 #include "chopper/hierarchy/taxonomy.hpp"
 
@@ -53,11 +52,11 @@ TEST(RuleFilter, CaseInsensitiveRulesFoldTheName) {
   EXPECT_FALSE(r.may_match("aten::mul"));
 }
 
-// regex_search(name) implies may_match(name), for names assembled from each pattern's literal
+// search(name) implies may_match(name), for names assembled from each pattern's literal
 // pieces and a few other bytes (so that many of them match), 10000 per pattern.
 TEST(RuleFilter, NeverRejectsAMatch) {
   std::vector<NameRule> rules = Taxonomy::builtin().rules();
-  for (const char* extra : {R"(abc?de)", R"(ab{2}cd|x(?!y)zz)", R"((foo|ba+r)baz)", R"(a\|b\.c)",
+  for (const char* extra : {R"(abc?de)", R"(ab{2}cd|x[^y]zz)", R"((foo|ba+r)baz)", R"(a\|b\.c)",
                             R"(\d+ms$)", R"(^(?:ab)+c)", R"([|(]ab[^x]?yz)"}) {
     NameRule r;
     r.name = "extra";
@@ -92,7 +91,7 @@ TEST(RuleFilter, NeverRejectsAMatch) {
       std::string name;
       const int n = static_cast<int>(rng() % 5);
       for (int j = 0; j < n; ++j) name += pieces[rng() % pieces.size()];
-      const bool re = std::regex_search(name, r.re);
+      const bool re = r.search(name);
       if (re) {
         ++matched;
         ASSERT_TRUE(r.may_match(name)) << r.name << " /" << r.pattern << "/ on '" << name << "'";

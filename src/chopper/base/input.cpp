@@ -9,6 +9,7 @@
 #include <unistd.h>
 #include <zstd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <cstring>
 #include <vector>
@@ -27,6 +28,35 @@ std::string_view compression_name(Compression c) {
       return "zstd";
   }
   return "?";
+}
+
+namespace {
+std::atomic<uint64_t> g_max_decompressed{kDefaultMaxDecompressedBytes};
+}  // namespace
+
+void set_max_decompressed_bytes(uint64_t n) {
+  g_max_decompressed.store(n, std::memory_order_relaxed);
+}
+uint64_t max_decompressed_bytes() {
+  return g_max_decompressed.load(std::memory_order_relaxed);
+}
+
+std::string limit_text(uint64_t b) {
+  if (b >= (uint64_t{1} << 30) && b % (uint64_t{1} << 30) == 0)
+    return std::to_string(b >> 30) + " GiB";
+  if (b >= (uint64_t{1} << 20) && b % (uint64_t{1} << 20) == 0)
+    return std::to_string(b >> 20) + " MiB";
+  if (b >= (uint64_t{1} << 10) && b % (uint64_t{1} << 10) == 0)
+    return std::to_string(b >> 10) + " KiB";
+  return std::to_string(b) + " bytes";
+}
+
+void ByteSource::count_out(size_t n, uint64_t at) {
+  out_ += n;
+  if (out_ > max_out_)
+    throw InputError(name_, at,
+                     "decompressed data exceeds the limit of " + limit_text(max_out_) +
+                         " per file (chopper --max-decompressed-gib raises it)");
 }
 
 namespace {
@@ -275,6 +305,7 @@ class GzipSource final : public ByteSource {
         member_started_ = false;
       }
     }
+    count_out(total, consumed_offset());
     return total;
   }
   uint64_t raw_offset() const override { return consumed_offset(); }
@@ -329,6 +360,7 @@ class ZstdSource final : public ByteSource {
                          std::string("corrupt zstd data: ") + ZSTD_getErrorName(ret));
       last_ret_ = ret;
     }
+    count_out(out.pos, raw_offset());
     return out.pos;
   }
   uint64_t raw_offset() const override { return in_->offset() - (in_buf_.size - in_buf_.pos); }
@@ -356,14 +388,33 @@ std::unique_ptr<ByteSource> make_source(std::unique_ptr<RawInput> in, std::strin
 
 }  // namespace
 
+std::string_view file_type_name(unsigned m) {
+  if (S_ISDIR(m)) return "a directory";
+  if (S_ISFIFO(m)) return "a FIFO";
+  if (S_ISSOCK(m)) return "a socket";
+  if (S_ISCHR(m)) return "a character device";
+  if (S_ISBLK(m)) return "a block device";
+  return "not a file";
+}
+
 std::unique_ptr<ByteSource> ByteSource::open_file(const std::string& path) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  // O_NONBLOCK: opening a FIFO for reading waits for a writer otherwise (forever, if none comes).
+  // A regular file ignores it; it is cleared all the same, once the file is known to be one.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
   if (fd < 0) throw InputError(path, 0, std::string("cannot open: ") + std::strerror(errno));
   struct stat st {};
-  if (::fstat(fd, &st) != 0 || S_ISDIR(st.st_mode)) {
+  if (::fstat(fd, &st) != 0) {
+    const int err = errno;
     ::close(fd);
-    throw InputError(path, 0, "not a regular file");
+    throw InputError(path, 0, std::string("cannot stat: ") + std::strerror(err));
   }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw InputError(path, 0,
+                     "not a regular file (" + std::string(file_type_name(st.st_mode)) + ")");
+  }
+  const int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
   return make_source(std::make_unique<FileInput>(fd, path, static_cast<uint64_t>(st.st_size)),
                      path);
 }

@@ -3,7 +3,9 @@
 // never holds a whole decompressed trace in memory. The compression is detected from the content
 // (gzip and zstd magic numbers), never from the file name. Multi-member gzip and multi-frame zstd
 // are read to the end. Corrupt or truncated compressed data throws InputError naming the file and
-// the compressed byte offset.
+// the compressed byte offset, and so does compressed data that decompresses to more than a cap
+// (64 GiB by default: a few MB of gzip can hold many GB). Files are opened without blocking (a FIFO
+// with no writer would block open(2) forever) and must be regular files.
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -15,10 +17,21 @@ namespace chopper {
 enum class Compression : uint8_t { kNone, kGzip, kZstd };
 std::string_view compression_name(Compression c);
 
+// The most bytes one compressed file may decompress to, for sources made after the call
+// (process-wide; default 64 GiB). Past it, read() throws InputError.
+inline constexpr uint64_t kDefaultMaxDecompressedBytes = uint64_t{64} << 30;
+void set_max_decompressed_bytes(uint64_t n);
+uint64_t max_decompressed_bytes();
+// What a file that is not a regular one is, from its st_mode: "a FIFO", "a directory", ...
+std::string_view file_type_name(unsigned st_mode);
+// "64 GiB", "4 MiB", "100 bytes": a limit as messages say it.
+std::string limit_text(uint64_t bytes);
+
 class ByteSource {
  public:
   virtual ~ByteSource() = default;
-  // Opens a file; throws InputError if it cannot be opened.
+  // Opens a file; throws InputError if it cannot be opened or is not a regular file ("not a regular
+  // file (a FIFO)", ... at byte 0). Never blocks.
   static std::unique_ptr<ByteSource> open_file(const std::string& path);
   // Reads from a copy of `data` (tests, fuzzing). `name` is used in messages.
   static std::unique_ptr<ByteSource> from_memory(std::string_view data, std::string name);
@@ -49,9 +62,17 @@ class ByteSource {
   virtual uint64_t raw_size() const = 0;
   // Non-fatal oddities of the container (e.g. trailing bytes after the last gzip member).
   const std::vector<std::string>& warnings() const { return warnings_; }
+  // This source's cap on decompressed bytes (compressed input only); starts at
+  // max_decompressed_bytes().
+  void set_max_decompressed(uint64_t n) { max_out_ = n; }
 
  protected:
+  // Adds n decompressed bytes; throws InputError (at compressed offset `at`) past the cap.
+  void count_out(size_t n, uint64_t at);
+
   Compression compression_ = Compression::kNone;
+  uint64_t max_out_ = max_decompressed_bytes();
+  uint64_t out_ = 0;
   std::string name_;
   std::vector<std::string> warnings_;
 };

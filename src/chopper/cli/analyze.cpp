@@ -15,6 +15,7 @@
 #include "chopper/report/csv_sink.hpp"
 #include "chopper/report/hardware_report.hpp"
 #include "chopper/report/hierarchy_report.hpp"
+#include "chopper/report/output_dir.hpp"
 #include "chopper/report/sqlite_sink.hpp"
 #include "chopper/report/threaded_sink.hpp"
 
@@ -22,7 +23,9 @@ namespace chopper::cli {
 namespace {
 
 // The run manifest: what the traces do not say. Keys: tokens_per_step, device, dtype.
-void read_manifest(const std::string& path, AnalysisOptions& a) {
+// A value given on the command line wins over the manifest's (tokens_per_step and device are
+// unset until given; dtype has a default, so whether it was given is passed).
+void read_manifest(const std::string& path, AnalysisOptions& a, bool dtype_given) {
   toml::table t;
   try {
     t = toml::parse_file(path);
@@ -51,7 +54,7 @@ void read_manifest(const std::string& path, AnalysisOptions& a) {
       if (!d)
         throw Error(fmt::format("{}:{}: dtype must be one of bf16, fp16, fp8, tf32, fp32", path,
                                 v.source().begin.line));
-      a.dtype = *d;
+      if (!dtype_given) a.dtype = *d;
     } else {
       throw Error(fmt::format("{}:{}: unknown key '{}' (tokens_per_step, device, dtype)", path,
                               v.source().begin.line, key));
@@ -64,7 +67,16 @@ void read_manifest(const std::string& path, AnalysisOptions& a) {
 int analyze_run(const AnalyzeOptions& in) {
   AnalyzeOptions o = in;
   try {
-    if (!o.manifest.empty()) read_manifest(o.manifest, o.analysis);
+    if (!o.manifest.empty()) read_manifest(o.manifest, o.analysis, o.dtype_given);
+  } catch (const Error& e) {
+    fmt::print(stderr, "chopper analyze: {}\n", e.what());
+    return 2;
+  }
+  // The output directory, locked for this run before the (long) load: a second analyze into it
+  // stops here. Outputs are staged and renamed at the end (report/output_dir.hpp).
+  std::optional<OutputDir> outdir;
+  try {
+    outdir.emplace(o.out);
   } catch (const Error& e) {
     fmt::print(stderr, "chopper analyze: {}\n", e.what());
     return 2;
@@ -93,14 +105,14 @@ int analyze_run(const AnalyzeOptions& in) {
   }
   std::string out;
   try {
-    std::filesystem::create_directories(o.out);
-    SqliteSink db(o.out + "/chopper.sqlite");
+    SqliteSink db(outdir->stage("chopper.sqlite"));
     std::optional<CsvSink> csv;
     std::optional<ThreadedSink> csv_thread;  // the CSV files written while the database fills
     FanoutSink sink;
     sink.add(db);
+    sink.add(outdir->recorder());
     if (!o.no_csv) {
-      csv.emplace(o.out);
+      csv.emplace(o.out, &*outdir);
       csv_thread.emplace(*csv);
       sink.add(*csv_thread);
     }
@@ -124,6 +136,12 @@ int analyze_run(const AnalyzeOptions& in) {
     fmt::print(stderr, "chopper analyze: {}\n", e.what());
     return 2;
   }
+  try {
+    outdir->commit();  // every file complete: rename into place, remove stale CSVs
+  } catch (const Error& e) {
+    fmt::print(stderr, "chopper analyze: {}\n", e.what());
+    return 2;
+  }
   out += "\n" + coverage_text(coverage);
   out += fmt::format("\nwrote {}/chopper.sqlite{}; per GPU and level: chopper tree\n", o.out,
                      o.no_csv ? "" : fmt::format(" and {}/*.csv", o.out));
@@ -139,23 +157,30 @@ Command add_analyze(CLI::App& root) {
   auto o = std::make_shared<AnalyzeOptions>();
   auto dtype = std::make_shared<std::string>("bf16");
   add_run_options(app, o->run);
-  app->add_option("-o,--out", o->out, "Output directory")->required();
+  app->add_option("-o,--out", o->out, "Output directory")->required()->check(output_directory());
   app->add_flag("--no-csv", o->no_csv, "Write only the SQLite database");
   app->add_option("--tokens-per-step", o->analysis.tokens_per_step,
                   "Tokens per iteration over all ranks (global batch x sequence length), for "
-                  "tokens/s and time per token");
+                  "tokens/s and time per token")
+      ->check(integer_at_least(1));
   app->add_option(
       "--device", o->analysis.device,
       "Device for MFU (h100, h200, b200, a100, mi300x, mi250); default: from the trace");
-  app->add_option("--dtype", *dtype, "Matrix dtype MFU is measured against")->capture_default_str();
+  app->add_option("--dtype", *dtype, "Matrix dtype MFU is measured against")
+      ->check(
+          CLI::IsMember({"bf16", "fp16", "fp8", "tf32", "fp32", "bfloat16", "float16", "float32"}))
+      ->capture_default_str();
   app->add_option("--manifest", o->manifest,
-                  "TOML run manifest: tokens_per_step, device, dtype (flags win)");
+                  "TOML run manifest: tokens_per_step, device, dtype (flags win)")
+      ->check(CLI::ExistingFile);
   app->add_option("--telemetry", o->telemetry,
                   "GPU telemetry files (nvidia-smi, amd-smi, rocm-smi, dcgmi, Zeus CSV) besides "
-                  "those found in the run's directories and their telemetry/ folders");
+                  "those found in the run's directories and their telemetry/ folders")
+      ->check(CLI::ExistingFile);
   app->add_option("--counters", o->counters,
                   "Hardware-counter files (rocprofv3 counter collection, kernel trace, JSON) "
-                  "besides those found in the run's directories and their counters/ folders");
+                  "besides those found in the run's directories and their counters/ folders")
+      ->check(CLI::ExistingFile);
   app->add_flag("--no-hardware", o->no_hardware, "Ignore telemetry and counter files");
   app->add_option(
          "--telemetry-utc-offset",
@@ -174,14 +199,17 @@ Command add_analyze(CLI::App& root) {
          "the zone that puts the trace inside the recording")
       ->type_name("HOURS");
   app->add_option("--top", o->analysis.top_n, "Rows per rank in the name breakdowns")
+      ->check(CLI::Range(size_t{0}, size_t{1000000}))
       ->capture_default_str();
   app->add_flag(
       "--no-align", [o](int64_t) { o->analysis.align_clocks = false; },
       "Do not apply the clock offsets estimated from collectives");
   app->add_option("--kernel-wait-ns", o->analysis.kernel_wait_ns,
                   "Idle gaps shorter than this count as kernel wait (HTA: 30 µs)")
+      ->check(integer_at_least(0))
       ->capture_default_str();
-  return {app, [o, dtype]() -> int {
+  return {app, [o, dtype, app]() -> int {
+            o->dtype_given = app->count("--dtype") > 0;
             auto d = parse_dtype(*dtype);
             if (!d) {
               fmt::print(stderr, "chopper analyze: --dtype: unknown dtype '{}'\n", *dtype);

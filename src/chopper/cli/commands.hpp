@@ -27,7 +27,8 @@ struct AnalyzeOptions {
   std::string out;
   bool no_csv = false;
   AnalysisOptions analysis;
-  std::string manifest;  // TOML run manifest (tokens_per_step, device, dtype); "" = none
+  bool dtype_given = false;  // --dtype was given: the manifest's dtype does not override it
+  std::string manifest;      // TOML run manifest (tokens_per_step, device, dtype); "" = none
   std::vector<std::string> telemetry, counters;  // named explicitly (besides the run's own)
   bool no_hardware = false;                      // ignore telemetry and counters
   HardwareAlignOptions align;

@@ -7,14 +7,76 @@
 #include <atomic>
 #include <chrono>
 #include <cstdio>
+#include <filesystem>
 #include <thread>
 
 #include "chopper/base/error.hpp"
+#include "chopper/base/input.hpp"
 #include "chopper/base/memory.hpp"
 #include "chopper/hierarchy/label.hpp"
 #include "chopper/ingest/load.hpp"
 
 namespace chopper::cli {
+
+CLI::Validator in_half_open(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& v) -> std::string {
+        double x = 0;
+        if (!CLI::detail::lexical_cast(v, x) || !(x >= lo && x < hi))
+          return fmt::format("{} is not a number at least {} and below {}", v, lo, hi);
+        return "";
+      },
+      fmt::format("NUMBER in [{}, {})", lo, hi));
+}
+
+CLI::Validator in_open_closed(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& v) -> std::string {
+        double x = 0;
+        if (!CLI::detail::lexical_cast(v, x) || !(x > lo && x <= hi))
+          return fmt::format("{} is not a number above {} and at most {}", v, lo, hi);
+        return "";
+      },
+      fmt::format("NUMBER in ({}, {}]", lo, hi));
+}
+
+CLI::Validator in_closed(double lo, double hi) {
+  return CLI::Validator(
+      [lo, hi](std::string& v) -> std::string {
+        double x = 0;
+        if (!CLI::detail::lexical_cast(v, x) || !(x >= lo && x <= hi))
+          return fmt::format("{} is not a number from {} to {}", v, lo, hi);
+        return "";
+      },
+      fmt::format("NUMBER in [{}, {}]", lo, hi));
+}
+
+CLI::Validator integer_at_least(int64_t lo) {
+  return CLI::Validator(
+      [lo](std::string& v) -> std::string {
+        int64_t x = 0;
+        if (!CLI::detail::lexical_cast(v, x) || x < lo)
+          return fmt::format("{} is not an integer of at least {}", v, lo);
+        return "";
+      },
+      fmt::format("INTEGER >= {}", lo));
+}
+
+CLI::Validator output_directory() {
+  return CLI::Validator(
+      [](std::string& v) -> std::string {
+        std::error_code ec;
+        if (v.empty()) return "an empty path";
+        if (std::filesystem::exists(v, ec) && !std::filesystem::is_directory(v, ec))
+          return v + " exists and is not a directory";
+        return "";
+      },
+      "DIR");
+}
+
+CLI::Validator thread_count() {
+  return CLI::Range(0u, 1024u).description("0 (all cores) to 1024");
+}
 
 void add_run_options(CLI::App* app, RunOptions& o, bool rules) {
   app->add_option("paths", o.paths,
@@ -23,10 +85,21 @@ void add_run_options(CLI::App* app, RunOptions& o, bool rules) {
   if (rules)
     app->add_option("--rules", o.rules,
                     "TOML file of labelling rules that add to or override the built-in taxonomy "
-                    "(docs/hierarchy.md)");
+                    "(docs/hierarchy.md)")
+        ->check(CLI::ExistingFile);
   app->add_flag("--keep-python", o.keep_python,
                 "Keep every python_function event as a host op (nn.Module ranges are always kept)");
-  app->add_option("-j,--threads", o.threads, "Threads (default: all cores)");
+  app->add_option("-j,--threads", o.threads, "Threads (default: all cores)")->check(thread_count());
+  app->add_option("--max-decompressed-gib", o.max_decompressed_gib,
+                  "Largest size a compressed (gzip, zstd) file may decompress to, in GiB; a "
+                  "larger one is an error naming it")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{1} << 24))
+      ->capture_default_str();
+  app->add_option("--max-event-mib", o.max_event_mib,
+                  "Largest JSON text of one trace event, in MiB; a larger event is skipped and "
+                  "counted (event_too_large)")
+      ->check(CLI::Range(uint64_t{1}, uint64_t{4096}))
+      ->capture_default_str();
 }
 
 std::optional<Run> load_reporting(const RunOptions& o, const char* cmd) {
@@ -34,7 +107,9 @@ std::optional<Run> load_reporting(const RunOptions& o, const char* cmd) {
   try {
     LoadOptions lo;
     lo.kineto.keep_python = o.keep_python;
+    lo.kineto.max_event_bytes = static_cast<size_t>(o.max_event_mib) << 20;
     lo.threads = o.threads;
+    set_max_decompressed_bytes(o.max_decompressed_gib << 30);
     // Progress on stderr for long loads: only on a terminal, from the first second on, a line
     // redrawn five times a second (files done, bytes, elapsed).
     std::atomic<size_t> done{0}, total{0};

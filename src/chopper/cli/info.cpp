@@ -24,8 +24,10 @@ Command add_info(CLI::App& root) {
   auto o = std::make_shared<Opts>();
   add_run_options(app, o->run, false);
   app->add_flag("--json", o->json, "Print a JSON array with one object per file");
-  app->add_option("--telemetry", o->telemetry, "GPU telemetry files to list besides the run's");
-  app->add_option("--counters", o->counters, "Hardware-counter files to list besides the run's");
+  app->add_option("--telemetry", o->telemetry, "GPU telemetry files to list besides the run's")
+      ->check(CLI::ExistingFile);
+  app->add_option("--counters", o->counters, "Hardware-counter files to list besides the run's")
+      ->check(CLI::ExistingFile);
   return {app, [o]() -> int {
             std::optional<Run> run = load_reporting(o->run, "info");
             if (!run) return 2;

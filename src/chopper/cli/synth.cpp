@@ -17,42 +17,85 @@ namespace {
 
 void add_synth_options(CLI::App* app, SynthConfig& c, std::string& scenario, std::string& parallel,
                        std::string& dtype) {
+  const auto preset = CLI::Validator(
+      [](std::string& v) -> std::string {
+        return find_preset(v) != nullptr
+                   ? ""
+                   : "unknown preset '" + v + "' (llama3-8b, llama3-70b, gpt3-175b, mixtral-8x7b)";
+      },
+      "PRESET");
+  const auto device = CLI::Validator(
+      [](std::string& v) -> std::string {
+        return find_device(v) != nullptr
+                   ? ""
+                   : "unknown device '" + v + "' (h100, h200, b200, a100, mi300x, mi250)";
+      },
+      "DEVICE");
+  const auto ns = CLI::Range(int64_t{0}, int64_t{3600} * 1000000000).description("0 to 1 hour");
   app->add_option("--preset", c.preset, "Model: llama3-8b, llama3-70b, gpt3-175b, mixtral-8x7b")
+      ->check(preset)
       ->capture_default_str();
-  app->add_option("--layers", c.layers, "Transformer layers (default: the preset's)");
-  app->add_option("--batch", c.batch, "Local batch (sequences per rank)")->capture_default_str();
-  app->add_option("--seq", c.seq, "Sequence length")->capture_default_str();
-  app->add_option("--dtype", dtype, "bf16, fp16, fp8, tf32, fp32")->capture_default_str();
+  app->add_option("--layers", c.layers, "Transformer layers (default: the preset's)")
+      ->check(CLI::Range(0, 1000));
+  app->add_option("--batch", c.batch, "Local batch (sequences per rank)")
+      ->check(CLI::Range(1, 4096))
+      ->capture_default_str();
+  app->add_option("--seq", c.seq, "Sequence length")
+      ->check(CLI::Range(1, 1 << 20))
+      ->capture_default_str();
+  app->add_option("--dtype", dtype, "bf16, fp16, fp8, tf32, fp32")
+      ->check(
+          CLI::IsMember({"bf16", "fp16", "fp8", "tf32", "fp32", "bfloat16", "float16", "float32"}))
+      ->capture_default_str();
   app->add_option("--parallel", parallel, "fsdp (FSDP2 full shard) or ddp")->capture_default_str();
-  app->add_option("--ranks", c.ranks, "Number of ranks (GPUs)")->capture_default_str();
-  app->add_option("--gpus-per-node", c.gpus_per_node, "GPUs per node")->capture_default_str();
-  app->add_option("--device", c.device, "h100, h200, b200, a100, mi300x, mi250")
+  app->add_option("--ranks", c.ranks, "Number of ranks (GPUs)")
+      ->check(CLI::Range(1, 65536))
       ->capture_default_str();
-  app->add_option("--iterations", c.iterations, "Profiled iterations")->capture_default_str();
+  app->add_option("--gpus-per-node", c.gpus_per_node, "GPUs per node")
+      ->check(CLI::Range(1, 64))
+      ->capture_default_str();
+  app->add_option("--device", c.device, "h100, h200, b200, a100, mi300x, mi250")
+      ->check(device)
+      ->capture_default_str();
+  app->add_option("--iterations", c.iterations, "Profiled iterations")
+      ->check(CLI::Range(1, 10000))
+      ->capture_default_str();
   app->add_option("--seed", c.seed, "Seed: same seed, same bytes")->capture_default_str();
   app->add_option("--scenario", scenario,
-                  "Named scenario: healthy, dvfs, exposed-comm, launch-bound, straggler, demo");
+                  "Named scenario: healthy, dvfs, exposed-comm, launch-bound, straggler, demo")
+      ->check(CLI::IsMember(scenario_names()));
   app->add_option("--dvfs", c.dvfs,
-                  "Clock floor under sustained load, as a fraction below max (0 = off)");
-  app->add_option("--mfu-loss", c.mfu_loss, "Matrix-unit utilization loss of GEMMs (0..0.95)");
+                  "Clock floor under sustained load, as a fraction below max (0 = off)")
+      ->check(in_half_open(0, 0.9));
+  app->add_option("--mfu-loss", c.mfu_loss, "Matrix-unit utilization loss of GEMMs (0..0.95)")
+      ->check(in_half_open(0, 0.95));
   app->add_option("--comm-interference", c.comm_interference,
-                  "Compute slowdown while a collective runs");
+                  "Compute slowdown while a collective runs")
+      ->check(in_closed(0, 10));
   app->add_option("--comm-slowdown", c.comm_slowdown,
-                  "Collectives take this many times the model's time");
+                  "Collectives take this many times the model's time")
+      ->check(in_closed(1, 1000));
   app->add_flag("!--no-prefetch,--prefetch", c.prefetch,
                 "FSDP: no all-gather prefetch (exposes communication)");
-  app->add_option("--host-op-ns", c.host_op_ns, "CPU time per op before its launch");
-  app->add_option("--launch-ns", c.launch_ns, "Duration of one launch call");
+  app->add_option("--host-op-ns", c.host_op_ns, "CPU time per op before its launch")->check(ns);
+  app->add_option("--launch-ns", c.launch_ns, "Duration of one launch call")->check(ns);
   app->add_option("--data-loader-stall-ns", c.data_loader_stall_ns,
-                  "Host stall at each iteration start");
-  app->add_option("--straggler-rank", c.straggler_rank, "Rank that straggles (-1 = none)");
-  app->add_option("--straggler-clock", c.straggler_clock,
-                  "Straggler's clock cap (fraction of max)");
+                  "Host stall at each iteration start")
+      ->check(ns);
+  app->add_option("--straggler-rank", c.straggler_rank, "Rank that straggles (-1 = none)")
+      ->check(CLI::Range(-1, 65535));
+  app->add_option("--straggler-clock", c.straggler_clock, "Straggler's clock cap (fraction of max)")
+      ->check(in_open_closed(0.1, 1));
   app->add_option("--straggler-host-ns", c.straggler_host_ns,
-                  "Straggler's extra host delay per iteration");
-  app->add_option("--node-clock-offset-ns", c.node_clock_offset_ns, "Clock offset between nodes");
-  app->add_option("--noise", c.noise, "Relative sigma of kernel duration noise");
+                  "Straggler's extra host delay per iteration")
+      ->check(ns);
+  app->add_option("--node-clock-offset-ns", c.node_clock_offset_ns, "Clock offset between nodes")
+      ->check(CLI::Range(-int64_t{3600} * 1000000000, int64_t{3600} * 1000000000)
+                  .description("-1 hour to 1 hour"));
+  app->add_option("--noise", c.noise, "Relative sigma of kernel duration noise")
+      ->check(in_closed(0, 0.3));
   app->add_option("--telemetry-interval-ms", c.telemetry_interval_ms, "Telemetry sampling interval")
+      ->check(CLI::Range(int64_t{1}, int64_t{60000}))
       ->capture_default_str();
   app->add_option(
          "--telemetry-format", c.telemetry_format,
@@ -61,7 +104,8 @@ void add_synth_options(CLI::App* app, SynthConfig& c, std::string& scenario, std
          "counters)")
       ->check(CLI::IsMember({"nvidia-smi", "nvml"}))
       ->capture_default_str();
-  app->add_option("-j,--threads", c.threads, "Writer threads (default: all cores)");
+  app->add_option("-j,--threads", c.threads, "Writer threads (default: all cores)")
+      ->check(thread_count());
 }
 
 // Applies --scenario first so explicit knobs given with it win: the scenario is re-applied onto a
@@ -113,6 +157,11 @@ bool finish_config(SynthConfig& c, const std::string& scenario, const std::strin
     if (app->count("--no-prefetch") > 0 || app->count("--prefetch") > 0) s.prefetch = c.prefetch;
     c = s;
   }
+  if (c.straggler_rank >= c.ranks) {
+    fmt::print(stderr, "chopper: --straggler-rank {} is not a rank (0 to {})\n", c.straggler_rank,
+               c.ranks - 1);
+    return false;
+  }
   return true;
 }
 
@@ -147,7 +196,7 @@ Command add_synth(CLI::App& root) {
   };
   auto o = std::make_shared<Opts>();
   add_synth_options(app, o->c, o->scenario, o->parallel, o->dtype);
-  app->add_option("-o,--out", o->out, "Output directory")->required();
+  app->add_option("-o,--out", o->out, "Output directory")->required()->check(output_directory());
   return {app, [o, app]() -> int {
             if (!finish_config(o->c, o->scenario, o->parallel, o->dtype, app)) return 2;
             return run_synth(o->c, o->out, false);
@@ -158,7 +207,9 @@ Command add_demo(CLI::App& root) {
   auto* app = root.add_subcommand(
       "demo", "Synthesize a small 8-GPU Llama-3-8B FSDP run with injected effects and analyze it");
   auto out = std::make_shared<std::string>("chopper-demo");
-  app->add_option("-o,--out", *out, "Where to write the run")->capture_default_str();
+  app->add_option("-o,--out", *out, "Where to write the run")
+      ->check(output_directory())
+      ->capture_default_str();
   return {app, [out]() -> int {
             SynthConfig c;
             c.preset = "llama3-8b";

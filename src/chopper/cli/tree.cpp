@@ -26,8 +26,9 @@ Command add_tree(CLI::App& root) {
   app->add_option("--levels", o->levels,
                   "Levels in order, any subset of gpu,iteration,phase,layer,operation")
       ->capture_default_str();
-  app->add_option("--depth", o->depth, "Levels to print (default: all)");
+  app->add_option("--depth", o->depth, "Levels to print (default: all)")->check(CLI::Range(0, 5));
   app->add_option("--top", o->top, "Children shown per node, the rest folded (0 = all)")
+      ->check(integer_at_least(0))
       ->capture_default_str();
   return {app, [o]() -> int {
             std::vector<Level> levels;

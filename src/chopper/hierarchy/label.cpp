@@ -13,8 +13,6 @@ namespace chopper {
 
 namespace {
 
-using SvMatch = std::match_results<std::string_view::const_iterator>;
-
 // What the name rules say about one host-op name.
 struct NameMatch {
   uint16_t iter_rule = kNoRule;
@@ -65,7 +63,7 @@ class Matcher {
       for (size_t r = 0; r < rules_.size(); ++r) {
         const NameRule& rule = rules_[r];
         if (rule.level != RuleLevel::kClass || !rule.kernel_target) continue;
-        if (rule.may_match(s) && std::regex_search(s.begin(), s.end(), rule.re)) {
+        if (rule.may_match(s) && rule.search(s)) {
           k = {static_cast<uint16_t>(r), rule.op_class};
           break;
         }
@@ -81,21 +79,18 @@ class Matcher {
     // Copy: interning a label below may grow the table.
     const std::string name(t_.strings.str(id));
     const std::string_view s = name;
-    SvMatch mm;
+    std::string_view g[2];  // the whole match and capture 1
     for (size_t r = 0; r < rules_.size(); ++r) {
       const NameRule& rule = rules_[r];
       const auto ri = static_cast<uint16_t>(r);
       switch (rule.level) {
         case RuleLevel::kIteration:
-          if (m.iter_rule == kNoRule && rule.may_match(s) &&
-              std::regex_search(s.begin(), s.end(), mm, rule.re) && mm[1].matched &&
-              parse_i64(std::string_view(&*mm[1].first, static_cast<size_t>(mm[1].length())),
-                        m.iter_num))
+          if (m.iter_rule == kNoRule && rule.may_match(s) && rule.search(s, g, 2) &&
+              g[1].data() != nullptr && parse_i64(g[1], m.iter_num))
             m.iter_rule = ri;
           break;
         case RuleLevel::kPhase:
-          if (m.phase_rule == kNoRule && rule.may_match(s) &&
-              std::regex_search(s.begin(), s.end(), rule.re)) {
+          if (m.phase_rule == kNoRule && rule.may_match(s) && rule.search(s)) {
             m.phase_rule = ri;
             m.phase = rule.phase;
             m.all_threads = rule.all_threads;
@@ -103,42 +98,42 @@ class Matcher {
           break;
         case RuleLevel::kLayer:
           if (m.layer_rule == kNoRule && rule.may_match(s) &&
-              std::regex_search(s.begin(), s.end(), mm, rule.re)) {
+              rule.search(s, g, rule.captures == 0 ? 1 : 2)) {
             int64_t v = -1;
-            if (rule.captures == 0 || !mm[1].matched) {
+            if (rule.captures == 0 || g[1].data() == nullptr) {
               m.layer_rule = ri;  // clears the layer
               m.layer = -1;
-            } else if (parse_i64(
-                           std::string_view(&*mm[1].first, static_cast<size_t>(mm[1].length())),
-                           v) &&
-                       v >= 0 && v < INT32_MAX) {
+            } else if (parse_i64(g[1], v) && v >= 0 && v < INT32_MAX) {
               m.layer_rule = ri;
               m.layer = static_cast<int32_t>(v);
             }
           }
           break;
-        case RuleLevel::kOperation:
-          if (m.op_rule == kNoRule && rule.may_match(s) &&
-              std::regex_search(s.begin(), s.end(), mm, rule.re)) {
-            m.op_rule = ri;
-            m.op_class = rule.op_class;
-            if (rule.label == "-") {
-              m.structural = true;
-            } else if (rule.label.empty()) {
-              m.op_label = id;
-            } else {
-              std::string out;
-              mm.format(std::back_inserter(out), rule.label);
-              if (out.empty())
-                m.structural = true;  // "$1" with nothing captured: not an operation
-              else
-                m.op_label = t_.strings.intern(out);
-            }
+        case RuleLevel::kOperation: {
+          if (m.op_rule != kNoRule || !rule.may_match(s)) break;
+          const bool fmt = rule.label != "-" && !rule.label.empty();
+          groups_.assign(fmt ? static_cast<size_t>(rule.captures) + 1 : 0, std::string_view());
+          if (!(fmt ? rule.search(s, groups_.data(), static_cast<int>(groups_.size()))
+                    : rule.search(s)))
+            break;
+          m.op_rule = ri;
+          m.op_class = rule.op_class;
+          if (rule.label == "-") {
+            m.structural = true;
+          } else if (rule.label.empty()) {
+            m.op_label = id;
+          } else {
+            const std::string out = format_label(rule.label, s, groups_);
+            if (out.empty())
+              m.structural = true;  // "$1" with nothing captured: not an operation
+            else
+              m.op_label = t_.strings.intern(out);
           }
           break;
+        }
         case RuleLevel::kClass:
           if (!rule.kernel_target && m.class_rule == kNoRule && rule.may_match(s) &&
-              std::regex_search(s.begin(), s.end(), rule.re)) {
+              rule.search(s)) {
             m.class_rule = ri;
             m.host_class = rule.op_class;
           }
@@ -150,6 +145,7 @@ class Matcher {
 
   const std::vector<NameRule>& rules_;
   RankTrace& t_;
+  std::vector<std::string_view> groups_;  // an operation rule's match and captures
   std::vector<int32_t> host_slot_;
   std::vector<NameMatch> host_;
   std::vector<KernelClass> kernel_slot_;

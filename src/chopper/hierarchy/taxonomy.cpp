@@ -1,6 +1,7 @@
 #include "chopper/hierarchy/taxonomy.hpp"
 
 #include <fmt/format.h>
+#include <re2/re2.h>
 #include <toml++/toml.h>
 
 #include <algorithm>
@@ -110,26 +111,6 @@ NameRule class_rule(std::string name, std::string pattern, OpClass c, bool kerne
   r.kernel_target = kernel;
   r.ignore_case = true;
   return r;
-}
-
-int count_captures(const std::string& p) {
-  // Counts '(' that open a capturing group: not escaped, not in a class, not "(?".
-  int n = 0;
-  bool in_class = false;
-  for (size_t i = 0; i < p.size(); ++i) {
-    const char c = p[i];
-    if (c == '\\') {
-      ++i;
-      continue;
-    }
-    if (in_class) {
-      if (c == ']') in_class = false;
-      continue;
-    }
-    if (c == '[') in_class = true;
-    if (c == '(' && (i + 1 >= p.size() || p[i + 1] != '?')) ++n;
-  }
-  return n;
 }
 
 std::vector<NameRule> builtin_rules() {
@@ -270,7 +251,7 @@ std::vector<NameRule> builtin_rules() {
 
 namespace {
 
-// Reads an ECMAScript pattern for required_literals. `ok` turns false at anything it does not
+// Reads a pattern (RE2 syntax) for required_literals. `ok` turns false at anything it does not
 // follow (the caller then uses no filter).
 struct LiteralReader {
   std::string_view p;
@@ -405,12 +386,15 @@ struct LiteralReader {
         }
         const char e = p[i + 1];
         i += 2;
-        if (std::strchr("dDwWsSbB123456789", e) != nullptr) {  // a class, a boundary, a backref
+        if (std::strchr("dDwWsSbBAz", e) != nullptr) {  // a class, a boundary, an anchor
           flush();
           quantifier();
           continue;
         }
-        if (std::strchr("0cxu", e) != nullptr) {  // NUL, control, hex, unicode: not followed
+        const bool alnum =
+            (e >= '0' && e <= '9') || (e >= 'a' && e <= 'z') || (e >= 'A' && e <= 'Z');
+        if (alnum && std::strchr("fnrtva", e) == nullptr) {
+          // Octal, hex, \C, \pN, \Q...\E, ...: not followed.
           ok = false;
           return {};
         }
@@ -419,6 +403,7 @@ struct LiteralReader {
               : e == 'r' ? '\r'
               : e == 't' ? '\t'
               : e == 'v' ? '\v'
+              : e == 'a' ? '\a'
                          : e;
       } else if (c == '*' || c == '+' || c == '?' || c == '{' || c == '}' || c == ']') {
         ok = false;  // a quantifier without an atom, or a stray bracket: not followed
@@ -465,19 +450,113 @@ bool NameRule::may_match(std::string_view s) const {
   return false;
 }
 
-void compile_rule(NameRule& rule) {
-  auto flags = std::regex::ECMAScript | std::regex::optimize;
-  if (rule.ignore_case) flags |= std::regex::icase;
-  try {
-    rule.re = std::regex(rule.pattern, flags);
-  } catch (const std::regex_error& e) {
-    throw Error(fmt::format("{}: rule '{}': bad regex '{}': {}", rule.source, rule.name,
-                            rule.pattern, e.what()));
+bool NameRule::search(std::string_view s) const {
+  return re->Match(re2::StringPiece(s.data(), s.size()), 0, s.size(), re2::RE2::UNANCHORED, nullptr,
+                   0);
+}
+
+bool NameRule::search(std::string_view s, std::string_view* groups, int n) const {
+  re2::StringPiece sp[10];
+  std::vector<re2::StringPiece> big;
+  re2::StringPiece* g = sp;
+  if (n > 10) {
+    big.resize(static_cast<size_t>(n));
+    g = big.data();
   }
-  rule.captures = count_captures(rule.pattern);
+  // A non-null text, so that a group that took no part has a null data().
+  const char* data = s.data() != nullptr ? s.data() : "";
+  if (!re->Match(re2::StringPiece(data, s.size()), 0, s.size(), re2::RE2::UNANCHORED, g, n))
+    return false;
+  for (int k = 0; k < n; ++k) groups[k] = std::string_view(g[k].data(), g[k].size());
+  return true;
+}
+
+std::string format_label(std::string_view label, std::string_view subject,
+                         const std::vector<std::string_view>& groups) {
+  std::string out;
+  const std::string_view whole = groups.empty() ? std::string_view() : groups[0];
+  for (size_t i = 0; i < label.size(); ++i) {
+    const char c = label[i];
+    if (c != '$' || i + 1 >= label.size()) {
+      out.push_back(c);
+      continue;
+    }
+    const char d = label[i + 1];
+    auto digit = [](char x) { return x >= '0' && x <= '9'; };
+    if (d == '$') {
+      out.push_back('$');
+      ++i;
+    } else if (d == '&') {
+      out.append(whole);
+      ++i;
+    } else if (d == '`' && whole.data() != nullptr) {
+      out.append(subject.substr(0, static_cast<size_t>(whole.data() - subject.data())));
+      ++i;
+    } else if (d == '\'' && whole.data() != nullptr) {
+      out.append(subject.substr(static_cast<size_t>(whole.data() - subject.data()) + whole.size()));
+      ++i;
+    } else if (digit(d)) {
+      // Two digits when they name a group, else one (ECMAScript).
+      size_t n = static_cast<size_t>(d - '0'), used = 1;
+      if (i + 2 < label.size() && digit(label[i + 2])) {
+        const size_t n2 = n * 10 + static_cast<size_t>(label[i + 2] - '0');
+        if (n2 >= 1 && n2 < groups.size()) {
+          n = n2;
+          used = 2;
+        }
+      }
+      if (n >= 1 && n < groups.size()) {
+        out.append(groups[n]);
+        i += used;
+      } else {
+        out.push_back('$');  // not a group: the text stays as written
+      }
+    } else {
+      out.push_back('$');
+    }
+  }
+  return out;
+}
+
+void compile_rule(NameRule& rule) {
+  // Bytes, not UTF-8 characters: names are matched as they are stored, '.' is one byte, and only
+  // ASCII letters fold under ignore_case (as the filter folds them).
+  re2::RE2::Options opt;
+  opt.set_encoding(re2::RE2::Options::EncodingLatin1);
+  opt.set_case_sensitive(!rule.ignore_case);
+  opt.set_log_errors(false);
+  auto re =
+      std::make_shared<re2::RE2>(re2::StringPiece(rule.pattern.data(), rule.pattern.size()), opt);
+  if (!re->ok()) {
+    // What std::regex (ECMAScript) took and RE2 does not: say so.
+    const std::string& p = rule.pattern;
+    bool backref = false;
+    for (size_t i = 0; i + 1 < p.size(); ++i) {
+      if (p[i] != '\\') continue;
+      backref |= p[i + 1] >= '1' && p[i + 1] <= '9';
+      ++i;
+    }
+    const bool lookaround =
+        p.find("(?=") != std::string::npos || p.find("(?!") != std::string::npos ||
+        p.find("(?<=") != std::string::npos || p.find("(?<!") != std::string::npos;
+    const char* hint = backref || lookaround
+                           ? " (rules use RE2 syntax, which has no backreferences and no "
+                             "lookahead or lookbehind: docs/hierarchy.md)"
+                           : "";
+    throw Error(fmt::format("{}: rule '{}': bad regex '{}': {}{}", rule.source, rule.name,
+                            rule.pattern, re->error(), hint));
+  }
+  rule.captures = re->NumberOfCapturingGroups();
+  rule.re = std::move(re);
   rule.needles = required_literals(rule.pattern);
-  if (rule.ignore_case)
+  if (rule.ignore_case) {
     for (std::string& n : rule.needles) n = ascii_lower(n);
+    // Latin-1 folding pairs non-ASCII bytes the filter does not fold: no filter then.
+    const bool non_ascii = std::any_of(rule.needles.begin(), rule.needles.end(), [](const auto& n) {
+      return std::any_of(n.begin(), n.end(), [](char c) { return (c & 0x80) != 0; });
+    });
+    if (non_ascii) rule.needles.clear();
+  }
   if (rule.level == RuleLevel::kIteration && rule.captures < 1)
     throw Error(
         fmt::format("{}: rule '{}': an iteration rule needs a capture group for the "

@@ -3,14 +3,19 @@
 // operation, and give operations their class. Built-in rules cover PyTorch eager, autograd,
 // FSDP1, FSDP2, DDP, torchtitan / Hugging Face / Megatron / NeMo module paths and Chopper's own
 // annotations; a user TOML file adds rules or overrides built-in ones by name (docs/hierarchy.md).
-// Rules match host-op names (cpu_op and user_annotation events) with ECMAScript regexes, except
-// class rules with target "kernel", which match GPU kernel names.
-#include <regex>
+// Rules match host-op names (cpu_op and user_annotation events) with RE2 regexes (linear time in
+// the name's length, whatever the pattern), except class rules with target "kernel", which match
+// GPU kernel names.
+#include <memory>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "chopper/model/rank_trace.hpp"
+
+namespace re2 {
+class RE2;
+}  // namespace re2
 
 namespace chopper {
 
@@ -20,7 +25,7 @@ std::string_view rule_level_name(RuleLevel l);
 struct NameRule {
   std::string name;
   RuleLevel level = RuleLevel::kOperation;
-  std::string pattern;  // ECMAScript regex, searched (not anchored unless it says so)
+  std::string pattern;  // RE2 regex over bytes (Latin-1), searched (not anchored unless it says so)
   bool ignore_case = false;
   std::string source;  // "builtin" or "FILE:LINE"
   std::string doc;
@@ -38,15 +43,26 @@ struct NameRule {
   // kClass: match host-op names ("host") or kernel names ("kernel").
   bool kernel_target = false;
 
-  std::regex re;  // compiled pattern
-  int captures = 0;
+  std::shared_ptr<const re2::RE2> re;  // compiled pattern (shared by copies of the rule)
+  int captures = 0;                    // capturing groups in the pattern
   // A name the pattern matches contains one of these (ASCII case folded when ignore_case): a
-  // filter tried before the regex, which costs ~1 µs per name and rule. Empty: no filter.
+  // filter tried before the regex, which costs far more per name and rule. Empty: no filter.
   std::vector<std::string> needles;
 
   // False only if the pattern cannot match s (no needle in it); true otherwise.
   bool may_match(std::string_view s) const;
+  // Whether the pattern matches somewhere in s (the regex alone, without the filter).
+  bool search(std::string_view s) const;
+  // The same, filling groups[0] (the whole match) .. groups[n - 1] (capture n - 1; data() null
+  // when that group took no part in the match). n <= 1 + captures.
+  bool search(std::string_view s, std::string_view* groups, int n) const;
 };
+
+// An operation label with ECMAScript replacement syntax: $1..$99 = a capture ("" when it took no
+// part), $& = the whole match, $` and $' = the text before and after it, $$ = '$'. groups[0] is
+// the whole match, within `subject`.
+std::string format_label(std::string_view label, std::string_view subject,
+                         const std::vector<std::string_view>& groups);
 
 // A label set by something other than a name rule (documented in docs/hierarchy.md).
 struct InferredRule {
@@ -77,11 +93,11 @@ class Taxonomy {
   std::vector<NameRule> rules_;
 };
 
-// Compiles rule.pattern into rule.re and its needles; throws Error on a bad regex (message names
-// the rule).
+// Compiles rule.pattern into rule.re and its needles; throws Error on a bad regex or one RE2 does
+// not support (backreferences, lookaround): the message names the rule's source and the rule.
 void compile_rule(NameRule& rule);
 
-// Literal strings one of which every match of the ECMAScript pattern contains: per top-level
+// Literal strings one of which every match of the pattern contains: per top-level
 // alternative, its longest run of literal characters that no quantifier makes optional, or the
 // same found inside a required group. Empty when some alternative has none of 2 characters or
 // more (or the pattern uses what this reading does not follow: the filter is then not used).

@@ -1,7 +1,10 @@
 #include "chopper/ingest/hardware_files.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <filesystem>
+#include <new>
 
 #include "chopper/base/error.hpp"
 #include "chopper/base/input.hpp"
@@ -47,6 +50,7 @@ std::string sibling_key(const std::string& path, std::string_view token) {
 struct Candidate {
   std::string path;
   Want want;
+  std::string skip;  // found in a directory but not a regular file: why it is not read
 };
 
 struct Result {
@@ -59,6 +63,10 @@ struct Result {
 
 void read_one(const Candidate& c, const TelemetryReadOptions& to, Result& r) {
   r.path = c.path;
+  if (!c.skip.empty()) {
+    r.skipped = c.skip;
+    return;
+  }
   try {
     std::string head(4096, '\0');
     {
@@ -91,6 +99,8 @@ void read_one(const Candidate& c, const TelemetryReadOptions& to, Result& r) {
       r.skipped = e.reason();
     else
       r.error = e.what();
+  } catch (const std::bad_alloc&) {
+    r.error = c.path + ": out of memory while reading this file";
   } catch (const std::exception& e) {
     r.error = e.what();
   }
@@ -108,14 +118,27 @@ HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
   auto list = [&](const fs::path& dir, bool json_too) {
     std::error_code ec;
     std::vector<std::string> found;
+    std::vector<std::pair<std::string, std::string>> odd;  // not regular files: path, why
     for (const auto& e : fs::directory_iterator(dir, ec)) {
+      if (!candidate_name(e.path().filename().string(), json_too)) continue;
       std::error_code fe;
-      if (!e.is_regular_file(fe)) continue;
-      if (candidate_name(e.path().filename().string(), json_too))
+      const fs::file_status st = e.status(fe);
+      if (st.type() == fs::file_type::regular) {
         found.push_back(e.path().string());
+      } else if (st.type() == fs::file_type::not_found) {
+        std::error_code le;
+        if (e.is_symlink(le)) odd.emplace_back(e.path().string(), "a dangling symbolic link");
+      } else if (st.type() != fs::file_type::directory) {
+        struct stat sb {};
+        odd.emplace_back(e.path().string(), ::stat(e.path().c_str(), &sb) == 0
+                                                ? "not a regular file (" +
+                                                      std::string(file_type_name(sb.st_mode)) + ")"
+                                                : "not a regular file");
+      }
     }
     std::sort(found.begin(), found.end());
-    for (auto& f : found) cands.push_back({std::move(f), Want::kAny});
+    for (auto& f : found) cands.push_back({std::move(f), Want::kAny, ""});
+    for (auto& [f, why] : odd) cands.push_back({std::move(f), Want::kAny, std::move(why)});
   };
   for (const std::string& p : run_paths) {
     std::error_code ec;
@@ -124,8 +147,8 @@ HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
     for (const char* sub : {"telemetry", "counters"})
       if (fs::is_directory(fs::path(p) / sub, ec)) list(fs::path(p) / sub, true);
   }
-  for (const std::string& p : telemetry) cands.push_back({p, Want::kTelemetry});
-  for (const std::string& p : counters) cands.push_back({p, Want::kCounters});
+  for (const std::string& p : telemetry) cands.push_back({p, Want::kTelemetry, ""});
+  for (const std::string& p : counters) cands.push_back({p, Want::kCounters, ""});
   // A file found twice (named and in a directory) is read once, as named.
   std::stable_sort(cands.begin(), cands.end(), [](const Candidate& a, const Candidate& b) {
     return a.path != b.path ? a.path < b.path : a.want > b.want;

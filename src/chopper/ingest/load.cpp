@@ -1,11 +1,15 @@
 #include "chopper/ingest/load.hpp"
 
+#include <sys/stat.h>
+
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
 #include <mutex>
+#include <new>
 
 #include "chopper/base/error.hpp"
+#include "chopper/base/input.hpp"
 #include "chopper/base/text.hpp"
 #include "chopper/base/thread_pool.hpp"
 #include "chopper/link/link.hpp"
@@ -27,17 +31,37 @@ std::vector<TracePath> expand_trace_paths(const std::vector<std::string>& paths)
   for (const auto& p : paths) {
     std::error_code ec;
     if (fs::is_directory(p, ec)) {
-      std::vector<std::string> found;
-      for (const auto& e : fs::directory_iterator(p, ec)) {
-        if (!e.is_regular_file(ec)) continue;
-        const std::string name = e.path().filename().string();
-        if (looks_like_trace_name(name)) found.push_back(e.path().string());
+      std::vector<TracePath> found;
+      fs::directory_iterator it(p, ec), end;
+      if (ec) throw Error(p + ": cannot list directory: " + ec.message());
+      for (; it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (!looks_like_trace_name(name)) continue;
+        // The entry's own error (a dangling link, a file removed meanwhile) is about that entry
+        // alone: it is listed, and the others are read.
+        TracePath tp{it->path().string(), true, ""};
+        std::error_code fe;
+        const fs::file_status st = fs::status(it->path(), fe);
+        if (st.type() == fs::file_type::not_found) {
+          std::error_code le;
+          tp.skip = fs::is_symlink(it->path(), le) ? "a dangling symbolic link"
+                                                   : "removed while the directory was listed";
+        } else if (fe) {
+          tp.skip = "cannot examine: " + fe.message();
+        } else if (st.type() != fs::file_type::regular) {
+          struct stat sb {};
+          tp.skip = ::stat(tp.path.c_str(), &sb) == 0
+                        ? "not a regular file (" + std::string(file_type_name(sb.st_mode)) + ")"
+                        : "not a regular file";
+        }
+        found.push_back(std::move(tp));
       }
       if (ec) throw Error(p + ": cannot list directory: " + ec.message());
-      std::sort(found.begin(), found.end());
-      for (auto& f : found) out.push_back({std::move(f), true});
+      std::sort(found.begin(), found.end(),
+                [](const TracePath& a, const TracePath& b) { return a.path < b.path; });
+      for (auto& f : found) out.push_back(std::move(f));
     } else if (fs::exists(p, ec)) {
-      out.push_back({p, false});
+      out.push_back({p, false, ""});
     } else {
       throw Error(p + ": no such file or directory");
     }
@@ -111,6 +135,10 @@ Run load_run(const std::vector<std::string>& paths, const LoadOptions& opt) {
     }};
     RankSlot& s = slots[i];
     s.file = files[i].path;
+    if (!files[i].skip.empty()) {
+      not_trace[i] = files[i].skip;
+      return;
+    }
     try {
       s.trace = load_rank_file(files[i].path, opt.kineto);
       s.rank = s.trace.meta.rank;
@@ -122,6 +150,10 @@ Run load_run(const std::vector<std::string>& paths, const LoadOptions& opt) {
         s.error = e.what();
         s.rank = rank_from_file_name(files[i].path);
       }
+    } catch (const std::bad_alloc&) {
+      // Out of memory in linking or classifying (reading converts its own): name the file.
+      s.error = files[i].path + ": out of memory while reading this file";
+      s.rank = rank_from_file_name(files[i].path);
     } catch (const std::exception& e) {
       s.error = e.what();
       s.rank = rank_from_file_name(files[i].path);

@@ -22,8 +22,13 @@ struct LoadOptions {
 struct TracePath {
   std::string path;
   bool from_directory;  // found by listing a directory (skipped if it is not a trace)
+  // Found in a directory but not a readable regular file (a FIFO, a socket, a directory, a
+  // dangling symbolic link): why it is skipped. Such entries are never opened.
+  std::string skip;
 };
-// Expands directories into their trace files. Throws Error for a path that does not exist.
+// Expands directories into their trace files. Throws Error for a path that does not exist or a
+// directory that cannot be listed; an entry of a directory that cannot be examined is listed with
+// its reason (TracePath::skip), not an error.
 std::vector<TracePath> expand_trace_paths(const std::vector<std::string>& paths);
 
 // Rank from a file name: "rank-3", "rank3_", "rank_3", "RANK3." -> 3; -1 if none.

@@ -9,13 +9,15 @@
 #include <iterator>
 #include <system_error>
 
+#include "chopper/report/output_dir.hpp"
+
 namespace chopper {
 
 namespace {
 constexpr size_t kFlushBytes = size_t{1} << 20;
 }  // namespace
 
-CsvSink::CsvSink(std::string dir) : dir_(std::move(dir)) {
+CsvSink::CsvSink(std::string dir, OutputDir* staging) : dir_(std::move(dir)), staging_(staging) {
   std::error_code ec;
   std::filesystem::create_directories(dir_, ec);
   if (ec) throw Error(fmt::format("{}: cannot create directory: {}", dir_, ec.message()));
@@ -43,7 +45,8 @@ void CsvSink::begin(const TableSchema& schema) {
       schema.name == "." || schema.name == "..")
     throw Error(fmt::format("table '{}': name is not usable as a CSV file name", schema.name));
   schema_ = schema;
-  path_ = (std::filesystem::path(dir_) / (schema.name + ".csv")).string();
+  path_ = staging_ != nullptr ? staging_->stage(schema.name + ".csv")
+                              : (std::filesystem::path(dir_) / (schema.name + ".csv")).string();
   errno = 0;
   file_ = std::fopen(path_.c_str(), "wb");
   if (!file_) fail("cannot open for writing");

@@ -13,9 +13,13 @@ namespace chopper {
 // shortest round-trip form ("0.1", "1e-09", "inf", "nan"; no locale). Lines end in "\n".
 // The constructor creates DIR if missing; any open or write failure throws chopper::Error naming
 // the file. A table name must be usable as a file name (no '/', not "." or "..").
+class OutputDir;
+
 class CsvSink : public TableSink {
  public:
-  explicit CsvSink(std::string dir);
+  // With `staging`, each file is written to staging->stage("<name>.csv") (a temporary name in
+  // DIR, renamed by OutputDir::commit()).
+  explicit CsvSink(std::string dir, OutputDir* staging = nullptr);
   ~CsvSink() override;
   CsvSink(const CsvSink&) = delete;
   CsvSink& operator=(const CsvSink&) = delete;
@@ -33,6 +37,7 @@ class CsvSink : public TableSink {
   [[noreturn]] void fail(std::string_view what);
 
   std::string dir_;
+  OutputDir* staging_ = nullptr;
   std::string path_;  // the open file
   std::FILE* file_ = nullptr;
   std::string buf_;

@@ -6,7 +6,8 @@
 namespace chopper {
 
 // Appends `s` as a JSON string literal (with quotes), escaping control characters, quotes and
-// backslashes. Bytes >= 0x80 are copied (the reader has already replaced invalid UTF-8).
+// backslashes. Valid UTF-8 is copied; a byte that is not part of a valid sequence (file names are
+// bytes) becomes U+FFFD, so the output is always valid JSON.
 void append_json_string(std::string& out, std::string_view s);
 inline std::string json_string(std::string_view s) {
   std::string o;

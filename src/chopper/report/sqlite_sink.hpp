@@ -14,8 +14,9 @@ namespace chopper {
 // Creates the database at `path`, replacing any file there (and creating its parent directory).
 // Each table is written in one transaction (DROP TABLE IF EXISTS, CREATE TABLE with INTEGER, REAL
 // or TEXT columns, then a prepared INSERT per row); journal and fsync are off, so a crash leaves
-// an unusable file, never a half-trusted one. Errors throw chopper::Error with the path and
-// SQLite's message. Identifiers are double-quoted; "chopper_tables" and "chopper_columns" are
+// an unusable file, never a half-trusted one: `chopper analyze` writes it under a temporary name
+// and renames it when complete (report/output_dir.hpp). Errors throw chopper::Error with the path
+// and SQLite's message. Identifiers are double-quoted; "chopper_tables" and "chopper_columns" are
 // reserved.
 class SqliteSink : public TableSink {
  public:

@@ -13,6 +13,8 @@
 #include <cstddef>
 #include <cstring>
 #include <deque>
+#include <new>
+#include <stdexcept>
 #include <type_traits>
 #include <utility>
 
@@ -835,6 +837,11 @@ template <class T, class U>
   v.push_back(static_cast<T>(x));
 }
 
+// Times kept are within 2^62 ns (146 years) of 1970, ends included: the difference of any two
+// times, and the sum of any two durations, then fits in int64. Events outside are skipped and
+// counted (time_overflow).
+constexpr Ns kTimeLimit = Ns{1} << 62;
+
 class KinetoReader {
  public:
   KinetoReader(ByteSource& src, const KinetoReadOptions& opt, RankTrace& t)
@@ -1218,6 +1225,12 @@ class KinetoReader {
   // The input offset of p[i] when p is in the window, else the event's (p is an unescaped copy).
   uint64_t text_offset(const char* p, size_t i = 0) const;
   bool get_time(std::string_view text, Ns& out, const char* what, uint64_t offset);
+  [[gnu::noinline, gnu::cold]] void time_overflow(uint64_t offset, Ns ts, Ns dur);
+  // Adds `base` (baseTimeNanoseconds, or 0) to every time; rows whose time or end is then outside
+  // (-kTimeLimit, kTimeLimit) are counted (time_overflow) and dropped.
+  void add_base_time(Ns base);
+  // The element at at_ is larger than opt_.max_event_bytes: skips it without holding it.
+  void skip_huge_element(size_t at);
   int64_t id_from_pid_text(std::string_view text, bool was_string, bool gpu_stream);
   [[gnu::always_inline]] CatKind cat_kind(StrId cat) {
     if (cat < cat_kinds_.size() && cat_kinds_[cat] >= 0)
@@ -1539,12 +1552,10 @@ void KinetoReader::run() {
   for (int p = 0; p < 256; ++p)
     if (ph_counts_[p] != 0) t_.events_by_ph.emplace_back(static_cast<char>(p), ph_counts_[p]);
 
-  // Timestamps become absolute when the trace has a base (current Kineto).
+  // Timestamps become absolute when the trace has a base (current Kineto); every time is then
+  // checked to be within kTimeLimit.
+  add_base_time(t_.meta.has_base_time ? t_.meta.base_time_ns : 0);
   if (t_.meta.has_base_time) {
-    const Ns b = t_.meta.base_time_ns;
-    for (auto* col : {&t_.gpu.start_ns, &t_.host.start_ns, &t_.runtime.start_ns, &t_.flows.ts_ns,
-                      &t_.instants.ts_ns, &t_.counters.ts_ns})
-      for (Ns& x : *col) x += b;
     t_.meta.ts_format = "relative_to_base";
   } else {
     t_.meta.ts_format = saw_fraction_ ? "float_epoch_us" : "int_epoch_us";
@@ -1668,14 +1679,41 @@ void KinetoReader::parse_events_array() {
       }
     } catch (const NeedMore&) {
     }
-    // The element at `at` runs past the window: keep it, read more, parse it again.
+    // The element at `at` runs past the window: keep it, read more, parse it again; unless it
+    // is already larger than any event may be.
     at = static_cast<size_t>(static_cast<ptrdiff_t>(at) + compact(at));
+    if (len_ - at > opt_.max_event_bytes) [[unlikely]] {
+      skip_huge_element(at);
+      at = pos_;
+      continue;
+    }
     if (!read_more()) {
       fail(offset_of(len_),
            fmt::format("truncated JSON: end of file inside traceEvents after {} events{}",
                        t_.total_events, at < len_ ? " (in the middle of an event)" : ""));
     }
   }
+}
+
+void KinetoReader::skip_huge_element(size_t at) {
+  // Past the separator and blanks first: they are not the element (and may be what filled the
+  // window). Reading them through peek() keeps the window from growing.
+  pos_ = at;
+  skip_ws();
+  if (peek() == ',') {
+    ++pos_;
+    skip_ws();
+  }
+  if (peek() == ']' || peek() < 0 || len_ - pos_ <= opt_.max_event_bytes) return;  // parse as usual
+  const uint64_t off = offset_of(pos_);
+  // A streaming scan to the end of the value (strings and brackets matched, nothing kept).
+  read_value(nullptr, "traceEvents");
+  ++t_.total_events;
+  t_.diagnostics.add("event_too_large", [&] {
+    return fmt::format(
+        "byte {}: an event of {} bytes, more than the limit of {}; skipped (it is not read)", off,
+        offset_of(pos_) - off, limit_text(opt_.max_event_bytes));
+  });
 }
 
 // Kineto writes complete events as "ph", "cat", "name", "pid", "tid", "ts", "dur", "args" and
@@ -2322,6 +2360,99 @@ bool KinetoReader::get_time(std::string_view text, Ns& out, const char* what, ui
   return false;
 }
 
+void KinetoReader::time_overflow(uint64_t offset, Ns ts, Ns dur) {
+  t_.diagnostics.add("time_overflow", [&] {
+    return fmt::format(
+        "byte {}: ts {} ns + dur {} ns is outside the times chopper keeps (within 2^62 ns of "
+        "1970, so that any two differ by less than int64); event skipped",
+        offset, ts, dur);
+  });
+}
+
+namespace {
+
+// Drops the rows whose flag is set from every column of a table (columns not yet filled, such as
+// labels, are left alone).
+template <class Table>
+void drop_rows(Table& tb, size_t n, const std::vector<uint8_t>& drop) {
+  tb.for_each_column([&](auto& col) {
+    if (col.size() != n) return;
+    size_t j = 0;
+    for (size_t i = 0; i < n; ++i)
+      if (!drop[i]) col[j++] = col[i];
+    col.resize(j);
+  });
+}
+
+}  // namespace
+
+void KinetoReader::add_base_time(Ns b) {
+  // Whether t + b is outside (-kTimeLimit, kTimeLimit). Complete events' ends are below
+  // kTimeLimit (checked when read), so end + b is computed like a start.
+  auto out = [b](Ns x) {
+    Ns y;
+    return __builtin_add_overflow(x, b, &y) || y < -kTimeLimit || y >= kTimeLimit;
+  };
+  // Checked first (rare: only hostile or corrupt input), so that the usual case stays one pass
+  // of additions.
+  bool any = false;
+  auto scan = [&](const std::vector<Ns>& ts, const std::vector<Ns>* dur) {
+    for (size_t i = 0; i < ts.size() && !any; ++i)
+      any = out(ts[i]) || (dur != nullptr && out(ts[i] + (*dur)[i]));
+  };
+  scan(t_.gpu.start_ns, &t_.gpu.dur_ns);
+  scan(t_.host.start_ns, &t_.host.dur_ns);
+  scan(t_.runtime.start_ns, &t_.runtime.dur_ns);
+  scan(t_.flows.ts_ns, nullptr);
+  scan(t_.instants.ts_ns, nullptr);
+  scan(t_.counters.ts_ns, nullptr);
+  if (any) [[unlikely]] {
+    uint64_t dropped = 0;
+    std::vector<uint8_t> drop;
+    auto mark = [&](const std::vector<Ns>& ts, const std::vector<Ns>* dur) {
+      drop.assign(ts.size(), 0);
+      for (size_t i = 0; i < ts.size(); ++i) {
+        drop[i] = out(ts[i]) || (dur != nullptr && out(ts[i] + (*dur)[i]));
+        dropped += drop[i];
+      }
+      return ts.size();
+    };
+    drop_rows(t_.gpu, mark(t_.gpu.start_ns, &t_.gpu.dur_ns), drop);
+    drop_rows(t_.host, mark(t_.host.start_ns, &t_.host.dur_ns), drop);
+    drop_rows(t_.runtime, mark(t_.runtime.start_ns, &t_.runtime.dur_ns), drop);
+    drop_rows(t_.flows, mark(t_.flows.ts_ns, nullptr), drop);
+    drop_rows(t_.instants, mark(t_.instants.ts_ns, nullptr), drop);
+    {
+      CounterSamples& c = t_.counters;
+      const size_t n = mark(c.ts_ns, nullptr);
+      size_t j = 0;
+      for (size_t i = 0; i < n; ++i)
+        if (!drop[i]) {
+          c.name[j] = c.name[i];
+          c.pid[j] = c.pid[i];
+          c.ts_ns[j] = c.ts_ns[i];
+          c.value[j] = c.value[i];
+          ++j;
+        }
+      c.name.resize(j);
+      c.pid.resize(j);
+      c.ts_ns.resize(j);
+      c.value.resize(j);
+    }
+    t_.diagnostics.add("time_overflow", [&] {
+      return fmt::format(
+          "{} event(s) whose time (plus baseTimeNanoseconds {}) is outside the times chopper "
+          "keeps (within 2^62 ns of 1970) skipped",
+          dropped, b);
+    });
+    if (dropped > 1) t_.diagnostics.add_count("time_overflow", dropped - 1);
+  }
+  if (b != 0)
+    for (auto* col : {&t_.gpu.start_ns, &t_.host.start_ns, &t_.runtime.start_ns, &t_.flows.ts_ns,
+                      &t_.instants.ts_ns, &t_.counters.ts_ns})
+      for (Ns& x : *col) x += b;
+}
+
 int32_t KinetoReader::add_shapes(const Ev& ev) {
   InputShapes s;
   s.input_dims = intern_text(ev.input_dims);
@@ -2472,6 +2603,13 @@ void KinetoReader::commit(Ev& ev, uint64_t offset) {
           return fmt::format("byte {}: negative dur {}; taken as 0", offset, ev.dur);
         });
         dur = 0;
+      }
+      // end = ts + dur: both below 2^62 in magnitude, so the sum cannot overflow, and it must
+      // stay below 2^62 too (kTimeLimit).
+      if (ts < -kTimeLimit || ts >= kTimeLimit || dur >= kTimeLimit || ts + dur >= kTimeLimit)
+          [[unlikely]] {
+        time_overflow(offset, ts, dur);
+        return;
       }
       if (!ev.has_name && (kind != CatKind::kOther)) {
         t_.diagnostics.add("missing_name",
@@ -2750,8 +2888,17 @@ RankTrace read_kineto(ByteSource& src, const KinetoReadOptions& opt) {
   RankTrace t;
   t.file = src.name();
   t.file_bytes = src.raw_size();
-  KinetoReader r(src, opt, t);
-  r.run();
+  try {
+    KinetoReader r(src, opt, t);
+    r.run();
+  } catch (const std::bad_alloc&) {
+    // Memory is short: free the trace before building the message.
+    t = RankTrace();
+    throw InputError(src.name(), src.raw_offset(), "out of memory while reading this file");
+  } catch (const std::length_error&) {
+    t = RankTrace();
+    throw InputError(src.name(), src.raw_offset(), "out of memory while reading this file");
+  }
   return t;
 }
 

@@ -17,10 +17,15 @@ struct KinetoReadOptions {
   // instead of being copied through read(2); false reads them through the window like compressed
   // input (tests compare the two).
   bool in_place = true;
+  // An event (one element of traceEvents) whose JSON text is longer than this is skipped without
+  // being held in memory, and counted (event_too_large): it bounds the memory one event, and so
+  // any name, argument or string of it, can take. Real events are at most a few KiB.
+  size_t max_event_bytes = size_t{16} << 20;
 };
 
 // Throws InputError (file + byte offset) when the file cannot be read as a trace at all: empty,
-// not JSON, truncated, corrupt compression. Anything smaller goes to RankTrace::diagnostics.
+// not JSON, truncated, corrupt compression, larger than the decompressed-size cap, or memory ran
+// out while reading it. Anything smaller goes to RankTrace::diagnostics.
 RankTrace read_kineto(ByteSource& src, const KinetoReadOptions& opt = {});
 RankTrace read_kineto_file(const std::string& path, const KinetoReadOptions& opt = {});
 
