@@ -223,6 +223,21 @@ TEST(TelemetryNvidiaSmi, BadRowsAreCountedNotFatal) {
   }
 }
 
+// A throttle mask no 64-bit integer holds (found by the fuzzer: converting it was undefined
+// behaviour) is counted as a bad value; the row's other fields and the next row's mask are kept.
+TEST(TelemetryNvidiaSmi, ThrottleMaskBeyondSixtyFourBitsIsABadValue) {
+  const std::string text =
+      "timestamp, index, power.draw [W], clocks_event_reasons.active\n"
+      "2026/01/01 00:00:01.000, 0, 350 W, 1900000000000000000000000000000\n"
+      "2026/01/01 00:00:02.000, 0, 351 W, 0x0000000000000004\n";
+  const TelemetryData d = read(text);
+  EXPECT_EQ(d.diagnostics.count("bad_value"), 1u);
+  EXPECT_EQ(find(d, 0, Metric::kPowerW).size(), 2u);
+  const Series& m = find(d, 0, Metric::kThrottleReasons);
+  ASSERT_EQ(m.size(), 1u);
+  EXPECT_EQ(m.value[0], 4);
+}
+
 TEST(TelemetryNvidiaSmi, ClockResetStartsANewSeriesAndSmallStepsBackAreSorted) {
   // Samples at 10 s, 11 s, 10.5 s (back 0.5 s: out of order, sorted), 12 s, then 3 s (back 9 s:
   // a clock reset), 4 s. Result: series A = {10, 10.5, 11, 12}, series B = {3, 4}, in file order.

@@ -314,8 +314,15 @@ void read_nvidia_smi(LineReader& in, const TelemetryReadOptions& /*o*/, Telemetr
     if (h.throttle >= 0) {
       std::string_view u;
       if (parse_quantity(f[static_cast<size_t>(h.throttle)], mask, u) == ValueStatus::kOk &&
-          u.empty() && mask >= 0)
-        have_mask = true;
+          u.empty()) {
+        if (mask >= 0 && mask < 18446744073709551616.0)  // a 64-bit mask
+          have_mask = true;
+        else
+          count_with(d, "bad_value", ln, [&] {
+            return fmt::format("throttle mask '{}' is not a 64-bit mask",
+                               f[static_cast<size_t>(h.throttle)].substr(0, 40));
+          });
+      }
     }
     if (have_mask || folded_any) {
       const uint64_t m = (have_mask ? static_cast<uint64_t>(mask) : 0) | folded;
