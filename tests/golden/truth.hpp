@@ -49,6 +49,7 @@ struct TruthRank {
   int64_t telemetry_offset_ns = 0;                          // telemetry clock − trace clock
   std::map<int64_t, double> energy_j;                       // per iteration (host step span)
   std::map<int64_t, std::pair<double, double>> link_bytes;  // NVLink tx, rx per iteration
+  std::map<int64_t, int64_t> straggler_cost_ns;  // step time the straggler adds, per iteration
   bool straggler;
   std::vector<std::tuple<int64_t, int64_t, int64_t>> iterations;  // N, start, end
   std::vector<TruthKernel> kernels;
@@ -73,6 +74,9 @@ inline std::vector<TruthRank> read_truth(const fs::path& dir) {
       double e = 0;
       if (it["energy_j"].get_double().get(e) == simdjson::SUCCESS)
         t.energy_j[it["iteration"].get_int64()] = e;
+      int64_t sc = 0;
+      if (it["straggler_cost_ns"].get_int64().get(sc) == simdjson::SUCCESS)
+        t.straggler_cost_ns[it["iteration"].get_int64()] = sc;
       double tx = 0, rx = 0;
       if (it["link_tx_bytes"].get_double().get(tx) == simdjson::SUCCESS &&
           it["link_rx_bytes"].get_double().get(rx) == simdjson::SUCCESS)

@@ -179,6 +179,28 @@ struct StragglerRow {
   uint64_t collectives = 0, arrived_last = 0;
   Ns coll_wait_ns = 0;      // Σ (latest arrival − own arrival) over its collectives
   bool waited_for = false;  // the rank with the least total lead in this iteration
+  // The straggler counterfactual (StragglerCost): this rank's exposed communication, and the part
+  // of it spent waiting for the iteration's significant straggler (0 when there is none).
+  Ns exposed_comm_ns = 0, straggler_wait_ns = 0;
+};
+
+// What a straggler costs one iteration: the time the iteration would save if the rank the others
+// wait for ran like the median rank. In synchronous data parallelism every rank's step ends
+// together, so each rank's step is its own work plus its waiting at collectives (exposed
+// communication); the rank with the least waiting is the one the others wait for, and the step
+// would shorten by the median rank's waiting minus its own. Significant when that exceeds both
+// 3 robust σ of the ranks' waiting (1.4826 × MAD about the median) and 1% of the step.
+// docs/metrics.md ("Stragglers").
+struct StragglerCost {
+  int64_t iteration = kNoId;
+  int64_t rank = -1;  // the rank with the least exposed communication
+  Ns cost_ns = 0;     // median − least exposed communication over the ranks
+  Ns sigma_ns = 0;    // 1.4826 × MAD of the ranks' exposed communication
+  Ns step_ns = 0;     // median step time of the ranks
+  bool significant = false;
+  // The rank's excess over the median rank, by what it spent longer on (they add up to about
+  // cost_ns): compute (slower kernels) and the rest of its own time (host late, idle, copies).
+  Ns excess_compute_ns = 0, excess_other_ns = 0;
 };
 
 // One iteration, end to end (time of the slowest rank).
@@ -192,8 +214,10 @@ struct IterationRow {
   double flops = 0, tflops_per_gpu = 0, mfu = -1;  // mfu -1 = no peak rate known
   // Components of the slowest rank's iteration (they add up to time_ns).
   std::map<std::string, Ns> components;
-  int64_t straggler_rank = -1;
-  Ns straggler_lead_ns = 0;  // mean lead of the other ranks over the waited-for rank
+  int64_t straggler_rank = -1;   // the significant straggler (StragglerCost), -1 = none
+  Ns straggler_lead_ns = 0;      // Chopper's lead: mean lead of the others over the least-lead rank
+  int64_t least_lead_rank = -1;  // the rank with the least total lead (Chopper's waited-for rank)
+  StragglerCost straggler;       // the counterfactual, significant or not
 };
 
 // Hardware view of one GPU activity (kernel_hw): telemetry at its time and its counters. NaN =
@@ -298,6 +322,7 @@ struct WhatIfRow {
   Ns perfect_overlap_ns = 0;       // no exposed communication
   Ns no_launch_gaps_ns = 0;        // no launch overhead
   Ns no_overlap_slowdown_ns = -1;  // compute not slowed by co-running communication
+  Ns no_straggler_ns = 0;          // the straggler running like the median rank (StragglerCost)
 };
 
 // What one rank contributes (the partial).
@@ -339,6 +364,8 @@ struct RunAnalysis {
   uint64_t unmatched_collectives = 0, mismatched_collectives = 0;
   // finalize_collectives -> finalize_stragglers: collective waits per (rank, iteration).
   std::map<std::pair<int64_t, int64_t>, StragglerRow> straggler_acc;
+  // finalize_stragglers -> finalize_end_to_end: the counterfactual per iteration.
+  std::map<int64_t, StragglerCost> straggler_cost;
   // hardware.cpp
   const HardwareRun* hardware = nullptr;
   std::vector<WaterfallRow> waterfall;  // per operation instance, per phase and per iteration

@@ -147,8 +147,23 @@ void finalize_end_to_end(RunAnalysis& ra, const AnalysisOptions& o) {
     }
     auto s = straggler.find(it);
     if (s != straggler.end()) {
-      row.straggler_rank = s->second.first;
+      row.least_lead_rank = s->second.first;
       row.straggler_lead_ns = s->second.second;
+    }
+    auto sc = ra.straggler_cost.find(it);
+    if (sc != ra.straggler_cost.end()) {
+      row.straggler = sc->second;
+      if (sc->second.significant) row.straggler_rank = sc->second.rank;
+    }
+    // The slowest rank's exposed communication, less what it spent waiting for the straggler.
+    if (row.straggler.significant && row.slowest_rank != row.straggler.rank) {
+      for (const StragglerRow& w : ra.stragglers)
+        if (w.rank == row.slowest_rank && w.iteration == it && w.straggler_wait_ns > 0) {
+          Ns& exposed = row.components["exposed_comm"];
+          const Ns wait = std::min(w.straggler_wait_ns, exposed);
+          exposed -= wait;
+          row.components["straggler_wait"] = wait;
+        }
     }
     ra.iterations.push_back(std::move(row));
   }

@@ -352,10 +352,13 @@ void power_rows(const RankContext& c, const RankHardware& hw, double idle_w, dou
         const Ns hi = std::min(*it, w.end);
         const Ns lo = std::max(j > 0 ? thr->t_ns[j - 1] : *it - period, w.start);
         if (hi > lo) {
-          const auto mask = static_cast<uint32_t>(thr->value[j]);
-          for (uint32_t bit = 1; bit != 0 && bit <= mask; bit <<= 1)
+          const double v = thr->value[j];
+          const uint64_t mask =
+              v >= 0 && v < 18446744073709551616.0 ? static_cast<uint64_t>(v) : uint64_t{0};
+          for (uint64_t bit = 1; bit != 0 && bit <= mask; bit <<= 1)
             if ((mask & bit) != 0) {
-              std::string_view n = throttle_bit_name(bit);
+              const std::string_view n =
+                  bit <= 0xffffffffu ? throttle_bit_name(static_cast<uint32_t>(bit)) : "";
               all.throttle_ns[n.empty() ? fmt::format("bit_0x{:x}", bit) : std::string(n)] +=
                   hi - lo;
             }
@@ -678,6 +681,7 @@ void finalize_hardware(RunAnalysis& ra, const AnalysisOptions& o) {
     };
     w.perfect_overlap_ns = it.time_ns - comp("exposed_comm");
     w.no_launch_gaps_ns = it.time_ns - comp("launch_overhead");
+    w.no_straggler_ns = it.time_ns - (it.straggler.significant ? it.straggler.cost_ns : 0);
     for (const RankAnalysis& r : ra.ranks) {
       if (r.rank != it.slowest_rank) continue;
       double freq = 0, ovl = 0;

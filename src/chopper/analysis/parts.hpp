@@ -28,6 +28,8 @@ void hardware_partial(const RankContext& c, const AnalysisOptions& o, const Rank
 void finalize_collectives(RunAnalysis& ra, const AnalysisOptions& o);
 // stragglers.cpp: lead per operation instance and per (rank, iteration).
 void finalize_stragglers(RunAnalysis& ra);
+// stragglers.cpp: the counterfactual of one iteration from its ranks' breakdown rows.
+StragglerCost straggler_cost(int64_t iteration, const std::vector<const BreakdownRow*>& rows);
 // end_to_end.cpp: iterations (slowest rank), tokens, FLOPs, MFU; folded name breakdowns.
 void finalize_end_to_end(RunAnalysis& ra, const AnalysisOptions& o);
 

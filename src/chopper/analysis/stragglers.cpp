@@ -1,7 +1,9 @@
-// Stragglers: Chopper's lead. For every compute-operation instance (iteration, phase, layer,
+// Stragglers. Chopper's lead: for every compute-operation instance (iteration, phase, layer,
 // operation) present on several ranks, the reference is the latest first-kernel start over the
-// ranks (aligned clocks); a rank's lead is how far ahead of that it started. The rank the others
-// wait for is the one with the least total lead in the iteration. Formulas: docs/metrics.md.
+// ranks (aligned clocks); a rank's lead is how far ahead of that it started, and the rank with the
+// least total lead is the one Chopper says the others wait for. What a straggler costs is the
+// counterfactual of StragglerCost (analysis.hpp), with its significance against the ranks' own
+// variation. Formulas: docs/metrics.md.
 #include <algorithm>
 #include <functional>
 #include <map>
@@ -69,11 +71,70 @@ void finalize_stragglers(RunAnalysis& ra) {
     if (it == least.end() || s.total_lead_ns < it->second.second)
       least[k.second] = {k.first, s.total_lead_ns};
   }
+  // The counterfactual: per iteration, the ranks' exposed communication (their waiting).
+  std::map<int64_t, std::vector<const BreakdownRow*>> per_iter;
+  for (const RankAnalysis& r : ra.ranks) {
+    if (!r.ok) continue;
+    for (const BreakdownRow& b : r.breakdown)
+      if (b.iteration != kNoId) per_iter[b.iteration].push_back(&b);
+  }
+  for (auto& [it, rows] : per_iter) ra.straggler_cost[it] = straggler_cost(it, rows);
   for (auto& [k, s] : acc) {
     auto it = least.find(k.second);
     s.waited_for = it != least.end() && ranks_in[k.second] > 1 && it->second.first == k.first;
-    ra.stragglers.push_back(s);
   }
+  // Every (rank, iteration) with a breakdown gets a row, with its waiting for the straggler.
+  for (const auto& [it, rows] : per_iter)
+    for (const BreakdownRow* b : rows) {
+      StragglerRow& s = acc[{b->rank, it}];
+      s.rank = b->rank;
+      s.iteration = it;
+      s.exposed_comm_ns = b->exposed_comm_ns;
+      const StragglerCost& sc = ra.straggler_cost[it];
+      if (sc.significant && b->rank != sc.rank) {
+        Ns least_e = b->exposed_comm_ns;
+        for (const BreakdownRow* o : rows)
+          if (o->rank == sc.rank) least_e = o->exposed_comm_ns;
+        s.straggler_wait_ns = std::clamp<Ns>(b->exposed_comm_ns - least_e, 0, b->exposed_comm_ns);
+      }
+    }
+  for (auto& [k, s] : acc) ra.stragglers.push_back(s);
+}
+
+StragglerCost straggler_cost(int64_t iteration, const std::vector<const BreakdownRow*>& rows) {
+  StragglerCost sc;
+  sc.iteration = iteration;
+  if (rows.size() < 2) return sc;
+  auto median = [](std::vector<Ns> v) {
+    const size_t h = v.size() / 2;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h), v.end());
+    if (v.size() % 2 == 1) return v[h];
+    const Ns hi = v[h];
+    const Ns lo = *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h));
+    return lo + (hi - lo) / 2;
+  };
+  std::vector<Ns> e, t, comp, other;
+  const BreakdownRow* least = nullptr;
+  for (const BreakdownRow* b : rows) {
+    e.push_back(b->exposed_comm_ns);
+    t.push_back(b->total_ns);
+    comp.push_back(b->compute_ns);
+    other.push_back(b->total_ns - b->compute_ns - b->exposed_comm_ns);
+    // Ties go to the lower rank; the rows come in rank order.
+    if (least == nullptr || b->exposed_comm_ns < least->exposed_comm_ns) least = b;
+  }
+  const Ns med = median(e);
+  std::vector<Ns> dev;
+  for (Ns x : e) dev.push_back(x > med ? x - med : med - x);
+  sc.rank = least->rank;
+  sc.cost_ns = med - least->exposed_comm_ns;
+  sc.sigma_ns = static_cast<Ns>(std::llround(1.4826 * static_cast<double>(median(dev))));
+  sc.step_ns = median(t);
+  sc.excess_compute_ns = least->compute_ns - median(comp);
+  sc.excess_other_ns =
+      (least->total_ns - least->compute_ns - least->exposed_comm_ns) - median(other);
+  sc.significant = sc.cost_ns > 3 * sc.sigma_ns && sc.cost_ns * 100 > sc.step_ns;
+  return sc;
 }
 
 }  // namespace chopper

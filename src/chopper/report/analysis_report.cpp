@@ -377,7 +377,8 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
     Rows t = make(
         sink, "stragglers",
         "Chopper's lead per rank and iteration (how far ahead of the latest rank each operation "
-        "started, aligned clocks), waits at collectives, and the rank the others wait for",
+        "started, aligned clocks), waits at collectives, and the waiting for a significant "
+        "straggler (the counterfactual in iterations)",
         {{"rank", I, "rank"},
          {"iteration", I, "iteration (NULL = none)"},
          {"op_instances", I, "operation instances found on several ranks"},
@@ -387,12 +388,17 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
          {"collectives", I, "matched collectives"},
          {"arrived_last", I, "collectives this rank started last"},
          {"coll_wait_ns", I, "Σ (latest start − own start) over its collectives"},
-         {"waited_for", I, "1 = the rank with the least total lead (the others wait for it)"}});
+         {"waited_for", I, "1 = the rank with the least total lead (Chopper's waited-for rank)"},
+         {"exposed_comm_ns", I, "its exposed communication in the iteration (temporal_breakdown)"},
+         {"straggler_wait_ns", I,
+          "of that, waiting for the iteration's significant straggler: its exposed communication "
+          "− the straggler's (0 when none)"}});
     for (const StragglerRow& s : ra.stragglers)
       t.add_row({Cell::of(s.rank), opt_iter(s.iteration), Cell::of(s.op_instances),
                  Cell::of(s.total_lead_ns), Cell::of(s.mean_lead_ns), Cell::of(s.max_lead_ns),
                  Cell::of(s.collectives), Cell::of(s.arrived_last), Cell::of(s.coll_wait_ns),
-                 Cell::of(s.waited_for ? 1 : 0)});
+                 Cell::of(s.waited_for ? 1 : 0), Cell::of(s.exposed_comm_ns),
+                 Cell::of(s.straggler_wait_ns)});
     t.end();
   }
   // iterations
@@ -412,17 +418,38 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
          {"flops", R, "Σ FLOPs of the operations with known shapes, all ranks"},
          {"tflops_per_gpu", R, "flops / ranks / time (TFLOP/s)"},
          {"mfu", R, "flops / (time × ranks × peak matrix rate); NULL = device or FLOPs unknown"},
-         {"straggler_rank", I, "rank the others wait for (least lead)"},
-         {"straggler_lead_ns", I, "mean lead of the other ranks over it"}});
+         {"straggler_rank", I, "the significant straggler (NULL = none significant)"},
+         {"straggler_cost_ns", I,
+          "median rank's exposed communication − the least one's: the time the iteration would "
+          "save if the rank the others wait for ran like the median rank"},
+         {"straggler_sigma_ns", I, "1.4826 × MAD of the ranks' exposed communication"},
+         {"straggler_candidate", I, "the rank with the least exposed communication"},
+         {"straggler_excess_compute_ns", I, "its compute time − the median rank's"},
+         {"straggler_excess_other_ns", I,
+          "its time outside compute and exposed communication − the median rank's"},
+         {"least_lead_rank", I, "Chopper's waited-for rank: the least total lead"},
+         {"straggler_lead_ns", I, "mean lead of the other ranks over least_lead_rank"}});
     for (const IterationRow& x : ra.iterations)
-      t.add_row({Cell::of(x.iteration), Cell::of(x.ranks), Cell::of(x.time_ns),
-                 Cell::of(x.min_time_ns), Cell::of(x.mean_time_ns), Cell::of(x.slowest_rank),
+      t.add_row({Cell::of(x.iteration),
+                 Cell::of(x.ranks),
+                 Cell::of(x.time_ns),
+                 Cell::of(x.min_time_ns),
+                 Cell::of(x.mean_time_ns),
+                 Cell::of(x.slowest_rank),
                  x.tokens > 0 ? Cell::of(x.tokens) : Cell::null(),
                  x.tokens > 0 ? Cell::of(x.tokens_per_s) : Cell::null(),
-                 x.tokens > 0 ? Cell::of(x.time_per_token_ns) : Cell::null(), Cell::of(x.flops),
+                 x.tokens > 0 ? Cell::of(x.time_per_token_ns) : Cell::null(),
+                 Cell::of(x.flops),
                  x.flops > 0 ? Cell::of(x.tflops_per_gpu) : Cell::null(),
-                 x.mfu >= 0 ? Cell::of(x.mfu) : Cell::null(), opt_rank(x.straggler_rank),
-                 x.straggler_rank >= 0 ? Cell::of(x.straggler_lead_ns) : Cell::null()});
+                 x.mfu >= 0 ? Cell::of(x.mfu) : Cell::null(),
+                 opt_rank(x.straggler_rank),
+                 Cell::of(x.straggler.cost_ns),
+                 Cell::of(x.straggler.sigma_ns),
+                 opt_rank(x.straggler.rank),
+                 Cell::of(x.straggler.excess_compute_ns),
+                 Cell::of(x.straggler.excess_other_ns),
+                 opt_rank(x.least_lead_rank),
+                 x.least_lead_rank >= 0 ? Cell::of(x.straggler_lead_ns) : Cell::null()});
     t.end();
   }
   // end_to_end
@@ -497,11 +524,13 @@ std::string analysis_summary(const RunAnalysis& ra, const AnalysisOptions& o) {
   }
   std::vector<std::pair<double, std::string>> parts;
   for (const auto& [k, v] : phases) parts.push_back({v, k});
-  for (const char* k : {"exposed_comm", "exposed_memcpy", "launch_overhead", "idle"})
+  for (const char* k :
+       {"exposed_comm", "straggler_wait", "exposed_memcpy", "launch_overhead", "idle"})
     if (comp.count(k)) parts.push_back({comp[k], k});
   std::sort(parts.rbegin(), parts.rend());
   for (const auto& [v, k] : parts) {
     std::string name = k == "exposed_comm"      ? "exposed communication"
+                       : k == "straggler_wait"  ? "waiting for a straggler"
                        : k == "exposed_memcpy"  ? "exposed memcpy"
                        : k == "launch_overhead" ? "launch overhead"
                        : k == "idle"            ? "idle (other)"
@@ -556,28 +585,48 @@ std::string analysis_summary(const RunAnalysis& ra, const AnalysisOptions& o) {
                  fmt::format("exposed memcpy: {} of iteration time ({})",
                              pct(comp["exposed_memcpy"] / time), ms(comp["exposed_memcpy"]))});
   {
-    std::map<int64_t, int> waited;
-    double lead = 0;
+    // The straggler: the counterfactual cost, over the iterations where it is significant.
+    std::map<int64_t, std::pair<int, double>> by_rank;  // rank -> iterations, Σ cost
+    double comp_x = 0, other_x = 0;
     for (const IterationRow& x : ra.iterations)
-      if (x.straggler_rank >= 0)
-        ++waited[x.straggler_rank], lead += static_cast<double>(x.straggler_lead_ns) / n;
-    if (!waited.empty()) {
-      auto top = std::max_element(waited.begin(), waited.end(),
-                                  [](const auto& a, const auto& b) { return a.second < b.second; });
-      f.push_back({lead, fmt::format("straggler: rank {} is the one the others wait for in {} of "
-                                     "{} iterations; the others lead it by {} on average ({})",
-                                     top->first, top->second, ra.iterations.size(), ms(lead),
-                                     pct(time > 0 ? lead / time : 0))});
+      if (x.straggler.significant) {
+        auto& b = by_rank[x.straggler.rank];
+        ++b.first;
+        b.second += static_cast<double>(x.straggler.cost_ns);
+        comp_x += static_cast<double>(x.straggler.excess_compute_ns);
+        other_x += static_cast<double>(x.straggler.excess_other_ns);
+      }
+    if (!by_rank.empty()) {
+      auto top = std::max_element(by_rank.begin(), by_rank.end(), [](const auto& a, const auto& b) {
+        return a.second.second < b.second.second;
+      });
+      const double per_it = top->second.second / n;  // mean over all iterations: the sort key
+      const int k = top->second.first;
+      const double cost = top->second.second / k;  // mean over the iterations it delays
+      double step = 0;
+      for (const IterationRow& x : ra.iterations)
+        if (x.straggler.significant && x.straggler.rank == top->first)
+          step += static_cast<double>(x.time_ns) / k;
+      std::string why = fmt::format("it computes {} longer than the median rank", ms(comp_x / k));
+      if (std::abs(other_x / k) >= 1000)
+        why += fmt::format(" and spends {} {} outside compute (host, idle, copies)",
+                           ms(std::abs(other_x / k)), other_x >= 0 ? "longer" : "less");
+      f.push_back({per_it, fmt::format("straggler: rank {} delays {} of {} iterations by {} each "
+                                       "({} of their time); the other ranks wait for it at "
+                                       "collectives; {}",
+                                       top->first, k, ra.iterations.size(), ms(cost),
+                                       pct(step > 0 ? cost / step : 0), why)});
     }
   }
   {
     double skew = 0;
     for (const CollectiveRow& c : ra.collectives) skew += static_cast<double>(c.arrival_skew_ns);
+    // Context, not a loss of its own (the waiting it causes is in the components): ordered low.
     if (!ra.collectives.empty())
-      f.push_back({skew / n, fmt::format("collectives: {} matched across ranks; arrival skew {} "
-                                         "per iteration in total (see collectives, "
-                                         "collective_summary)",
-                                         ra.collectives.size(), ms(skew / n))});
+      f.push_back({0, fmt::format("collectives: {} matched across ranks; arrival skew {} "
+                                  "per iteration in total (see collectives, "
+                                  "collective_summary)",
+                                  ra.collectives.size(), ms(skew / n))});
   }
   if (mfu_n > 0) {
     const double m = mfu / mfu_n;

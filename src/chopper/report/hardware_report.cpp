@@ -371,12 +371,15 @@ void hardware_tables(const Run& run, const RunAnalysis& ra, const AnalysisOption
                         {"max_clock_ns", I, "compute at the maximum clock"},
                         {"perfect_overlap_ns", I, "no exposed communication"},
                         {"no_launch_gaps_ns", I, "no launch overhead"},
-                        {"no_overlap_slowdown_ns", I, "compute not slowed beside communication"}});
+                        {"no_overlap_slowdown_ns", I, "compute not slowed beside communication"},
+                        {"no_straggler_ns", I,
+                         "the significant straggler running like the median rank (iterations)"}});
     for (const WhatIfRow& w : ra.what_if)
       t.add_row({Cell::of(w.iteration), opt_rank(w.rank), Cell::of(w.observed_ns),
                  w.max_clock_ns < 0 ? Cell::null() : Cell::of(w.max_clock_ns),
                  Cell::of(w.perfect_overlap_ns), Cell::of(w.no_launch_gaps_ns),
-                 w.no_overlap_slowdown_ns < 0 ? Cell::null() : Cell::of(w.no_overlap_slowdown_ns)});
+                 w.no_overlap_slowdown_ns < 0 ? Cell::null() : Cell::of(w.no_overlap_slowdown_ns),
+                 Cell::of(w.no_straggler_ns)});
     t.end();
   }
 }
@@ -385,7 +388,10 @@ std::vector<std::pair<double, std::string>> hardware_findings(const RunAnalysis&
                                                               const AnalysisOptions& o) {
   (void)o;
   std::vector<std::pair<double, std::string>> f;
-  const auto [t, n] = slowest_totals(ra);
+  // Not a structured binding: lambdas below use them (clang 14 cannot capture a binding).
+  const std::pair<Totals, double> tn = slowest_totals(ra);
+  const Totals& t = tn.first;
+  const double n = tn.second;
   if (n <= 0 || t.observed <= 0) return f;
   double iter = 0;
   for (const IterationRow& it : ra.iterations) iter += static_cast<double>(it.time_ns);
@@ -567,7 +573,10 @@ std::string hardware_summary(const RunAnalysis& ra, const AnalysisOptions& o) {
           disp > 0 ? 100.0 * static_cast<double>(matched) / static_cast<double>(disp) : 0.0,
           joined(c_method));
   }
-  const auto [t, n] = slowest_totals(ra);
+  // Not a structured binding: lambdas below use them (clang 14 cannot capture a binding).
+  const std::pair<Totals, double> tn = slowest_totals(ra);
+  const Totals& t = tn.first;
+  const double n = tn.second;
   if (n > 0 && t.observed > 0) {
     s += "\ncompute time of the slowest rank, theoretical to observed (mean per iteration):\n";
     auto line = [&](const char* name, double v, bool known) {
@@ -602,10 +611,11 @@ std::string hardware_summary(const RunAnalysis& ra, const AnalysisOptions& o) {
     s += "\n";
   }
   if (!ra.what_if.empty()) {
-    double obs = 0, clk = 0, ovl = 0, lg = 0;
+    double obs = 0, clk = 0, ovl = 0, lg = 0, strag = 0;
     bool clk_known = true;
     for (const WhatIfRow& w : ra.what_if) {
       obs += static_cast<double>(w.observed_ns);
+      strag += static_cast<double>(w.no_straggler_ns);
       clk += static_cast<double>(w.max_clock_ns);
       clk_known = clk_known && w.max_clock_ns >= 0;
       ovl += static_cast<double>(w.perfect_overlap_ns);
@@ -614,7 +624,9 @@ std::string hardware_summary(const RunAnalysis& ra, const AnalysisOptions& o) {
     const double k = static_cast<double>(ra.what_if.size());
     s += fmt::format("what if (first order, mean iteration {}): ", ms(obs / k));
     if (clk_known) s += fmt::format("held max clock {}; ", ms(clk / k));
-    s += fmt::format("perfect overlap {}; no launch gaps {}\n", ms(ovl / k), ms(lg / k));
+    s += fmt::format("perfect overlap {}; no launch gaps {}", ms(ovl / k), ms(lg / k));
+    if (strag < obs) s += fmt::format("; no straggler {}", ms(strag / k));
+    s += "\n";
   }
   return s;
 }

@@ -706,7 +706,8 @@ struct RankSim {
   Ns heat_t = 0;
   int iteration = -1;
   int clock_mhz = 0;
-  std::vector<Ns> coll_arrival;  // pass 1 scratch
+  std::vector<Ns> coll_arrival;               // pass 1 scratch
+  std::vector<std::pair<Ns, Ns>> step_spans;  // each ProfilerStep's host span (node clock)
   // Pass 2: this GPU's collective kernels [start, end), in order (the comm stream runs one at a
   // time), from comm_head on those that may still overlap the compute stream's next idle time.
   std::vector<std::pair<Ns, Ns>> comm_spans;
@@ -978,6 +979,7 @@ class Simulator {
         Ns stall = c_.data_loader_stall_ns;
         if (r.rank == c_.straggler_rank) stall += c_.straggler_host_ns;
         r.pending_stall = stall;
+        r.step_spans.push_back({begin, begin});
         if (e != nullptr) {
           e->steps->push_back({c_.first_step + r.iteration, {begin + off, 0}});
           if (stall > 0) {
@@ -1003,6 +1005,7 @@ class Simulator {
                       Phase::kOther, -1, false, -1);
         const Ns sync_start = r.host;
         r.host = std::max(r.host, std::max(r.compute_free, r.comm_free)) + 5000;
+        if (!r.step_spans.empty()) r.step_spans.back().second = r.host;
         if (e != nullptr) {
           auto& w = *e->w;
           fmt::format_to(
@@ -1325,32 +1328,13 @@ struct RankOutput {
 
 }  // namespace
 
-SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
-  namespace fs = std::filesystem;
-  const DeviceSpec* dev = find_device(c.device);
-  if (dev == nullptr)
-    throw Error("unknown device '" + c.device + "' (h100, h200, b200, a100, mi300x, mi250)");
-  const ModelPreset* m = find_preset(c.preset);
-  if (m == nullptr)
-    throw Error("unknown preset '" + c.preset +
-                "' (llama3-8b, llama3-70b, gpt3-175b, mixtral-8x7b)");
-  if (c.ranks < 1 || c.gpus_per_node < 1 || c.iterations < 1 || c.batch < 1 || c.seq < 1)
-    throw Error("ranks, gpus per node, iterations, batch and sequence length must be >= 1");
-  if (c.dvfs < 0 || c.dvfs >= 0.9 || c.mfu_loss < 0 || c.mfu_loss >= 0.95 ||
-      c.straggler_clock <= 0.1 || c.straggler_clock > 1 || c.noise < 0 || c.noise > 0.3 ||
-      c.comm_slowdown < 1)
-    throw Error("an inefficiency knob is out of range (see chopper synth --help)");
-  std::error_code ec;
-  fs::create_directories(out_dir, ec);
-  if (ec) throw Error(out_dir + ": cannot create directory: " + ec.message());
+namespace {
 
-  ProgramBuilder pb(c, *dev, *m);
-  const Program prog = pb.build();
-  const Shapes shapes = pb.shapes();
-  Simulator sim(c, *dev, prog, shapes);
-
-  // Pass 1: lockstep over all ranks to find when every collective ends.
-  std::vector<Ns> coll_end(static_cast<size_t>(prog.n_colls), 0);
+// Pass 1 of the simulation: every rank in lockstep, collective by collective, to find when each
+// collective ends (coll_end). Returns the ranks' final states (their step spans among them).
+std::vector<RankSim> lockstep(const SynthConfig& c, Simulator& sim, const Program& prog,
+                              std::vector<Ns>& coll_end) {
+  coll_end.assign(static_cast<size_t>(prog.n_colls), 0);
   std::vector<RankSim> st(static_cast<size_t>(c.ranks));
   for (int r = 0; r < c.ranks; ++r) {
     st[static_cast<size_t>(r)].rank = r;
@@ -1376,6 +1360,52 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
       for (int r = 0; r < c.ranks; ++r)
         sim.step(st[static_cast<size_t>(r)], pc, &coll_end, nullptr);
     }
+  }
+  return st;
+}
+
+}  // namespace
+
+SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
+  namespace fs = std::filesystem;
+  const DeviceSpec* dev = find_device(c.device);
+  if (dev == nullptr)
+    throw Error("unknown device '" + c.device + "' (h100, h200, b200, a100, mi300x, mi250)");
+  const ModelPreset* m = find_preset(c.preset);
+  if (m == nullptr)
+    throw Error("unknown preset '" + c.preset +
+                "' (llama3-8b, llama3-70b, gpt3-175b, mixtral-8x7b)");
+  if (c.ranks < 1 || c.gpus_per_node < 1 || c.iterations < 1 || c.batch < 1 || c.seq < 1)
+    throw Error("ranks, gpus per node, iterations, batch and sequence length must be >= 1");
+  if (c.dvfs < 0 || c.dvfs >= 0.9 || c.mfu_loss < 0 || c.mfu_loss >= 0.95 ||
+      c.straggler_clock <= 0.1 || c.straggler_clock > 1 || c.noise < 0 || c.noise > 0.3 ||
+      c.comm_slowdown < 1)
+    throw Error("an inefficiency knob is out of range (see chopper synth --help)");
+  std::error_code ec;
+  fs::create_directories(out_dir, ec);
+  if (ec) throw Error(out_dir + ": cannot create directory: " + ec.message());
+
+  ProgramBuilder pb(c, *dev, *m);
+  const Program prog = pb.build();
+  const Shapes shapes = pb.shapes();
+  Simulator sim(c, *dev, prog, shapes);
+
+  // Pass 1: lockstep over all ranks to find when every collective ends.
+  std::vector<Ns> coll_end;
+  const std::vector<RankSim> st = lockstep(c, sim, prog, coll_end);
+  // The straggler's cost: the same run without it (same seed, so the same noise), lockstep too;
+  // per rank and iteration, the step time it adds.
+  std::vector<std::vector<Ns>> straggler_cost(static_cast<size_t>(c.ranks));
+  if (c.straggler_rank >= 0) {
+    SynthConfig cf = c;
+    cf.straggler_rank = -1;
+    Simulator sim_cf(cf, *dev, prog, shapes);
+    std::vector<Ns> cf_end;
+    const std::vector<RankSim> st_cf = lockstep(cf, sim_cf, prog, cf_end);
+    for (size_t r = 0; r < st.size(); ++r)
+      for (size_t i = 0; i < st[r].step_spans.size() && i < st_cf[r].step_spans.size(); ++i)
+        straggler_cost[r].push_back((st[r].step_spans[i].second - st[r].step_spans[i].first) -
+                                    (st_cf[r].step_spans[i].second - st_cf[r].step_spans[i].first));
   }
 
   // Pass 2: each rank alone, writing its trace.
@@ -1787,9 +1817,11 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
         const auto [tx, rx] = link_over(o, o.steps[i].second.first, o.steps[i].second.second);
         fmt::format_to(std::back_inserter(t),
                        "{}{{\"iteration\": {}, \"start_ns\": {}, \"end_ns\": {}, \"energy_j\": "
-                       "{:.6f}, \"link_tx_bytes\": {:.0f}, \"link_rx_bytes\": {:.0f}}}",
+                       "{:.6f}, \"link_tx_bytes\": {:.0f}, \"link_rx_bytes\": {:.0f}, "
+                       "\"straggler_cost_ns\": {}}}",
                        i ? ", " : "", o.steps[i].first, o.steps[i].second.first,
-                       o.steps[i].second.second, iter_energy[r][i], tx, rx);
+                       o.steps[i].second.second, iter_energy[r][i], tx, rx,
+                       i < straggler_cost[r].size() ? straggler_cost[r][i] : 0);
       }
       t += "],\n \"effects\": [";
       bool first = true;
