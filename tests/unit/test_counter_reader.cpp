@@ -17,12 +17,16 @@
 #include "chopper/ingest/cupti/cupti_range.hpp"
 #include "chopper/ingest/hardware_files.hpp"
 #include "chopper/ingest/rocprof/counter_reader.hpp"
+#include "compress_util.hpp"
 #include "test_util.hpp"
 
 using namespace chopper;
 namespace fs = std::filesystem;
 
 namespace {
+
+using chopper::test::gzip;
+using chopper::test::zstd;
 
 CounterTable read(const std::string& text, const std::string& name = "mem.csv") {
   auto src = ByteSource::from_memory(text, name);
@@ -49,30 +53,6 @@ const char* kKernelTraceHeader =
     "\"Kernel_Name\",\"Correlation_Id\",\"Start_Timestamp\",\"End_Timestamp\",\"LDS_Block_Size\","
     "\"Scratch_Size\",\"VGPR_Count\",\"Accum_VGPR_Count\",\"SGPR_Count\",\"Workgroup_Size_X\","
     "\"Workgroup_Size_Y\",\"Workgroup_Size_Z\",\"Grid_Size_X\",\"Grid_Size_Y\",\"Grid_Size_Z\"\n";
-
-std::string gzip(const std::string& in) {
-  std::string out(in.size() + 1024, '\0');
-  isal_zstream s;
-  isal_deflate_init(&s);
-  s.gzip_flag = IGZIP_GZIP;
-  s.end_of_stream = 1;
-  s.flush = NO_FLUSH;
-  s.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(in.data()));
-  s.avail_in = static_cast<uint32_t>(in.size());
-  s.next_out = reinterpret_cast<uint8_t*>(out.data());
-  s.avail_out = static_cast<uint32_t>(out.size());
-  EXPECT_EQ(isal_deflate_stateless(&s), COMP_OK);
-  out.resize(s.total_out);
-  return out;
-}
-
-std::string zstd(const std::string& in) {
-  std::string out(ZSTD_compressBound(in.size()), '\0');
-  size_t n = ZSTD_compress(out.data(), out.size(), in.data(), in.size(), 3);
-  EXPECT_FALSE(ZSTD_isError(n));
-  out.resize(n);
-  return out;
-}
 
 // Hands out at most `step` bytes per read(), so lines straddle refills.
 class Trickle : public ByteSource {

@@ -28,12 +28,16 @@
 #include "chopper/report/info_report.hpp"
 #include "chopper/report/output_dir.hpp"
 #include "chopper/report/sqlite_sink.hpp"
+#include "compress_util.hpp"
 #include "test_util.hpp"
 
 using namespace chopper;
 namespace fs = std::filesystem;
 
 namespace {
+
+using chopper::test::gzip;
+using chopper::test::zstd;
 
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kSanitized = true;
@@ -84,22 +88,6 @@ fs::path scratch(const std::string& name) {
 
 void write(const fs::path& p, const std::string& text) {
   std::ofstream(p, std::ios::binary) << text;
-}
-
-std::string gzip(const std::string& in) {
-  std::string out(in.size() + 1024, '\0');
-  isal_zstream s;
-  isal_deflate_init(&s);
-  s.gzip_flag = IGZIP_GZIP;
-  s.end_of_stream = 1;
-  s.flush = NO_FLUSH;
-  s.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(in.data()));
-  s.avail_in = static_cast<uint32_t>(in.size());
-  s.next_out = reinterpret_cast<uint8_t*>(out.data());
-  s.avail_out = static_cast<uint32_t>(out.size());
-  EXPECT_EQ(isal_deflate_stateless(&s), COMP_OK);
-  out.resize(s.total_out);
-  return out;
 }
 
 // A trace whose one event has a name of `name_bytes` 'a's, between two ordinary events, as

@@ -11,9 +11,13 @@
 #include "chopper/base/error.hpp"
 #include "chopper/base/input.hpp"
 #include "chopper/ingest/telemetry/telemetry_reader.hpp"
+#include "compress_util.hpp"
 
 namespace chopper {
 namespace {
+
+using chopper::test::gzip;
+using chopper::test::zstd;
 
 // 2026-01-01 00:00:00 UTC in seconds: 56 years of which 14 leap (1972..2024) -> 20454 days.
 constexpr Ns kJan2026 = Ns{1767225600} * 1000000000;
@@ -41,29 +45,6 @@ const Series& find(const TelemetryData& d, int gpu, Metric m) {
     return empty;
   }
   return *all[0];
-}
-
-std::string gzip(const std::string& in) {
-  std::string out(in.size() + 1024, '\0');
-  isal_zstream s;
-  isal_deflate_init(&s);
-  s.gzip_flag = IGZIP_GZIP;
-  s.end_of_stream = 1;
-  s.flush = NO_FLUSH;
-  s.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(in.data()));
-  s.avail_in = static_cast<uint32_t>(in.size());
-  s.next_out = reinterpret_cast<uint8_t*>(out.data());
-  s.avail_out = static_cast<uint32_t>(out.size());
-  EXPECT_EQ(isal_deflate(&s), COMP_OK);
-  out.resize(s.total_out);
-  return out;
-}
-
-std::string zstd(const std::string& in) {
-  std::string out(ZSTD_compressBound(in.size()), '\0');
-  const size_t n = ZSTD_compress(out.data(), out.size(), in.data(), in.size(), 3);
-  out.resize(n);
-  return out;
 }
 
 // Reads every prefix of `text`: never a crash; either an InputError (including NotATraceError)

@@ -24,9 +24,13 @@
 #include "chopper/ingest/telemetry/telemetry_reader.hpp"
 #include "chopper/link/hardware_align.hpp"
 #include "chopper/synth/synth.hpp"
+#include "compress_util.hpp"
 
 namespace chopper {
 namespace {
+
+using chopper::test::gzip;
+using chopper::test::zstd;
 
 namespace fs = std::filesystem;
 
@@ -72,22 +76,6 @@ std::string temp_file(const std::string& name, const std::string& bytes) {
           .string();
   std::ofstream(p, std::ios::binary) << bytes;
   return p;
-}
-
-std::string gzip(const std::string& in) {
-  std::string out(in.size() + 1024, '\0');
-  isal_zstream s;
-  isal_deflate_init(&s);
-  s.gzip_flag = IGZIP_GZIP;
-  s.end_of_stream = 1;
-  s.flush = NO_FLUSH;
-  s.next_in = reinterpret_cast<uint8_t*>(const_cast<char*>(in.data()));
-  s.avail_in = static_cast<uint32_t>(in.size());
-  s.next_out = reinterpret_cast<uint8_t*>(out.data());
-  s.avail_out = static_cast<uint32_t>(out.size());
-  EXPECT_EQ(isal_deflate(&s), COMP_OK);
-  out.resize(s.total_out);
-  return out;
 }
 
 // The samples of `s` within [lo, hi].
