@@ -8,7 +8,6 @@
 
 #include "chopper/base/error.hpp"
 #include "chopper/base/utf8.hpp"
-#include "chopper/ingest/json_document.hpp"
 #include "chopper/ingest/rocprof/internal.hpp"
 
 namespace chopper {
@@ -56,6 +55,7 @@ class RangeReader {
     }
   }
   void finish() { b_.finish("counter_repeated_summed"); }
+  void abandon() { finish(); }
   size_t rows() const { return t_.size(); }
 
  private:
@@ -155,29 +155,8 @@ bool sniff_kineto_json(std::string_view head) {
 }
 
 CounterTable read_cupti_ranges(ByteSource& src, std::string head) {
-  CounterTable t;
-  t.file = src.name();
-  t.format = "cupti-range-json";
-  t.clock = ClockDomain::kUnknown;
-  Diagnostics recovered;
-  read_json_document(
-      src, std::move(head), "Kineto JSON", recovered,
-      [&](od::document& doc) {
-        CounterTable attempt;
-        attempt.file = t.file;
-        attempt.format = t.format;
-        attempt.clock = t.clock;
-        t = std::move(attempt);
-        RangeReader reader(t);
-        try {
-          reader.read_root(doc);
-        } catch (const simdjson::simdjson_error&) {
-          reader.finish();
-          throw;
-        }
-        reader.finish();
-      },
-      [&] { return t.size(); });
+  CounterTable t = rocprof::read_counter_json<RangeReader>(
+      src, std::move(head), "Kineto JSON", "cupti-range-json", ClockDomain::kUnknown);
   if (t.size() == 0)
     throw NotATraceError(src.name(), 0,
                          "a Kineto trace without cuda_profiler_range events: not hardware "
@@ -185,8 +164,6 @@ CounterTable read_cupti_ranges(ByteSource& src, std::string head) {
   // The range profiler's ts/dur split the profiling span evenly: not the kernels' times.
   t.start_ns.assign(t.size(), kNoTime);
   t.end_ns.assign(t.size(), kNoTime);
-  recovered.merge(t.diagnostics);
-  t.diagnostics = std::move(recovered);
   return t;
 }
 

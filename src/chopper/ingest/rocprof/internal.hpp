@@ -9,6 +9,7 @@
 
 #include "chopper/base/error.hpp"
 #include "chopper/base/input.hpp"
+#include "chopper/ingest/json_document.hpp"
 #include "chopper/ingest/rocprof/csv_split.hpp"
 #include "chopper/model/series.hpp"
 
@@ -157,6 +158,37 @@ void read_csv_rows(ByteSource& src, std::string head, CounterTable& t, Header& h
     on_row(fields, lines.line_no(), l);
   }
   if (!have_header) throw NotATraceError(src.name(), 0, "no CSV header line");
+}
+
+// A whole JSON document of per-dispatch counters (rocprofv3 JSON, a CUPTI range pass) read by a
+// `Reader`: constructed on a fresh table for every attempt read_json_document makes (so a retry
+// after a cut never doubles rows), read_root(doc), then finish() or, when the document breaks off,
+// abandon() (the rows read so far made whole). The recoveries' diagnostics come first.
+template <class Reader>
+CounterTable read_counter_json(ByteSource& src, std::string head, std::string_view what,
+                               std::string format, ClockDomain clock) {
+  CounterTable t;
+  Diagnostics recovered;
+  read_json_document(
+      src, std::move(head), what, recovered,
+      [&](simdjson::ondemand::document& doc) {
+        t = CounterTable{};
+        t.file = src.name();
+        t.format = format;
+        t.clock = clock;
+        Reader reader(t);
+        try {
+          reader.read_root(doc);
+        } catch (const simdjson::simdjson_error&) {
+          reader.abandon();
+          throw;
+        }
+        reader.finish();
+      },
+      [&] { return t.size(); });
+  recovered.merge(t.diagnostics);
+  t.diagnostics = std::move(recovered);
+  return t;
 }
 
 }  // namespace chopper::rocprof

@@ -13,7 +13,6 @@
 #include <string>
 #include <unordered_map>
 
-#include "chopper/ingest/json_document.hpp"
 #include "chopper/ingest/rocprof/internal.hpp"
 
 namespace chopper::rocprof {
@@ -147,6 +146,10 @@ class JsonReader {
   }
 
   void finish() { b_.finish("counter_repeated_summed"); }
+  void abandon() {
+    end_process();
+    finish();
+  }
   size_t rows() const { return t_.size(); }
 
  private:
@@ -373,34 +376,8 @@ class JsonReader {
 }  // namespace
 
 CounterTable read_rocprof_json(ByteSource& src, std::string head) {
-  CounterTable t;
-  t.file = src.name();
-  t.format = "rocprofv3-json";
-  t.clock = ClockDomain::kMonotonic;
-  Diagnostics recovered;
-  read_json_document(
-      src, std::move(head), "rocprofv3 JSON", recovered,
-      [&](od::document& doc) {
-        // Each attempt reads into a fresh table, so a retry after a cut never doubles rows.
-        CounterTable attempt;
-        attempt.file = t.file;
-        attempt.format = t.format;
-        attempt.clock = t.clock;
-        t = std::move(attempt);
-        JsonReader reader(t);
-        try {
-          reader.read_root(doc);
-        } catch (const simdjson::simdjson_error&) {
-          reader.end_process();
-          reader.finish();
-          throw;
-        }
-        reader.finish();
-      },
-      [&] { return t.size(); });
-  recovered.merge(t.diagnostics);
-  t.diagnostics = std::move(recovered);
-  return t;
+  return read_counter_json<JsonReader>(src, std::move(head), "rocprofv3 JSON", "rocprofv3-json",
+                                       ClockDomain::kMonotonic);
 }
 
 }  // namespace chopper::rocprof
