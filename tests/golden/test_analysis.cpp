@@ -360,3 +360,62 @@ TEST(AnalysisGolden, LaunchBoundDdpEightRanks) {
   check_idle_partition(g);
   report("LaunchBoundDdpEightRanks");
 }
+
+// The host busy at an iteration's start (a data-loader stall; a straggler's late host) is its own
+// component, "host_stall": the launch-overhead time of the iteration's window before the host's
+// first launch of the iteration, the window opening at the step's host start. Per rank and
+// iteration it must match truth's host_stall_ns (the stall the generator injected before the
+// iteration's first launch) within 2 points of the iteration, on H100 FSDP, MI300X FSDP and A100
+// DDP, with a 3 ms stall alone and with every effect (the demo), and launch overhead proper must
+// then match truth's launch_overhead_ns alone.
+TEST(AnalysisGolden, DataLoaderStallIsItsOwnCause) {
+  struct Case {
+    const char* device;
+    Parallelism par;
+    bool demo;
+  };
+  double worst_stall = 0, worst_launch = 0;
+  for (const Case& k :
+       {Case{"h100", Parallelism::kFsdp, false}, Case{"h100", Parallelism::kFsdp, true},
+        Case{"mi300x", Parallelism::kFsdp, true}, Case{"a100", Parallelism::kDdp, false},
+        Case{"a100", Parallelism::kDdp, true}}) {
+    SynthConfig c = small(k.device, k.par);
+    c.ranks = 8;
+    c.gpus_per_node = 8;
+    c.iterations = 3;
+    if (k.demo)
+      apply_scenario("demo", c);
+    else
+      c.data_loader_stall_ns = 3000000;
+    const Golden g = run_golden(std::string("stall_") + k.device + (k.demo ? "_demo" : ""), c);
+    for (const RankAnalysis& r : g.ra.ranks) {
+      const TruthRank& tr = g.truth[static_cast<size_t>(r.rank)];
+      std::map<int64_t, Ns> t_stall, t_launch;
+      for (const TruthKernel& tk : tr.kernels) {
+        t_stall[tk.iteration] += tk.host_stall_ns;
+        t_launch[tk.iteration] += tk.launch_overhead_ns;
+      }
+      ASSERT_EQ(r.components.size(), tr.iterations.size());
+      for (const auto& [it, comp] : r.components) {
+        SCOPED_TRACE(std::string(k.device) + (k.demo ? " demo" : " stall") + " rank " +
+                     std::to_string(r.rank) + " iteration " + std::to_string(it));
+        const double step = static_cast<double>(g.iter_ns(r.rank, it));
+        ASSERT_GT(step, 0);
+        const auto at = [&](const char* n) {
+          auto f = comp.find(n);
+          return f == comp.end() ? 0.0 : static_cast<double>(f->second);
+        };
+        EXPECT_GT(t_stall[it], 0);  // every iteration has its stall
+        EXPECT_NEAR(at("host_stall"), static_cast<double>(t_stall[it]), 0.02 * step);
+        EXPECT_NEAR(at("launch_overhead"), static_cast<double>(t_launch[it]), 0.02 * step);
+        worst_stall = std::max(
+            worst_stall, std::abs(at("host_stall") - static_cast<double>(t_stall[it])) / step);
+        worst_launch =
+            std::max(worst_launch,
+                     std::abs(at("launch_overhead") - static_cast<double>(t_launch[it])) / step);
+      }
+    }
+  }
+  std::printf("host stall: largest error %.3f%% of the iteration; launch overhead %.3f%%\n",
+              100 * worst_stall, 100 * worst_launch);
+}

@@ -73,10 +73,26 @@ void launch_partial(const RankContext& c, const AnalysisOptions& o, RankAnalysis
   std::sort(out.launch.begin(), out.launch.end(),
             [](const LaunchRow& a, const LaunchRow& b) { return a.key < b.key; });
   const Intervals ls = launch_set.take();
+  // The host's first launch of each iteration: before it, launch-overhead time in the iteration's
+  // window is the host busy before launching anything (data loading, a stall at the step's start),
+  // not the launch path.
+  std::map<int64_t, Ns> first_issue;
+  if (g.iteration.size() == g.size())
+    for (int32_t i : c.order) {
+      const int32_t r = g.runtime_idx[i];
+      if (g.iteration[i] == kNoId || r < 0) continue;
+      auto [it, fresh] = first_issue.try_emplace(g.iteration[i], rt.start_ns[r]);
+      if (!fresh) it->second = std::min(it->second, rt.start_ns[r]);
+    }
   for (const auto& w : c.windows) {
     const Ns lo = measure_in(ls, w.start, w.end);
     const Ns idle = (w.end - w.start) - measure_in(c.all, w.start, w.end);
-    out.components[w.iteration]["launch_overhead"] += lo;
+    auto fi = first_issue.find(w.iteration);
+    const Ns stall = fi == first_issue.end()
+                         ? 0
+                         : measure_in(ls, w.start, std::clamp(fi->second, w.start, w.end));
+    out.components[w.iteration]["host_stall"] += stall;
+    out.components[w.iteration]["launch_overhead"] += lo - stall;
     out.components[w.iteration]["idle"] += idle - lo;
   }
 

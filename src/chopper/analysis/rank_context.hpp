@@ -108,10 +108,12 @@ struct RankContext {
   }
 
  private:
-  // Iteration N's window runs from the first start of an activity launched in N to the first
-  // start of one launched in N+1 (the last: to the last end of its activities), so windows never
-  // overlap and an iteration's time is the GPU time between consecutive iteration starts. The
-  // first window may open earlier, when its step began on the host (below).
+  // Iteration N's window opens when the host entered step N (its ProfilerStep#N start), if that
+  // was before the first start of an activity launched in N: the GPU sat idle from then on (a
+  // data-loader stall, a slow first launch), and that time belongs to iteration N. It never reaches
+  // back over GPU work that came before. Without a host step it opens at that first start. It runs
+  // to the opening of window N+1 (the last: to the last end of its activities), so windows never
+  // overlap and tile the GPU timeline from the first iteration's opening.
   void build_windows() {
     const GpuActivities& g = t.gpu;
     if (g.iteration.size() != g.size()) return;
@@ -128,25 +130,28 @@ struct RankContext {
       it[hit].second.second = std::max(it[hit].second.second, end(i));
     }
     std::sort(it.begin(), it.end());
+    // Openings: the first start, moved back to the host step's start over idle GPU time (not
+    // over the activities that started before it: the latest end among them is the floor).
+    std::vector<Ns> ends_before(order.size() + 1, INT64_MIN);  // max end of order[0..j)
+    for (size_t j = 0; j < order.size(); ++j)
+      ends_before[j + 1] = std::max(ends_before[j], end(order[j]));
+    std::vector<Ns> open(it.size());
     for (size_t k = 0; k < it.size(); ++k) {
       Ns s = it[k].second.first;
-      if (windows.empty()) {
-        // The first window opens when the host entered the step (ProfilerStep#N), if that was
-        // earlier: the GPU sat idle from then on (a data-loader stall, a slow first launch). It
-        // never reaches back over GPU work that came before.
-        for (const RankTrace::Step& st : t.steps)
-          if (st.number == it[k].first && st.start_ns < s) {
-            Ns floor = st.start_ns;
-            for (int32_t i : order) {
-              if (g.start_ns[i] >= s) break;
-              floor = std::max(floor, end(i));
-            }
-            s = std::min(s, floor);
-          }
-      } else {
-        s = std::max(s, windows.back().end);
-      }
-      Ns e = k + 1 < it.size() ? it[k + 1].second.first : it[k].second.second;
+      for (const RankTrace::Step& st : t.steps)
+        if (st.number == it[k].first && st.start_ns < s) {
+          const auto lim = std::lower_bound(order.begin(), order.end(), s,
+                                            [&](int32_t i, Ns x) { return g.start_ns[i] < x; });
+          const Ns floor =
+              std::max(st.start_ns, ends_before[static_cast<size_t>(lim - order.begin())]);
+          s = std::min(s, floor);
+        }
+      open[k] = s;
+    }
+    for (size_t k = 0; k < it.size(); ++k) {
+      Ns s = open[k];
+      if (!windows.empty()) s = std::max(s, windows.back().end);
+      Ns e = k + 1 < it.size() ? open[k + 1] : it[k].second.second;
       e = std::max(e, s);
       windows.push_back({it[k].first, s, e});
     }

@@ -457,11 +457,13 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
     Rows t = make(
         sink, "end_to_end",
         "The slowest rank's iteration time split into components that add up to it: compute "
-        "by phase.class (union, no double counting), exposed_comm, exposed_memcpy, "
-        "launch_overhead, idle",
+        "by phase.class (union, no double counting), exposed_comm, straggler_wait, exposed_memcpy, "
+        "host_stall, launch_overhead, idle",
         {{"iteration", I, "ProfilerStep number"},
          {"rank", I, "the slowest rank"},
-         {"component", T, "phase.class, exposed_comm, exposed_memcpy, launch_overhead or idle"},
+         {"component", T,
+          "phase.class, exposed_comm, straggler_wait, exposed_memcpy, host_stall, "
+          "launch_overhead or idle"},
          {"time_ns", I, "time"},
          {"share", R, "of the iteration time"},
          {"per_token_ns", R, "time_ns / tokens (NULL = tokens unknown)"}});
@@ -524,13 +526,14 @@ std::string analysis_summary(const RunAnalysis& ra, const AnalysisOptions& o) {
   }
   std::vector<std::pair<double, std::string>> parts;
   for (const auto& [k, v] : phases) parts.push_back({v, k});
-  for (const char* k :
-       {"exposed_comm", "straggler_wait", "exposed_memcpy", "launch_overhead", "idle"})
+  for (const char* k : {"exposed_comm", "straggler_wait", "exposed_memcpy", "host_stall",
+                        "launch_overhead", "idle"})
     if (comp.count(k)) parts.push_back({comp[k], k});
   std::sort(parts.rbegin(), parts.rend());
   for (const auto& [v, k] : parts) {
     std::string name = k == "exposed_comm"      ? "exposed communication"
                        : k == "straggler_wait"  ? "waiting for a straggler"
+                       : k == "host_stall"      ? "host stall (data loading)"
                        : k == "exposed_memcpy"  ? "exposed memcpy"
                        : k == "launch_overhead" ? "launch overhead"
                        : k == "idle"            ? "idle (other)"
@@ -577,6 +580,12 @@ std::string analysis_summary(const RunAnalysis& ra, const AnalysisOptions& o) {
              pct(prep + call > 0 ? static_cast<double>(call) / static_cast<double>(prep + call)
                                  : 0))});
   }
+  if (comp["host_stall"] > 0)
+    f.push_back({comp["host_stall"],
+                 fmt::format("host stall at the iteration start: {} of iteration time ({} per "
+                             "iteration) with the GPU idle before the host launched anything "
+                             "(data loading, a slow step start)",
+                             pct(comp["host_stall"] / time), ms(comp["host_stall"]))});
   if (comp["idle"] > 0)
     f.push_back({comp["idle"], fmt::format("other idle: {} of iteration time ({})",
                                            pct(comp["idle"] / time), ms(comp["idle"]))});
