@@ -13,6 +13,7 @@
 #include "chopper/link/hardware_align.hpp"
 #include "chopper/report/analysis_report.hpp"
 #include "chopper/report/csv_sink.hpp"
+#include "chopper/report/findings_report.hpp"
 #include "chopper/report/hardware_report.hpp"
 #include "chopper/report/hierarchy_report.hpp"
 #include "chopper/report/output_dir.hpp"
@@ -123,7 +124,9 @@ int analyze_run(const AnalyzeOptions& in) {
       const RunAnalysis ra = analyze_run(lr->run, o.analysis, &hw);
       analysis_tables(ra, o.analysis, sink);
       hardware_tables(lr->run, ra, o.analysis, sink);
-      out = analysis_summary(ra, o.analysis);
+      const Findings findings = decide_findings(ra, o.analysis);
+      findings_table(findings, sink);
+      out = o.json ? findings_json(findings) : analysis_summary(ra, o.analysis, findings);
     }
     const std::vector<Level> levels = {Level::kGpu, Level::kIteration, Level::kPhase, Level::kLayer,
                                        Level::kOperation};
@@ -142,9 +145,11 @@ int analyze_run(const AnalyzeOptions& in) {
     fmt::print(stderr, "chopper analyze: {}\n", e.what());
     return 2;
   }
-  out += "\n" + coverage_text(coverage);
-  out += fmt::format("\nwrote {}/chopper.sqlite{}; per GPU and level: chopper tree\n", o.out,
-                     o.no_csv ? "" : fmt::format(" and {}/*.csv", o.out));
+  if (!o.json) {
+    out += "\n" + coverage_text(coverage);
+    out += fmt::format("\nwrote {}/chopper.sqlite{}; per GPU and level: chopper tree\n", o.out,
+                       o.no_csv ? "" : fmt::format(" and {}/*.csv", o.out));
+  }
   std::fwrite(out.data(), 1, out.size(), stdout);
   return lr->run.failed() > 0 || hw_errors > 0 ? 1 : 0;
 }
@@ -159,6 +164,9 @@ Command add_analyze(CLI::App& root) {
   add_run_options(app, o->run);
   app->add_option("-o,--out", o->out, "Output directory")->required()->check(output_directory());
   app->add_flag("--no-csv", o->no_csv, "Write only the SQLite database");
+  app->add_flag("--json", o->json,
+                "Print the findings as one JSON object instead of the summary (they are also in "
+                "the findings table)");
   app->add_option("--tokens-per-step", o->analysis.tokens_per_step,
                   "Tokens per iteration over all ranks (global batch x sequence length), for "
                   "tokens/s and time per token")

@@ -26,6 +26,7 @@ struct AnalyzeOptions {
   RunOptions run;
   std::string out;
   bool no_csv = false;
+  bool json = false;  // print the findings as JSON instead of the summary
   AnalysisOptions analysis;
   bool dtype_given = false;  // --dtype was given: the manifest's dtype does not override it
   std::string manifest;      // TOML run manifest (tokens_per_step, device, dtype); "" = none

@@ -6,6 +6,7 @@
 #include <map>
 #include <set>
 
+#include "chopper/report/findings_report.hpp"
 #include "chopper/report/hardware_report.hpp"
 #include "chopper/report/rows.hpp"
 
@@ -477,7 +478,7 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
   }
 }
 
-std::string analysis_summary(const RunAnalysis& ra, const AnalysisOptions& o) {
+std::string analysis_summary(const RunAnalysis& ra, const AnalysisOptions& o, const Findings& f) {
   std::string s;
   size_t ok = 0;
   for (const RankAnalysis& r : ra.ranks) ok += r.ok ? 1 : 0;
@@ -541,113 +542,17 @@ std::string analysis_summary(const RunAnalysis& ra, const AnalysisOptions& o) {
     s += fmt::format("  {:<28} {:>14} {:>7}\n", name, ms(v), pct(time > 0 ? v / time : 0));
   }
 
-  // Findings, largest loss first.
-  std::vector<std::pair<double, std::string>> f;
-  if (comp["exposed_comm"] > 0) {
-    // Where: the label with the most exposed time, over the slowest ranks' rows.
-    std::map<std::string, double> where;
-    for (const RankAnalysis& r : ra.ranks)
-      for (const ExposedRow& x : r.exposed) {
-        std::string w =
-            x.key.operation.empty() ? std::string("(unlabelled)") : std::string(x.key.operation);
-        if (x.key.phase != Phase::kNone) w = std::string(phase_name(x.key.phase)) + " " + w;
-        where[w] += static_cast<double>(x.exposed_ns);
-      }
-    std::string top;
-    double best = 0, all = 0;
-    for (const auto& [k, v] : where) {
-      all += v;
-      if (v > best) best = v, top = k;
-    }
-    f.push_back({comp["exposed_comm"],
-                 fmt::format("exposed communication: {} of iteration time ({} per iteration); "
-                             "largest: {} ({} of all exposed communication)",
-                             pct(comp["exposed_comm"] / time), ms(comp["exposed_comm"]), top,
-                             pct(all > 0 ? best / all : 0))});
-  }
-  if (comp["launch_overhead"] > 0) {
-    Ns prep = 0, call = 0;
-    for (const RankAnalysis& r : ra.ranks)
-      for (const LaunchRow& x : r.launch) prep += x.prep_ns, call += x.call_ns;
-    f.push_back(
-        {comp["launch_overhead"],
-         fmt::format(
-             "launch overhead: {} of iteration time ({}); prep (host late) {} / "
-             "call (launch latency) {} over all ranks",
-             pct(comp["launch_overhead"] / time), ms(comp["launch_overhead"]),
-             pct(prep + call > 0 ? static_cast<double>(prep) / static_cast<double>(prep + call)
-                                 : 0),
-             pct(prep + call > 0 ? static_cast<double>(call) / static_cast<double>(prep + call)
-                                 : 0))});
-  }
-  if (comp["host_stall"] > 0)
-    f.push_back({comp["host_stall"],
-                 fmt::format("host stall at the iteration start: {} of iteration time ({} per "
-                             "iteration) with the GPU idle before the host launched anything "
-                             "(data loading, a slow step start)",
-                             pct(comp["host_stall"] / time), ms(comp["host_stall"]))});
-  if (comp["idle"] > 0)
-    f.push_back({comp["idle"], fmt::format("other idle: {} of iteration time ({})",
-                                           pct(comp["idle"] / time), ms(comp["idle"]))});
-  if (comp["exposed_memcpy"] > 0)
-    f.push_back({comp["exposed_memcpy"],
-                 fmt::format("exposed memcpy: {} of iteration time ({})",
-                             pct(comp["exposed_memcpy"] / time), ms(comp["exposed_memcpy"]))});
-  {
-    // The straggler: the counterfactual cost, over the iterations where it is significant.
-    std::map<int64_t, std::pair<int, double>> by_rank;  // rank -> iterations, Σ cost
-    double comp_x = 0, other_x = 0;
-    for (const IterationRow& x : ra.iterations)
-      if (x.straggler.significant) {
-        auto& b = by_rank[x.straggler.rank];
-        ++b.first;
-        b.second += static_cast<double>(x.straggler.cost_ns);
-        comp_x += static_cast<double>(x.straggler.excess_compute_ns);
-        other_x += static_cast<double>(x.straggler.excess_other_ns);
-      }
-    if (!by_rank.empty()) {
-      auto top = std::max_element(by_rank.begin(), by_rank.end(), [](const auto& a, const auto& b) {
-        return a.second.second < b.second.second;
-      });
-      const double per_it = top->second.second / n;  // mean over all iterations: the sort key
-      const int k = top->second.first;
-      const double cost = top->second.second / k;  // mean over the iterations it delays
-      double step = 0;
-      for (const IterationRow& x : ra.iterations)
-        if (x.straggler.significant && x.straggler.rank == top->first)
-          step += static_cast<double>(x.time_ns) / k;
-      std::string why = fmt::format("it computes {} longer than the median rank", ms(comp_x / k));
-      if (std::abs(other_x / k) >= 1000)
-        why += fmt::format(" and spends {} {} outside compute (host, idle, copies)",
-                           ms(std::abs(other_x / k)), other_x >= 0 ? "longer" : "less");
-      f.push_back({per_it, fmt::format("straggler: rank {} delays {} of {} iterations by {} each "
-                                       "({} of their time); the other ranks wait for it at "
-                                       "collectives; {}",
-                                       top->first, k, ra.iterations.size(), ms(cost),
-                                       pct(step > 0 ? cost / step : 0), why)});
-    }
-  }
-  {
+  s = s + hardware_summary(ra, o);
+  s += findings_text(f);
+  if (!ra.collectives.empty()) {
     double skew = 0;
     for (const CollectiveRow& c : ra.collectives) skew += static_cast<double>(c.arrival_skew_ns);
-    // Context, not a loss of its own (the waiting it causes is in the components): ordered low.
-    if (!ra.collectives.empty())
-      f.push_back({0, fmt::format("collectives: {} matched across ranks; arrival skew {} "
-                                  "per iteration in total (see collectives, "
-                                  "collective_summary)",
-                                  ra.collectives.size(), ms(skew / n))});
+    // Context, not a loss of its own: the waiting it causes is in the components above.
+    s += fmt::format(
+        "\ncollectives: {} matched across ranks; arrival skew {} per iteration in "
+        "total (see collectives, collective_summary)\n",
+        ra.collectives.size(), ms(skew / n));
   }
-  if (mfu_n > 0) {
-    const double m = mfu / mfu_n;
-    f.push_back({(1 - m) * time * 0.01,  // ordered low: the gap is context, not a loss of its own
-                 fmt::format("MFU {}: achieved matrix throughput against the {} peak", pct(m),
-                             ra.device ? ra.device->name : "device")});
-  }
-  for (auto& h : hardware_findings(ra, o)) f.push_back(std::move(h));
-  std::sort(f.begin(), f.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  s = s + hardware_summary(ra, o);
-  s += "\nfindings, largest loss first:\n";
-  for (size_t i = 0; i < f.size(); ++i) s += fmt::format("  {}. {}\n", i + 1, f[i].second);
   std::vector<std::string> offs;
   for (const ClockOffset& c : ra.clock_offsets)
     if (c.applied && c.offset_ns != 0)

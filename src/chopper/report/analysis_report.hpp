@@ -5,6 +5,7 @@
 #include <vector>
 
 #include "chopper/analysis/analysis.hpp"
+#include "chopper/analysis/findings.hpp"
 #include "chopper/model/table.hpp"
 
 namespace chopper {
@@ -16,8 +17,8 @@ namespace chopper {
 // Each table is streamed to `sink` row by row (begin, rows, end), never held whole in memory.
 void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink& sink);
 
-// The terminal summary: run, iteration time, throughput, MFU, where the time goes, and the
-// findings ordered by the time they cost.
-std::string analysis_summary(const RunAnalysis& ra, const AnalysisOptions& o);
+// The terminal summary: run, iteration time, throughput, MFU, where the time goes, the hardware
+// summary, and the significant findings (decided by decide_findings) ordered by their cost.
+std::string analysis_summary(const RunAnalysis& ra, const AnalysisOptions& o, const Findings& f);
 
 }  // namespace chopper

@@ -17,10 +17,6 @@ namespace chopper {
 void hardware_tables(const Run& run, const RunAnalysis& ra, const AnalysisOptions& o,
                      TableSink& sink);
 
-// Findings (cost in ns per iteration of the slowest rank, text), for the findings list.
-std::vector<std::pair<double, std::string>> hardware_findings(const RunAnalysis& ra,
-                                                              const AnalysisOptions& o);
-
 // `chopper info`: each telemetry and counter file, what it holds and whom it describes; skipped
 // files and unreadable ones.
 std::string hardware_info_text(const HardwareRun& hw,

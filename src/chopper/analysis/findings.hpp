@@ -1,0 +1,100 @@
+#pragma once
+// Findings: which losses are significant, what each costs, how sure we are, what points to its
+// cause and what to do. Decided here, from the finished analysis; the terminal, the `findings`
+// table and `analyze --json` only render them (report/findings_report.hpp).
+//
+// A finding's cost is the mean over iterations of the time it takes from the slowest rank's
+// iteration (and, with telemetry, the energy the job spends in that time). It is significant when
+// the mean stands above 1% of the iteration by two standard errors of its iteration-to-iteration
+// variation; a straggler, when it is in some iteration against the rank-to-rank variation
+// (StragglerCost). "Nothing significant" is a valid answer. Formulas: docs/metrics.md, Findings.
+#include <cstdint>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "chopper/analysis/analysis.hpp"
+
+namespace chopper {
+
+// Every kind of finding, declared once: enumerator, key (tables, JSON), title (terminal), what to
+// try. X(enumerator, key, title, suggestion)
+#define CHOPPER_FINDING_KINDS(X)                                                                  \
+  X(kExposedComm, "exposed_comm", "exposed communication",                                        \
+    "overlap communication with compute (prefetch, bucket sizes), fewer and larger collectives, " \
+    "or a faster interconnect")                                                                   \
+  X(kStraggler, "straggler", "straggler",                                                         \
+    "look at the named rank: slower kernels (its clocks, temperature, power cap), a busier host " \
+    "or more data")                                                                               \
+  X(kHostStall, "host_stall", "host stall at the iteration start",                                \
+    "more data-loader workers, pinned memory and prefetching; move work off the step's start")    \
+  X(kHostLate, "host_late", "host late between kernels",                                          \
+    "CUDA/HIP graphs or torch.compile, fewer and larger kernels: less Python and framework time " \
+    "per launch")                                                                                 \
+  X(kLaunchOverhead, "launch_overhead", "launch latency",                                         \
+    "fewer and larger kernels (fusion) or graph launches")                                        \
+  X(kIdle, "idle", "other idle",                                                                  \
+    "look for synchronisations (device synchronize, .item(), event waits) in the idle gaps")      \
+  X(kExposedMemcpy, "exposed_memcpy", "exposed memcpy",                                           \
+    "overlap copies with compute (non_blocking copies from pinned memory, a copy stream)")        \
+  X(kFrequency, "dvfs", "clock throttling (DVFS)",                                                \
+    "check the power cap, cooling and application clocks of the GPUs that lose the most")         \
+  X(kUtilization, "utilization", "matrix units and memory below peak",                            \
+    "larger or better-shaped matrix multiplications, fused kernels, a faster kernel library")     \
+  X(kCommSlowdown, "comm_slowdown", "compute slowed by communication",                            \
+    "give communication kernels fewer SMs/CUs, or schedule collectives away from "                \
+    "bandwidth-heavy compute")
+
+enum class FindingKind : uint8_t {
+#define CHOPPER_X(e, key, title, hint) e,
+  CHOPPER_FINDING_KINDS(CHOPPER_X)
+#undef CHOPPER_X
+};
+
+std::string_view finding_key(FindingKind k);
+std::string_view finding_title(FindingKind k);
+std::string_view finding_suggestion(FindingKind k);
+std::optional<FindingKind> finding_from_key(std::string_view key);
+
+// Share of the iteration below which no loss is significant.
+inline constexpr double kMaterialShare = 0.01;
+
+struct Finding {
+  FindingKind kind = FindingKind::kIdle;
+  int64_t rank =
+      -1;  // the rank it concerns (the straggler); -1 = the slowest rank of each iteration
+  uint64_t iterations = 0;           // iterations measured
+  uint64_t material_iterations = 0;  // of which the loss was ≥ 1% of the iteration
+  double cost_ns = 0;                // mean per iteration
+  double cost_share = 0;             // cost_ns / mean iteration time
+  double stderr_ns = 0;              // standard error of cost_ns (sample σ / √iterations)
+  double threshold_ns = 0;           // 1% of the mean iteration time
+  // With telemetry: the job's energy (all GPUs) in cost_ns at its mean power, J per iteration
+  // (first order: the iteration shortened by the loss). NaN without telemetry, and for DVFS
+  // (higher clocks draw more power).
+  double energy_j = std::numeric_limits<double>::quiet_NaN();
+  double confidence = 0;  // P(true cost > threshold), normal approximation
+  bool significant = false;
+  std::string evidence;  // what points to the cause
+};
+
+struct Findings {
+  uint64_t iterations = 0;
+  double iteration_ns = 0;        // mean iteration time (slowest rank)
+  double iteration_sigma_ns = 0;  // 1.4826 × MAD of the iteration times (context)
+  std::vector<Finding> all;       // significant first, then by cost (largest first)
+  size_t significant() const;
+};
+
+// Decides the findings of a finished analysis. Without iterations there are none.
+Findings decide_findings(const RunAnalysis& ra, const AnalysisOptions& o);
+
+// Statistics the findings use (exposed for tests).
+// 1.4826 × the median absolute deviation about the median (0 for fewer than 2 values).
+double robust_sigma(std::vector<double> v);
+// The significance test of one loss: per-iteration costs x and iteration times t (same length).
+Finding test_loss(FindingKind kind, const std::vector<double>& x, const std::vector<double>& t);
+
+}  // namespace chopper

@@ -1,0 +1,121 @@
+#include "chopper/report/findings_report.hpp"
+
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "chopper/report/json_out.hpp"
+#include "chopper/report/rows.hpp"
+
+namespace chopper {
+namespace {
+
+constexpr ColType I = ColType::kInt, R = ColType::kReal, T = ColType::kText;
+
+std::string ms(double ns) {
+  return fmt::format("{:.3f} ms", ns / 1e6);
+}
+
+// A JSON number; NaN (not measured) is null.
+std::string num(double v) {
+  return std::isnan(v) ? std::string("null") : fmt::format("{}", v);
+}
+
+}  // namespace
+
+void findings_table(const Findings& f, TableSink& sink) {
+  Rows t = make_rows(
+      sink, "findings",
+      "What costs the run time, decided from the analysis: each loss with its cost per iteration "
+      "(slowest rank), its significance against the run's own variation, confidence and evidence "
+      "(docs/metrics.md, Findings). Significant findings first, then by cost",
+      {{"finding", T,
+        "exposed_comm, straggler, host_stall, host_late, launch_overhead, idle, exposed_memcpy, "
+        "dvfs, utilization, comm_slowdown"},
+       {"title", T, "what the terminal calls it"},
+       {"rank", I,
+        "the rank it concerns (the straggler); NULL = the slowest rank of each iteration"},
+       {"significant", I,
+        "1 = cost_ns − 2·stderr_ns > threshold_ns (a straggler: significant in "
+        "an iteration against the ranks' spread)"},
+       {"cost_ns", R, "mean over iterations of the time it takes from the iteration"},
+       {"cost_share", R, "cost_ns / mean iteration time"},
+       {"stderr_ns", R, "standard error of cost_ns: sample σ over iterations / √iterations"},
+       {"threshold_ns", R, "1% of the mean iteration time"},
+       {"confidence", R,
+        "Φ((cost_ns − threshold_ns) / stderr_ns): chance the true cost exceeds "
+        "the threshold (a straggler: its strongest iteration)"},
+       {"energy_j", R,
+        "the job's energy (all GPUs) in cost_ns at its mean power, per iteration (NULL: no "
+        "telemetry, or DVFS)"},
+       {"iterations", I, "iterations measured"},
+       {"material_iterations", I, "iterations in which the loss took ≥ 1% of the iteration"},
+       {"evidence", T, "what points to the cause"},
+       {"suggestion", T, "what to try"}});
+  for (const Finding& x : f.all)
+    t.add_row({Cell::of(finding_key(x.kind)), Cell::of(finding_title(x.kind)), opt_rank(x.rank),
+               Cell::of(int64_t{x.significant ? 1 : 0}), Cell::of(x.cost_ns),
+               Cell::of(x.cost_share), Cell::of(x.stderr_ns), Cell::of(x.threshold_ns),
+               Cell::of(x.confidence), opt_real(x.energy_j), Cell::of(x.iterations),
+               Cell::of(x.material_iterations), opt_text(x.evidence),
+               Cell::of(finding_suggestion(x.kind))});
+  t.end();
+}
+
+std::string findings_text(const Findings& f) {
+  std::string s;
+  if (f.iterations == 0) return s;
+  s += fmt::format(
+      "\nfindings (significant: above 1% of the iteration, {}, by two standard errors over the "
+      "iterations), largest loss first:\n",
+      ms(kMaterialShare * f.iteration_ns));
+  size_t k = 0;
+  std::string rest;
+  for (const Finding& x : f.all) {
+    if (!x.significant) {
+      if (x.cost_ns >= 1000)  // below a microsecond per iteration is not worth a word
+        rest +=
+            fmt::format("{}{} {}", rest.empty() ? "" : ", ", finding_title(x.kind), ms(x.cost_ns));
+      continue;
+    }
+    std::string head = std::string(finding_title(x.kind));
+    if (x.rank >= 0) head += fmt::format(": rank {}", x.rank);
+    s += fmt::format("  {}. {}: {} per iteration ({:.1f}% of iteration time", ++k, head,
+                     ms(x.cost_ns), 100.0 * x.cost_share);
+    if (!std::isnan(x.energy_j)) s += fmt::format(", {:.1f} J", x.energy_j);
+    s += fmt::format("); confidence {:.2f}, ≥ 1% in {} of {} iterations\n", x.confidence,
+                     x.material_iterations, x.iterations);
+    if (!x.evidence.empty()) s += fmt::format("     {}\n", x.evidence);
+    s += fmt::format("     try: {}\n", finding_suggestion(x.kind));
+  }
+  if (k == 0) s += "  nothing significant: no loss stands out from the run's own variation\n";
+  if (!rest.empty()) s += fmt::format("  below significance (findings table): {}\n", rest);
+  return s;
+}
+
+std::string findings_json(const Findings& f) {
+  std::string s = fmt::format(
+      "{{\"iterations\": {}, \"iteration_ns\": {}, \"iteration_sigma_ns\": {}, "
+      "\"significant\": {}, \"findings\": [",
+      f.iterations, num(f.iteration_ns), num(f.iteration_sigma_ns), f.significant());
+  for (size_t i = 0; i < f.all.size(); ++i) {
+    const Finding& x = f.all[i];
+    s += i ? ",\n  {" : "\n  {";
+    s += "\"finding\": " + json_string(finding_key(x.kind));
+    s += ", \"title\": " + json_string(finding_title(x.kind));
+    s += x.rank >= 0 ? fmt::format(", \"rank\": {}", x.rank) : std::string(", \"rank\": null");
+    s += fmt::format(
+        ", \"significant\": {}, \"cost_ns\": {}, \"cost_share\": {}, \"stderr_ns\": {}, "
+        "\"threshold_ns\": {}, \"confidence\": {}, \"energy_j\": {}, \"iterations\": {}, "
+        "\"material_iterations\": {}",
+        x.significant ? "true" : "false", num(x.cost_ns), num(x.cost_share), num(x.stderr_ns),
+        num(x.threshold_ns), num(x.confidence), num(x.energy_j), x.iterations,
+        x.material_iterations);
+    s += ", \"evidence\": " + json_string(x.evidence);
+    s += ", \"suggestion\": " + json_string(finding_suggestion(x.kind)) + "}";
+  }
+  s += f.all.empty() ? "]}\n" : "\n]}\n";
+  return s;
+}
+
+}  // namespace chopper

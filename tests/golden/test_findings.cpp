@@ -1,0 +1,137 @@
+// Golden tests for the findings (analysis/findings.hpp): on synthetic runs with one effect
+// injected, the finding of that effect is significant, names its cause (and rank) and costs what
+// truth.json says, within 2 points of the iteration, while a healthy run has no straggler and no
+// stall. Cost = mean over iterations of the slowest rank's time; truth is averaged the same way.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+
+#include "chopper/analysis/findings.hpp"
+#include "chopper/hierarchy/label.hpp"
+#include "chopper/ingest/load.hpp"
+#include "golden/truth.hpp"
+
+using namespace chopper;
+using namespace chopper::test;
+
+namespace {
+
+struct Result {
+  std::vector<TruthRank> truth;
+  RunAnalysis ra;
+  Findings f;
+};
+
+Result run(const std::string& name, const SynthConfig& c) {
+  const fs::path dir = temp_dir("findings_" + name);
+  synthesize(c, dir.string());
+  Run r = load_run({dir.string()});
+  label_run(Taxonomy::builtin(), r, 2);
+  Result out;
+  out.truth = read_truth(dir);
+  AnalysisOptions o;
+  o.threads = 2;
+  out.ra = analyze_run(r, o);
+  out.f = decide_findings(out.ra, o);
+  fs::remove_all(dir);
+  return out;
+}
+
+SynthConfig eight(const char* device, Parallelism par) {
+  SynthConfig c = small(device, par);
+  c.ranks = 8;
+  c.gpus_per_node = 8;
+  c.layers = 4;
+  c.iterations = 3;
+  return c;
+}
+
+const Finding* find(const Findings& f, FindingKind k) {
+  for (const Finding& x : f.all)
+    if (x.kind == k) return &x;
+  return nullptr;
+}
+
+bool significant(const Findings& f, FindingKind k) {
+  const Finding* x = find(f, k);
+  return x != nullptr && x->significant;
+}
+
+// Truth's mean over iterations of the slowest rank's host stall.
+double truth_stall(const Result& r) {
+  double sum = 0;
+  for (const IterationRow& it : r.ra.iterations)
+    for (const TruthKernel& k : r.truth.at(static_cast<size_t>(it.slowest_rank)).kernels)
+      if (k.iteration == it.iteration) sum += static_cast<double>(k.host_stall_ns);
+  return sum / static_cast<double>(r.ra.iterations.size());
+}
+
+double mean_iteration(const Result& r) {
+  return r.f.iteration_ns;
+}
+
+}  // namespace
+
+TEST(FindingsGolden, HealthyRunHasNoStragglerAndNoStall) {
+  for (const auto& [dev, par] :
+       {std::pair{"h100", Parallelism::kFsdp}, std::pair{"mi300x", Parallelism::kFsdp},
+        std::pair{"a100", Parallelism::kDdp}}) {
+    SCOPED_TRACE(dev);
+    SynthConfig c = eight(dev, par);
+    ASSERT_TRUE(apply_scenario("healthy", c));
+    const Result r = run(std::string("healthy_") + dev, c);
+    ASSERT_EQ(r.f.iterations, 3u);
+    EXPECT_EQ(find(r.f, FindingKind::kStraggler), nullptr);
+    EXPECT_FALSE(significant(r.f, FindingKind::kHostStall));
+    EXPECT_FALSE(significant(r.f, FindingKind::kIdle));
+    // Sorted: significant first, each group by cost.
+    for (size_t i = 1; i < r.f.all.size(); ++i) {
+      const Finding &a = r.f.all[i - 1], &b = r.f.all[i];
+      EXPECT_TRUE(a.significant > b.significant ||
+                  (a.significant == b.significant && a.cost_ns >= b.cost_ns));
+    }
+  }
+}
+
+TEST(FindingsGolden, DataLoaderStallIsAFindingOfItsOwn) {
+  for (const auto& [dev, par] :
+       {std::pair{"h100", Parallelism::kFsdp}, std::pair{"a100", Parallelism::kDdp}}) {
+    SCOPED_TRACE(dev);
+    SynthConfig c = eight(dev, par);
+    c.data_loader_stall_ns = 3000000;
+    const Result r = run(std::string("stall_") + dev, c);
+    const Finding* f = find(r.f, FindingKind::kHostStall);
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->significant);
+    EXPECT_EQ(f->material_iterations, 3u);
+    EXPECT_NEAR(f->cost_ns, truth_stall(r), 0.02 * mean_iteration(r));
+    EXPECT_EQ(find(r.f, FindingKind::kStraggler), nullptr);
+    std::printf("%s stall: finding %.3f ms, truth %.3f ms\n", dev, f->cost_ns / 1e6,
+                truth_stall(r) / 1e6);
+  }
+}
+
+TEST(FindingsGolden, StragglerIsNamedWithItsCost) {
+  for (const auto& [dev, par] :
+       {std::pair{"h100", Parallelism::kFsdp}, std::pair{"mi300x", Parallelism::kFsdp},
+        std::pair{"a100", Parallelism::kDdp}}) {
+    SCOPED_TRACE(dev);
+    SynthConfig c = eight(dev, par);
+    ASSERT_TRUE(apply_scenario("straggler", c));
+    const Result r = run(std::string("straggler_") + dev, c);
+    const Finding* f = find(r.f, FindingKind::kStraggler);
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->significant);
+    EXPECT_EQ(f->rank, c.straggler_rank);
+    // Truth: the step time the straggler adds, averaged over iterations (the same on every rank:
+    // the ranks end their steps together).
+    double want = 0;
+    for (const IterationRow& it : r.ra.iterations)
+      want += static_cast<double>(r.truth.at(0).straggler_cost_ns.at(it.iteration));
+    want /= static_cast<double>(r.ra.iterations.size());
+    EXPECT_NEAR(f->cost_ns, want, 0.02 * mean_iteration(r));
+    EXPECT_FALSE(significant(r.f, FindingKind::kHostStall));
+    std::printf("%s straggler: rank %lld, finding %.3f ms, truth %.3f ms\n", dev,
+                static_cast<long long>(f->rank), f->cost_ns / 1e6, want / 1e6);
+  }
+}
