@@ -160,3 +160,39 @@ TEST(RealAnalysis, SampledTwoRanksMatchCollectives) {
 }
 
 }  // namespace
+
+// A single-rank trace has no other rank to match its collectives with: each communication kernel
+// is listed on its own (ranks = 1; before, the table was empty). Independent count: the trace's
+// communication activities (chopper info lists the same: 21 all-reduce kernels on the A100 DDP
+// rank, 74 on B200, 17 on MI300X ResNet DDP). Latency = the kernel's duration; skews unknown.
+TEST(RealAnalysis, SingleRankCollectivesAreListed) {
+  if (!chopper::test::have_shared_traces()) GTEST_SKIP() << "../shared/traces is absent";
+  for (const auto& [file, want] :
+       {std::pair{"hta_a100_ddp_nccl_rank0.json.gz", size_t{21}},
+        std::pair{"tracelens_b200_eager_rank0.json.gz", size_t{74}},
+        std::pair{"tracelens_mi300x_resnet_ddp_rank0.json.gz", size_t{17}}}) {
+    SCOPED_TRACE(file);
+    chopper::Run run = load_run({chopper::test::shared_path(std::string("traces/kineto/") + file)});
+    label_run(Taxonomy::builtin(), run, 1);
+    ASSERT_EQ(run.ranks.size(), 1u);
+    const GpuActivities& g = run.ranks[0].trace.gpu;
+    size_t comm = 0;
+    Ns comm_ns = 0;
+    for (size_t i = 0; i < g.size(); ++i)
+      if (g.cls[i] == GpuClass::kCommunication) ++comm, comm_ns += g.dur_ns[i];
+    EXPECT_EQ(comm, want);
+    AnalysisOptions o;
+    o.threads = 1;
+    const RunAnalysis ra = analyze_run(run, o);
+    ASSERT_EQ(ra.collectives.size(), comm);
+    Ns sum = 0;
+    for (const CollectiveRow& c : ra.collectives) {
+      EXPECT_EQ(c.ranks, 1);
+      EXPECT_EQ(c.arrival_skew_ns, -1);
+      EXPECT_EQ(c.latency_ns, c.max_dur_ns);
+      sum += c.latency_ns;
+    }
+    EXPECT_EQ(sum, comm_ns);
+    EXPECT_EQ(ra.unmatched_collectives, 0u);
+  }
+}

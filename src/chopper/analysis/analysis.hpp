@@ -143,7 +143,8 @@ struct CollRecord {
   LabelKey key;
 };
 
-// One collective matched across ranks.
+// One collective matched across ranks, or (ranks = 1) one rank's collective when no other rank
+// of its group was loaded.
 struct CollectiveRow {
   std::string group;
   int64_t index = 0;
@@ -155,8 +156,8 @@ struct CollectiveRow {
   Ns start_ns = 0;                          // earliest start (aligned)
   Ns latency_ns = 0;                        // min duration over ranks (TraceLens's comm_latency)
   Ns max_dur_ns = 0;                        // max duration over ranks
-  Ns arrival_skew_ns = 0;                   // latest start − earliest start
-  Ns end_skew_ns = 0;                       // latest end − earliest end
+  Ns arrival_skew_ns = 0;                   // latest start − earliest start (-1: one rank)
+  Ns end_skew_ns = 0;                       // latest end − earliest end (-1: one rank)
   int64_t last_rank = -1, first_rank = -1;  // arrived last / first
   double algbw_gbs = 0, busbw_gbs = 0;      // 0 when the size is unknown
   double imbalance = 0;                     // all-to-all(v): max/mean rank bytes; 0 otherwise

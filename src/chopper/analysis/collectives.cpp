@@ -116,11 +116,17 @@ void finalize_collectives(RunAnalysis& ra, const AnalysisOptions& o) {
     for (const CollRecord& c : r.colls) groups[c.group][c.index].push_back(&c);
   }
   std::vector<std::vector<const CollRecord*>> matched;
+  std::vector<const CollRecord*> singles;
   for (auto& [name, by_index] : groups) {
     std::set<int64_t> in_group;
     for (auto& [i, m] : by_index)
       for (const CollRecord* c : m) in_group.insert(c->rank);
-    if (in_group.size() < 2) continue;  // only one rank of this group was loaded
+    if (in_group.size() < 2) {
+      // Only one rank of this group was loaded (a single-rank trace): each collective is listed
+      // on its own, without the cross-rank numbers.
+      for (auto& [i, m] : by_index) singles.push_back(m.front());
+      continue;
+    }
     for (auto& [i, m] : by_index) {
       if (m.size() < 2) {
         ++ra.unmatched_collectives;
@@ -239,6 +245,31 @@ void finalize_collectives(RunAnalysis& ra, const AnalysisOptions& o) {
       ++sr.collectives;
       sr.coll_wait_ns += s_max - (c->start_ns - clock_offset(ra, c->rank));
       sr.arrived_last += c->rank == row.last_rank ? 1 : 0;
+    }
+    ra.collectives.push_back(std::move(row));
+  }
+  // One rank's collectives: its duration is the latency (it includes any waiting for the ranks
+  // not loaded); skews unknown (-1, NULL in the tables); no clock offset (the rank's own clock).
+  for (const CollRecord* c : singles) {
+    CollectiveRow row;
+    row.group = c->group;
+    row.index = c->index;
+    row.type = c->type;
+    row.called = c->called;
+    row.key = c->key;
+    row.ranks = 1;
+    row.group_size = c->group_size;
+    row.bytes = c->bytes;
+    row.dtype = c->dtype;
+    row.algorithm = c->algorithm;
+    row.start_ns = c->start_ns;
+    row.latency_ns = row.max_dur_ns = c->end_ns - c->start_ns;
+    row.arrival_skew_ns = row.end_skew_ns = -1;
+    row.first_rank = row.last_rank = c->rank;
+    const CollType kind = row.called != CollType::kUnknown ? row.called : row.type;
+    if (row.bytes > 0 && row.latency_ns > 0) {
+      row.algbw_gbs = static_cast<double>(row.bytes) / static_cast<double>(row.latency_ns);
+      if (row.group_size > 0) row.busbw_gbs = row.algbw_gbs * busbw_factor(kind, row.group_size);
     }
     ra.collectives.push_back(std::move(row));
   }

@@ -278,13 +278,17 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
     Rows t = make(
         sink, "collectives",
         "Each collective matched across ranks (process group, order within it), on the aligned "
-        "clock: latency, arrival and end skew, algorithm and bus bandwidth (NCCL's formulas)",
+        "clock: latency, arrival and end skew, algorithm and bus bandwidth (NCCL's formulas); a "
+        "group of which one rank was loaded (a single-rank trace) lists that rank's collectives "
+        "with ranks = 1",
         cat(cat({{"group", T, "process group name (or its ranks); NULL = default"},
                  {"seq", I, "order within the group"},
                  {"type", T, "collective the kernel ran"},
                  {"called", T, "collective the framework called (NULL = unknown)"}},
                 label_cols()),
-            {{"ranks", I, "ranks that ran it"},
+            {{"ranks", I,
+              "ranks that ran it (1: only one rank of its group loaded; latency_ns is then its "
+              "duration, waiting included, and the skews are NULL)"},
              {"group_size", I, "process group size (NULL = unknown)"},
              {"size_bytes", I, "message size: output for all-gather, input otherwise"},
              {"dtype", T, "element type"},
@@ -292,12 +296,12 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
              {"start_ns", I, "earliest start (aligned)"},
              {"latency_ns", I, "shortest duration over ranks (the transfer itself)"},
              {"max_dur_ns", I, "longest duration (includes waiting for late ranks)"},
-             {"arrival_skew_ns", I, "latest start − earliest start"},
-             {"end_skew_ns", I, "latest end − earliest end"},
+             {"arrival_skew_ns", I, "latest start − earliest start (NULL: one rank)"},
+             {"end_skew_ns", I, "latest end − earliest end (NULL: one rank)"},
              {"first_rank", I, "rank that started first"},
              {"last_rank", I, "rank that started last (the others waited for it)"},
              {"algbw_gbs", R, "size_bytes / latency_ns (GB/s)"},
-             {"busbw_gbs", R, "algbw × NCCL bus factor"},
+             {"busbw_gbs", R, "algbw × NCCL bus factor (NULL: group size unknown)"},
              {"imbalance", R, "all-to-all: max/mean rank input bytes"}}));
     for (const CollectiveRow& x : ra.collectives) {
       std::vector<Cell> c{
@@ -309,11 +313,13 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
       c.push_back(x.bytes >= 0 ? Cell::of(x.bytes) : Cell::null());
       c.push_back(opt_text(x.dtype));
       c.push_back(opt_text(x.algorithm));
-      for (int64_t v : {x.start_ns, x.latency_ns, x.max_dur_ns, x.arrival_skew_ns, x.end_skew_ns,
-                        x.first_rank, x.last_rank})
-        c.push_back(Cell::of(v));
-      c.push_back(x.bytes > 0 ? Cell::of(x.algbw_gbs) : Cell::null());
-      c.push_back(x.bytes > 0 ? Cell::of(x.busbw_gbs) : Cell::null());
+      for (int64_t v : {x.start_ns, x.latency_ns, x.max_dur_ns}) c.push_back(Cell::of(v));
+      for (int64_t v : {x.arrival_skew_ns, x.end_skew_ns})
+        c.push_back(v < 0 ? Cell::null() : Cell::of(v));
+      c.push_back(Cell::of(x.first_rank));
+      c.push_back(Cell::of(x.last_rank));
+      c.push_back(x.bytes > 0 && x.algbw_gbs > 0 ? Cell::of(x.algbw_gbs) : Cell::null());
+      c.push_back(x.bytes > 0 && x.busbw_gbs > 0 ? Cell::of(x.busbw_gbs) : Cell::null());
       c.push_back(x.imbalance > 0 ? Cell::of(x.imbalance) : Cell::null());
       t.add_row(c);
     }
@@ -321,18 +327,20 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
   }
   // collective_summary
   {
-    Rows t = make(sink, "collective_summary", "Matched collectives per type and message size",
+    Rows t = make(sink, "collective_summary",
+                  "Collectives per type and message size (matched across ranks, and one rank's "
+                  "where no other rank of the group was loaded)",
                   {{"type", T, "collective called (else the kernel's)"},
                    {"size_bytes", I, "message size (NULL = unknown)"},
-                   {"count", I, "matched collectives"},
+                   {"count", I, "collectives"},
                    {"ranks", I, "most ranks in one"},
                    {"latency_mean_ns", R, "mean latency"},
-                   {"arrival_skew_mean_ns", R, "mean arrival skew"},
-                   {"end_skew_mean_ns", R, "mean end skew"},
+                   {"arrival_skew_mean_ns", R, "mean arrival skew (NULL: one rank each)"},
+                   {"end_skew_mean_ns", R, "mean end skew (NULL: one rank each)"},
                    {"algbw_mean_gbs", R, "mean algorithm bandwidth"},
-                   {"busbw_mean_gbs", R, "mean bus bandwidth"}});
+                   {"busbw_mean_gbs", R, "mean bus bandwidth (NULL: group size unknown)"}});
     struct Acc {
-      uint64_t n = 0;
+      uint64_t n = 0, skews = 0, bws = 0;
       int64_t ranks = 0;
       double lat = 0, arr = 0, end = 0, alg = 0, bus = 0;
     };
@@ -343,17 +351,22 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
       ++a.n;
       a.ranks = std::max(a.ranks, x.ranks);
       a.lat += static_cast<double>(x.latency_ns);
-      a.arr += static_cast<double>(x.arrival_skew_ns);
-      a.end += static_cast<double>(x.end_skew_ns);
+      if (x.arrival_skew_ns >= 0) {
+        ++a.skews;
+        a.arr += static_cast<double>(x.arrival_skew_ns);
+        a.end += static_cast<double>(x.end_skew_ns);
+      }
       a.alg += x.algbw_gbs;
-      a.bus += x.busbw_gbs;
+      if (x.busbw_gbs > 0) ++a.bws, a.bus += x.busbw_gbs;
     }
     for (const auto& [k, a] : m) {
-      const double n = static_cast<double>(a.n);
+      const double n = static_cast<double>(a.n), ns = static_cast<double>(a.skews);
       t.add_row({Cell::of(k.first), k.second >= 0 ? Cell::of(k.second) : Cell::null(),
-                 Cell::of(a.n), Cell::of(a.ranks), Cell::of(a.lat / n), Cell::of(a.arr / n),
-                 Cell::of(a.end / n), k.second > 0 ? Cell::of(a.alg / n) : Cell::null(),
-                 k.second > 0 ? Cell::of(a.bus / n) : Cell::null()});
+                 Cell::of(a.n), Cell::of(a.ranks), Cell::of(a.lat / n),
+                 a.skews ? Cell::of(a.arr / ns) : Cell::null(),
+                 a.skews ? Cell::of(a.end / ns) : Cell::null(),
+                 k.second > 0 ? Cell::of(a.alg / n) : Cell::null(),
+                 a.bws ? Cell::of(a.bus / static_cast<double>(a.bws)) : Cell::null()});
     }
     t.end();
   }
@@ -544,14 +557,22 @@ std::string analysis_summary(const RunAnalysis& ra, const AnalysisOptions& o, co
 
   s = s + hardware_summary(ra, o);
   s += findings_text(f);
-  if (!ra.collectives.empty()) {
+  {
     double skew = 0;
-    for (const CollectiveRow& c : ra.collectives) skew += static_cast<double>(c.arrival_skew_ns);
+    size_t matched = 0;
+    for (const CollectiveRow& c : ra.collectives)
+      if (c.ranks > 1) ++matched, skew += static_cast<double>(c.arrival_skew_ns);
     // Context, not a loss of its own: the waiting it causes is in the components above.
-    s += fmt::format(
-        "\ncollectives: {} matched across ranks; arrival skew {} per iteration in "
-        "total (see collectives, collective_summary)\n",
-        ra.collectives.size(), ms(skew / n));
+    if (matched > 0)
+      s += fmt::format(
+          "\ncollectives: {} matched across ranks; arrival skew {} per iteration in "
+          "total (see collectives, collective_summary)\n",
+          matched, ms(skew / n));
+    else if (!ra.collectives.empty())
+      s += fmt::format(
+          "\ncollectives: {} on one rank (no other rank of their groups loaded; "
+          "see collectives, collective_summary)\n",
+          ra.collectives.size());
   }
   std::vector<std::string> offs;
   for (const ClockOffset& c : ra.clock_offsets)
