@@ -20,6 +20,7 @@ Command add_synth(CLI::App& root);
 Command add_demo(CLI::App& root);
 Command add_tree(CLI::App& root);
 Command add_analyze(CLI::App& root);
+Command add_timeline(CLI::App& root);
 
 // chopper analyze: load, label, write DIR/chopper.sqlite (+ CSV), print the summary.
 struct AnalyzeOptions {
@@ -35,5 +36,15 @@ struct AnalyzeOptions {
   HardwareAlignOptions align;
 };
 int analyze_run(const AnalyzeOptions& o);
+
+// chopper timeline: every rank in one Chrome-trace JSON file on the aligned clock.
+struct TimelineCliOptions {
+  RunOptions run;
+  std::string out;
+  std::string ranks, iterations;  // "0-3,7"; "" = all
+  bool no_host = false, gzip = false, no_hardware = false, no_align = false;
+  std::vector<std::string> telemetry;
+};
+int timeline_run(const TimelineCliOptions& o);
 
 }  // namespace chopper::cli
