@@ -93,8 +93,8 @@ TEST(Launch, GapsSplitByCause) {
 TEST(Launch, IdleComponentsByCause) {
   const RankAnalysis r = analyze_fixture();
   ASSERT_EQ(r.components.size(), 1u);
-  const auto& [it, comp] = *r.components.begin();
-  EXPECT_EQ(it, 1);
+  EXPECT_EQ(r.components.begin()->first, 1);
+  const std::map<std::string, Ns>& comp = r.components.begin()->second;
   auto at = [&comp](const char* k) {
     auto f = comp.find(k);
     return f == comp.end() ? Ns(-1) : f->second;
