@@ -42,6 +42,9 @@ struct TruthKernel {
   std::string phase, operation, op_class;
   double flops, bytes;
   int64_t theoretical_ns = 0;  // roofline time at max clock and peak rates
+  // The launch wait splits at the launch call's start: host_late_ns before it (the host had not
+  // issued the launch), launch_overhead_ns after it (the launch latency), host_stall_ns first.
+  int64_t host_late_ns = 0;
 };
 
 struct TruthRank {
@@ -110,6 +113,7 @@ inline std::vector<TruthRank> read_truth(const fs::path& dir) {
       k.flops = a.at(18).get_double();
       k.bytes = a.at(19).get_double();
       if (a.size() > 20) k.theoretical_ns = a.at(20).get_int64();
+      if (a.size() > 21) k.host_late_ns = a.at(21).get_int64();
       t.kernels.push_back(k);
     }
     out.push_back(std::move(t));

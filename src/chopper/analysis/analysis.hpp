@@ -88,22 +88,30 @@ struct OpInstance {
 };
 
 // Launch overhead per label (Chopper's prep/call split, with waits on other GPU work removed).
+// docs/metrics.md ("Launch overhead"): gap = gpu_wait + prep + call + wait + graph + no_launch.
 struct LaunchRow {
   int64_t rank = -1;
   LabelKey key;
   uint64_t kernels = 0, gaps = 0;
   Ns gap_ns = 0;        // GPU idle before the kernel (between compute kernels)
   Ns gpu_wait_ns = 0;   // of which communication or copies ran (not launch overhead)
-  Ns prep_ns = 0;       // of the rest: before the host issued the launch
-  Ns call_ns = 0;       // of the rest: launch call to kernel start
+  Ns prep_ns = 0;       // of the rest: before the host issued the launch (host late)
+  Ns call_ns = 0;       // of the rest: launch call start to kernel start (launch latency), up to
+                        // the call's end + the launch-delay cutoff
+  Ns wait_ns = 0;       // of the rest: later still (launched, GPU idle: an event, a sync)
+  Ns graph_ns = 0;      // of the rest: before a kernel of a graph launch after its first kernel
+                        // started (the GPU between the graph's kernels, not the host)
   Ns no_launch_ns = 0;  // of the rest: kernel with no launch in the trace (cannot split)
-  Ns overhead_ns() const { return prep_ns + call_ns + no_launch_ns; }
+  Ns overhead_ns() const { return prep_ns + call_ns; }
 };
 
-// HTA's launch statistics, per rank.
+// HTA's launch statistics, per rank, one row per launch call: a graph launch is one launch (its
+// call duration counted once), its delay to the first of its activities.
 struct LaunchStats {
   int64_t rank = -1;
-  uint64_t launches = 0;
+  uint64_t launches = 0;                              // launch calls with at least one GPU activity
+  uint64_t activities = 0;                            // GPU activities with a launch call
+  uint64_t graph_launches = 0, graph_activities = 0;  // of those: graph launches, their activities
   Ns cpu_mean_ns = 0, cpu_p50_ns = 0, cpu_p95_ns = 0, cpu_max_ns = 0;
   Ns delay_mean_ns = 0, delay_p50_ns = 0, delay_p95_ns = 0, delay_max_ns = 0;
   uint64_t short_kernels = 0, runtime_outliers = 0, delay_outliers = 0;
@@ -113,7 +121,7 @@ struct QueueRow {
   int64_t rank = -1;
   int32_t device = -1;
   int64_t stream = -1;
-  uint64_t launches = 0;
+  uint64_t launches = 0;  // launch calls with an activity on the stream (a graph launch once)
   int64_t max_queue = 0;
   double mean_queue = 0;  // time-weighted, from the first launch to the last start
   Ns full_ns = 0;         // time with queue length >= queue_full

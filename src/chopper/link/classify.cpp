@@ -52,6 +52,16 @@ CollType coll_from_kernel_word(std::string_view w) {
   return CollType::kUnknown;
 }
 
+// Graph launches: the CUDA runtime's cudaGraphLaunch (and its per-thread-stream
+// cudaGraphLaunch_ptsz, versioned cudaGraphLaunch_v10000 spellings), the driver's cuGraphLaunch,
+// HIP's hipGraphLaunch and hipGraphLaunch_spt. Every kernel of the graph carries the launch's
+// correlation.
+bool is_graph_launch(std::string_view runtime_name) {
+  for (std::string_view p : {"cudaGraphLaunch", "cuGraphLaunch", "hipGraphLaunch"})
+    if (runtime_name.substr(0, p.size()) == p) return true;
+  return false;
+}
+
 }  // namespace
 
 // PyTorch's collective names ("allreduce", "_allgather_base", "reduce_scatter_tensor_coalesced",
@@ -144,6 +154,10 @@ void classify_trace(RankTrace& t) {
   const StrId src_kargs = t.strings.intern("kernel_args");
   const StrId src_host = t.strings.intern("host_args");
   uint64_t unknown_type = 0;
+  RuntimeCalls& rt = t.runtime;
+  rt.graph_launch.assign(rt.size(), false);
+  for (size_t i = 0; i < rt.size(); ++i)
+    rt.graph_launch[i] = is_graph_launch(t.strings.str(rt.name[i]));
   // Kernel names repeat: decide "communication?" once per distinct name.
   std::vector<int8_t> comm_name(t.strings.size(), -1);
   for (size_t i = 0; i < g.size(); ++i) {

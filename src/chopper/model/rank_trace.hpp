@@ -203,6 +203,9 @@ struct RuntimeCalls {
   std::vector<int64_t> external_id;
   // link/
   std::vector<int32_t> host_op_idx;
+  // link/classify: a graph launch (cudaGraphLaunch, cuGraphLaunch, hipGraphLaunch, their _ptsz /
+  // _spt variants): one call that launches every kernel of a graph, all on its correlation.
+  std::vector<bool> graph_launch;
 
   // Calls f(column) for every column, in declaration order (bulk reserve while reading).
   template <class F>
@@ -215,6 +218,7 @@ struct RuntimeCalls {
     f(correlation);
     f(external_id);
     f(host_op_idx);
+    f(graph_launch);
   }
   size_t size() const { return start_ns.size(); }
 };

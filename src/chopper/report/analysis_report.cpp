@@ -189,26 +189,33 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
   }
   // launch_overhead
   {
-    Rows t =
-        make(sink, "launch_overhead",
-             "Gaps before compute kernels (Chopper's launch overhead), per label: the part where "
-             "communication or copies ran is GPU wait, the rest splits into prep (before the host "
-             "issued the launch) and call (launch call to kernel start)",
-             cat(cat({{"rank", I, "rank"}}, label_cols()),
-                 {{"kernels", I, "compute kernels"},
-                  {"gaps", I, "kernels that started after the GPU's compute went idle"},
-                  {"gap_ns", I, "Σ (start − latest end of earlier compute kernels)"},
-                  {"gpu_wait_ns", I, "of gap_ns: communication or copies ran"},
-                  {"prep_ns", I, "of the rest: before the launch call started"},
-                  {"call_ns", I, "of the rest: from the launch call to the kernel start"},
-                  {"no_launch_ns", I, "of the rest: the kernel has no launch in the trace"},
-                  {"launch_overhead_ns", I, "prep_ns + call_ns + no_launch_ns"}}));
+    Rows t = make(
+        sink, "launch_overhead",
+        "Gaps before compute kernels (Chopper's launch overhead), per label: the part where "
+        "communication or copies ran is GPU wait, the rest splits into prep (before the host "
+        "issued the launch) and call (launch call to kernel start); a graph's later kernels "
+        "and kernels that waited on the GPU after their launch are named apart",
+        cat(cat({{"rank", I, "rank"}}, label_cols()),
+            {{"kernels", I, "compute kernels"},
+             {"gaps", I, "kernels that started after the GPU's compute went idle"},
+             {"gap_ns", I, "Σ (start − latest end of earlier compute kernels)"},
+             {"gpu_wait_ns", I, "of gap_ns: communication or copies ran"},
+             {"prep_ns", I, "of the rest: before the launch call started"},
+             {"call_ns", I,
+              "of the rest: from the launch call to the kernel start, up to the call's end + "
+              "the launch-delay cutoff"},
+             {"wait_ns", I, "of the rest: later still (launched, the GPU waited: event, sync)"},
+             {"graph_gap_ns", I,
+              "of the rest: a graph launch's kernel after its first (the GPU's gap)"},
+             {"no_launch_ns", I, "of the rest: the kernel has no launch in the trace"},
+             {"launch_overhead_ns", I, "prep_ns + call_ns"}}));
     for (const RankAnalysis& r : ra.ranks)
       for (const LaunchRow& x : r.launch) {
         std::vector<Cell> c{Cell::of(x.rank)};
         push_label(c, x.key);
         for (int64_t v : {static_cast<int64_t>(x.kernels), static_cast<int64_t>(x.gaps), x.gap_ns,
-                          x.gpu_wait_ns, x.prep_ns, x.call_ns, x.no_launch_ns, x.overhead_ns()})
+                          x.gpu_wait_ns, x.prep_ns, x.call_ns, x.wait_ns, x.graph_ns,
+                          x.no_launch_ns, x.overhead_ns()})
           c.push_back(Cell::of(v));
         t.add_row(c);
       }
@@ -218,10 +225,14 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
   {
     Rows t = make(
         sink, "launch_stats",
-        "HTA's launch statistics per rank: launch call duration (cpu), launch delay (kernel start "
-        "− launch call end, ≥ 0), short kernels and outliers",
+        "HTA's launch statistics per rank, one per launch call (a graph launch once): launch call "
+        "duration (cpu), launch delay (first activity's start − launch call end, ≥ 0), short "
+        "kernels and outliers",
         {{"rank", I, "rank"},
-         {"launches", I, "GPU activities with a launch call"},
+         {"launches", I, "launch calls with a GPU activity (a graph launch counts once)"},
+         {"activities", I, "GPU activities with a launch call"},
+         {"graph_launches", I, "of the launches: graph launches"},
+         {"kernels_per_graph_launch", R, "GPU activities per graph launch, mean (NULL = none)"},
          {"cpu_mean_ns", I, "launch call duration, mean"},
          {"cpu_p50_ns", I, "median"},
          {"cpu_p95_ns", I, "95th percentile"},
@@ -230,7 +241,7 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
          {"launch_delay_p50_ns", I, "median"},
          {"launch_delay_p95_ns", I, "95th percentile"},
          {"launch_delay_max_ns", I, "max"},
-         {"short_kernels", I, "launch call ≤ runtime cutoff and GPU time < launch call"},
+         {"short_kernels", I, "launch call ≤ runtime cutoff and Σ GPU time < launch call"},
          {"runtime_outliers", I, "launch call > runtime cutoff"},
          {"launch_delay_outliers", I, "launch delay > delay cutoff"},
          {"runtime_cutoff_ns", I, "HTA default 50 µs"},
@@ -238,24 +249,28 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
     for (const RankAnalysis& r : ra.ranks) {
       if (!r.ok) continue;
       const LaunchStats& s = r.launch_stats;
-      t.add_row({Cell::of(s.rank), Cell::of(s.launches), Cell::of(s.cpu_mean_ns),
-                 Cell::of(s.cpu_p50_ns), Cell::of(s.cpu_p95_ns), Cell::of(s.cpu_max_ns),
-                 Cell::of(s.delay_mean_ns), Cell::of(s.delay_p50_ns), Cell::of(s.delay_p95_ns),
-                 Cell::of(s.delay_max_ns), Cell::of(s.short_kernels), Cell::of(s.runtime_outliers),
-                 Cell::of(s.delay_outliers), Cell::of(o.runtime_cutoff_ns),
-                 Cell::of(o.launch_delay_cutoff_ns)});
+      t.add_row({Cell::of(s.rank), Cell::of(s.launches), Cell::of(s.activities),
+                 Cell::of(s.graph_launches),
+                 s.graph_launches > 0 ? Cell::of(static_cast<double>(s.graph_activities) /
+                                                 static_cast<double>(s.graph_launches))
+                                      : Cell::null(),
+                 Cell::of(s.cpu_mean_ns), Cell::of(s.cpu_p50_ns), Cell::of(s.cpu_p95_ns),
+                 Cell::of(s.cpu_max_ns), Cell::of(s.delay_mean_ns), Cell::of(s.delay_p50_ns),
+                 Cell::of(s.delay_p95_ns), Cell::of(s.delay_max_ns), Cell::of(s.short_kernels),
+                 Cell::of(s.runtime_outliers), Cell::of(s.delay_outliers),
+                 Cell::of(o.runtime_cutoff_ns), Cell::of(o.launch_delay_cutoff_ns)});
     }
     t.end();
   }
   // queue_length
   {
     Rows t = make(sink, "queue_length",
-                  "Launch queue per stream (HTA): +1 at the launch call, −1 when the activity "
-                  "starts on the GPU",
+                  "Launch queue per stream (HTA): +1 at the launch call, −1 when its first "
+                  "activity on the stream starts on the GPU (a graph launch once)",
                   {{"rank", I, "rank"},
                    {"device", I, "GPU index"},
                    {"stream", I, "stream"},
-                   {"launches", I, "launched activities"},
+                   {"launches", I, "launch calls with an activity on the stream"},
                    {"max_queue", I, "longest queue"},
                    {"mean_queue", R, "time-weighted mean, first launch to last start"},
                    {"full_queue_ns", I, "time with queue ≥ the blocking length (1024)"}});
@@ -472,12 +487,12 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
         sink, "end_to_end",
         "The slowest rank's iteration time split into components that add up to it: compute "
         "by phase.class (union, no double counting), exposed_comm, straggler_wait, exposed_memcpy, "
-        "host_stall, launch_overhead, idle",
+        "host_stall, host_late, launch_overhead, graph_gap, idle",
         {{"iteration", I, "ProfilerStep number"},
          {"rank", I, "the slowest rank"},
          {"component", T,
-          "phase.class, exposed_comm, straggler_wait, exposed_memcpy, host_stall, "
-          "launch_overhead or idle"},
+          "phase.class, exposed_comm, straggler_wait, exposed_memcpy, host_stall, host_late, "
+          "launch_overhead, graph_gap or idle"},
          {"time_ns", I, "time"},
          {"share", R, "of the iteration time"},
          {"per_token_ns", R, "time_ns / tokens (NULL = tokens unknown)"}});
@@ -541,7 +556,7 @@ std::string analysis_summary(const RunAnalysis& ra, const AnalysisOptions& o, co
   std::vector<std::pair<double, std::string>> parts;
   for (const auto& [k, v] : phases) parts.push_back({v, k});
   for (const char* k : {"exposed_comm", "straggler_wait", "exposed_memcpy", "host_stall",
-                        "launch_overhead", "idle"})
+                        "host_late", "launch_overhead", "graph_gap", "idle"})
     if (comp.count(k)) parts.push_back({comp[k], k});
   std::sort(parts.rbegin(), parts.rend());
   for (const auto& [v, k] : parts) {
@@ -549,7 +564,9 @@ std::string analysis_summary(const RunAnalysis& ra, const AnalysisOptions& o, co
                        : k == "straggler_wait"  ? "waiting for a straggler"
                        : k == "host_stall"      ? "host stall (data loading)"
                        : k == "exposed_memcpy"  ? "exposed memcpy"
+                       : k == "host_late"       ? "host late (between kernels)"
                        : k == "launch_overhead" ? "launch overhead"
+                       : k == "graph_gap"       ? "graph-internal gaps"
                        : k == "idle"            ? "idle (other)"
                                                 : k;
     s += fmt::format("  {:<28} {:>14} {:>7}\n", name, ms(v), pct(time > 0 ? v / time : 0));

@@ -642,7 +642,7 @@ struct KernelTruth {
   int clock_mhz;
   Ns start_ns, dur_ns;
   Ns nominal_ns, mfu_ns, straggler_ns, dvfs_ns, interference_ns, noise_ns;
-  Ns exposed_comm_ns, launch_ns, stall_ns;
+  Ns exposed_comm_ns, launch_ns, stall_ns, host_late_ns;
   double flops, bytes;
   Ns theoretical_ns;   // roofline time at the maximum clock and peak rates (see launch_kernel)
   const char* kernel;  // the kernel's name (program text or a literal: outlives the run)
@@ -660,7 +660,7 @@ struct EffectKey {
 struct Effects {
   uint64_t kernels = 0;
   Ns kernel_ns = 0, dvfs_ns = 0, straggler_ns = 0, mfu_ns = 0, interference_ns = 0, noise_ns = 0;
-  Ns exposed_comm_ns = 0, launch_ns = 0, stall_ns = 0;
+  Ns exposed_comm_ns = 0, launch_ns = 0, stall_ns = 0, host_late_ns = 0;
 };
 
 struct ClockPoint {
@@ -1107,21 +1107,30 @@ class Simulator {
     // Truth for the compute stream's idle time before this activity, [free, start), split the way
     // docs/metrics.md defines the breakdown: while a collective runs on this GPU the time is
     // exposed communication (the GPU is busy with it, no compute hides it), even where the host is
-    // also late; the rest before the launch is ready is launch overhead (its first part the
-    // data-loader stall); after it, the activity waits for a collective: exposed communication.
-    // So a slow host whose gaps the next layer's all-gather fills costs exposed communication
-    // there, and the three add up to the idle time: nothing is charged twice or left out.
+    // also late; the rest before the launch is ready is the host's: before the launch call starts
+    // the host is late (Python, framework: host_late), from the call's start to ready it is the
+    // launch latency (launch_overhead), the first part of the two the data-loader stall; after
+    // ready, the activity waits for a collective: exposed communication. So a slow host whose gaps
+    // the next layer's all-gather fills costs exposed communication there, and the four add up to
+    // the idle time: nothing is charged twice or left out.
     const Ns mid = std::clamp(ready, free, start);
-    Ns covered = 0;  // [free, mid) while a collective ran
+    const Ns split = std::clamp(rt_start, free, mid);  // the launch call's start
+    Ns covered = 0, covered_late = 0;  // [free, mid), [free, split) while a collective ran
     while (r.comm_head < r.comm_spans.size() && r.comm_spans[r.comm_head].second <= free)
       ++r.comm_head;
-    for (size_t i = r.comm_head; i < r.comm_spans.size() && r.comm_spans[i].first < mid; ++i)
-      covered += std::min(r.comm_spans[i].second, mid) - std::max(r.comm_spans[i].first, free);
+    for (size_t i = r.comm_head; i < r.comm_spans.size() && r.comm_spans[i].first < mid; ++i) {
+      const Ns a = std::max(r.comm_spans[i].first, free);
+      covered += std::min(r.comm_spans[i].second, mid) - a;
+      covered_late += std::max<Ns>(0, std::min(r.comm_spans[i].second, split) - a);
+    }
     const Ns exposed = covered + (start - mid);
-    Ns host_gap = (mid - free) - covered;
-    const Ns stall = std::min(host_gap, r.pending_stall);
+    Ns host_late = (split - free) - covered_late;
+    Ns host_gap = (mid - split) - (covered - covered_late);  // the launch latency
+    const Ns stall = std::min(host_late + host_gap, r.pending_stall);
     r.pending_stall = 0;
-    host_gap -= stall;
+    const Ns stall_late = std::min(stall, host_late);
+    host_late -= stall_late;
+    host_gap -= stall - stall_late;
 
     // Clock at the kernel's start, after the GPU cooled while idle.
     cool(r, start);
@@ -1261,6 +1270,7 @@ class Simulator {
                    exposed,
                    host_gap,
                    stall,
+                   host_late,
                    flops,
                    bytes,
                    theoretical_ns(matrix, flops, bytes),
@@ -1277,6 +1287,7 @@ class Simulator {
     ef.exposed_comm_ns += exposed;
     ef.launch_ns += host_gap;
     ef.stall_ns += stall;
+    ef.host_late_ns += host_late;
     e->busy->push_back({start + off, start + dur + off, f, false});
     if (clock_changed) e->clock->push_back({start + off, f, r.heat});
     w.flush_if_big();
@@ -1831,28 +1842,29 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
             "{}\n  {{\"iteration\": {}, \"phase\": \"{}\", \"layer\": {}, \"operation\": \"{}\", "
             "\"kernels\": {}, \"kernel_ns\": {}, \"dvfs_ns\": {}, \"straggler_clock_ns\": {}, "
             "\"mfu_loss_ns\": {}, \"comm_interference_ns\": {}, \"noise_ns\": {}, "
-            "\"exposed_comm_ns\": {}, \"launch_overhead_ns\": {}, \"host_stall_ns\": {}}}",
+            "\"exposed_comm_ns\": {}, \"launch_overhead_ns\": {}, \"host_stall_ns\": {}, "
+            "\"host_late_ns\": {}}}",
             first ? "" : ",", key.iteration, phase_name(key.phase), key.layer,
             op_label(prog, key.op), ef.kernels, ef.kernel_ns, ef.dvfs_ns, ef.straggler_ns,
             ef.mfu_ns, ef.interference_ns, ef.noise_ns, ef.exposed_comm_ns, ef.launch_ns,
-            ef.stall_ns);
+            ef.stall_ns, ef.host_late_ns);
         first = false;
       }
       t += "],\n \"kernels\": {\"columns\": [\"correlation\", \"iteration\", \"phase\", \"layer\", "
            "\"operation\", \"op_class\", \"clock_mhz\", \"start_ns\", \"dur_ns\", \"nominal_ns\", "
            "\"mfu_loss_ns\", \"straggler_clock_ns\", \"dvfs_ns\", \"comm_interference_ns\", "
            "\"noise_ns\", \"exposed_comm_ns\", \"launch_overhead_ns\", \"host_stall_ns\", "
-           "\"flops\", \"bytes\", \"theoretical_ns\"], \"rows\": [";
+           "\"flops\", \"bytes\", \"theoretical_ns\", \"host_late_ns\"], \"rows\": [";
       for (size_t i = 0; i < o.kernels.size(); ++i) {
         const KernelTruth& k = o.kernels[i];
         fmt::format_to(std::back_inserter(t),
                        "{}\n  [{}, {}, \"{}\", {}, \"{}\", \"{}\", {}, {}, {}, {}, {}, {}, {}, {}, "
-                       "{}, {}, {}, {}, {:.0f}, {:.0f}, {}]",
+                       "{}, {}, {}, {}, {:.0f}, {:.0f}, {}, {}]",
                        i ? "," : "", k.correlation, k.iteration, phase_name(k.phase), k.layer,
                        op_label(prog, k.op), op_class_name(k.cls), k.clock_mhz, k.start_ns,
                        k.dur_ns, k.nominal_ns, k.mfu_ns, k.straggler_ns, k.dvfs_ns,
                        k.interference_ns, k.noise_ns, k.exposed_comm_ns, k.launch_ns, k.stall_ns,
-                       k.flops, k.bytes, k.theoretical_ns);
+                       k.flops, k.bytes, k.theoretical_ns, k.host_late_ns);
       }
       t += "]}}";
       flush();
