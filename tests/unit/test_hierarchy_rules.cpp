@@ -185,3 +185,79 @@ TEST(HierarchyRules, LabelRunMatchesLabelTrace) {
     EXPECT_EQ(s.trace.gpu.iteration, one.gpu.iteration);
   }
 }
+
+namespace {
+
+std::string iteration_rule(const RankTrace& t, size_t i) {
+  return rule(t, t.gpu.iteration_rule[i]);
+}
+
+size_t by_name(const RankTrace& t, std::string_view name) {
+  for (size_t i = 0; i < t.gpu.size(); ++i)
+    if (t.strings.str(t.gpu.name[i]) == name) return i;
+  ADD_FAILURE() << "no activity named " << name;
+  return 0;
+}
+
+RankTrace labelled(const std::string& events) {
+  RankTrace t = test::parse(test::trace_of(events));
+  label_trace(Taxonomy::builtin(), t);
+  return t;
+}
+
+}  // namespace
+
+// GPU activities with no launch in the trace (no runtime call, no host op): an activity that ran
+// on the GPU entirely inside the GPU-side span of a step (its launched activities' first GPU start
+// to last GPU end, on the same device) belongs to that step (`gpu_step_span`). Two steps on the
+// host, [0, 100) and [100, 200) us; the GPU runs behind: step 3's kernels at [150, 170) and
+// [200, 220), step 4's at [230, 240).
+TEST(HierarchyRules, GpuStepSpanFallback) {
+  const RankTrace t = labelled(R"J(
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#3", "pid": 1, "tid": 1, "ts": 0, "dur": 100},
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#4", "pid": 1, "tid": 1, "ts": 100, "dur": 100},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 10, "dur": 20, "args": {"External id": 1, "Sequence number": 5}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 12, "dur": 3, "args": {"correlation": 1, "External id": 1}},
+    {"ph": "X", "cat": "kernel", "name": "gemm_a", "pid": 0, "tid": 7, "ts": 150, "dur": 20, "args": {"correlation": 1, "External id": 1, "device": 0, "stream": 7}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::add", "pid": 1, "tid": 1, "ts": 50, "dur": 20, "args": {"External id": 2}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 52, "dur": 3, "args": {"correlation": 2, "External id": 2}},
+    {"ph": "X", "cat": "kernel", "name": "add_b", "pid": 0, "tid": 7, "ts": 200, "dur": 20, "args": {"correlation": 2, "External id": 2, "device": 0, "stream": 7}},
+    {"ph": "X", "cat": "user_annotation", "name": "Optimizer.step#SGD.step", "pid": 1, "tid": 1, "ts": 110, "dur": 50},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::_foreach_add_", "pid": 1, "tid": 1, "ts": 112, "dur": 40, "args": {"External id": 3}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 113, "dur": 3, "args": {"correlation": 3, "External id": 3}},
+    {"ph": "X", "cat": "kernel", "name": "sgd_c", "pid": 0, "tid": 7, "ts": 230, "dur": 10, "args": {"correlation": 3, "External id": 3, "device": 0, "stream": 7}},
+    {"ph": "X", "cat": "kernel", "name": "orphan_mid", "pid": 0, "tid": 8, "ts": 175, "dur": 10, "args": {"correlation": 90, "device": 0, "stream": 8}},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy DtoD (Device -> Device)", "pid": 0, "tid": 8, "ts": 232, "dur": 3, "args": {"correlation": 91, "device": 0, "stream": 8, "bytes": 64}},
+    {"ph": "X", "cat": "kernel", "name": "orphan_before", "pid": 0, "tid": 7, "ts": 140, "dur": 5, "args": {"correlation": 92, "device": 0, "stream": 7}},
+    {"ph": "X", "cat": "kernel", "name": "orphan_straddle", "pid": 0, "tid": 8, "ts": 215, "dur": 20, "args": {"correlation": 93, "device": 0, "stream": 8}},
+    {"ph": "X", "cat": "kernel", "name": "orphan_other_gpu", "pid": 1, "tid": 7, "ts": 175, "dur": 10, "args": {"correlation": 94, "device": 1, "stream": 7}})J");
+  // Launched kernels: the step their launch lies in (profiler_step).
+  EXPECT_EQ(t.gpu.iteration[by_name(t, "gemm_a")], 3);
+  EXPECT_EQ(iteration_rule(t, by_name(t, "gemm_a")), "profiler_step");
+  EXPECT_EQ(t.gpu.iteration[by_name(t, "sgd_c")], 4);
+  // [175, 185) lies inside step 3's GPU span [150, 220) (another stream of the same GPU): step 3.
+  // Nothing names its phase (no host op); the rank trains (an optimizer step), so not
+  // forward_only_trace: the step's other work (step_remainder).
+  const size_t mid = by_name(t, "orphan_mid");
+  EXPECT_EQ(t.gpu.iteration[mid], 3);
+  EXPECT_EQ(iteration_rule(t, mid), "gpu_step_span");
+  EXPECT_EQ(phase_name(t.gpu.phase[mid]), "other");
+  EXPECT_EQ(rule(t, t.gpu.phase_rule[mid]), "step_remainder");
+  // [232, 235) inside step 4's span [230, 240): step 4; a copy outside every phase range is a
+  // transfer (transfer_outside_phases comes before the remainder).
+  const size_t copy = by_name(t, "Memcpy DtoD (Device -> Device)");
+  EXPECT_EQ(t.gpu.iteration[copy], 4);
+  EXPECT_EQ(iteration_rule(t, copy), "gpu_step_span");
+  EXPECT_EQ(rule(t, t.gpu.phase_rule[copy]), "transfer_outside_phases");
+  // Before the first step's GPU span (launched before the profiler started): no iteration.
+  EXPECT_EQ(t.gpu.iteration[by_name(t, "orphan_before")], kNoId);
+  EXPECT_EQ(phase_name(t.gpu.phase[by_name(t, "orphan_before")]), "");
+  // [215, 235) runs past step 3's span and starts before step 4's: in neither.
+  EXPECT_EQ(t.gpu.iteration[by_name(t, "orphan_straddle")], kNoId);
+  // Device 1 ran nothing launched in a step: no span there.
+  EXPECT_EQ(t.gpu.iteration[by_name(t, "orphan_other_gpu")], kNoId);
+  EXPECT_EQ(t.diagnostics.count("gpu_activity_in_step_span_without_launch"), 2u);
+  // aten::add (no Sequence number, no range) launched in step 3 after its last forward launch and
+  // with no backward after it: still the step's work, so `other` (step_remainder).
+  EXPECT_EQ(rule(t, t.gpu.phase_rule[by_name(t, "add_b")]), "step_remainder");
+}

@@ -34,6 +34,10 @@ std::string_view rule_level_name(RuleLevel l) {
 
 const std::vector<InferredRule>& inferred_rules() {
   static const std::vector<InferredRule> r = {
+      {"gpu_step_span", RuleLevel::kIteration,
+       "no launch in the trace (no runtime call, no host op): the step whose GPU-side span (its "
+       "launched activities' first GPU start to last GPU end, on the same device) holds the "
+       "activity's GPU interval"},
       {"fwdbwd_flow", RuleLevel::kPhase,
        "a fwdbwd flow ends at the op (backward) or starts at it (forward)"},
       {"autograd_sequence", RuleLevel::kPhase,
@@ -53,6 +57,9 @@ const std::vector<InferredRule>& inferred_rules() {
       {"forward_only_trace", RuleLevel::kPhase,
        "the rank has no backward and no optimizer work at all (inference, or a forward-only "
        "profile): what was launched inside an iteration is forward"},
+      {"step_remainder", RuleLevel::kPhase,
+       "in an iteration, and no range or other rule gave a phase: the step's other work "
+       "(outside forward, backward and optimizer)"},
       {"forward_op", RuleLevel::kLayer,
        "a backward op takes the layer and operation of its forward op (fwdbwd flow, else the same "
        "Sequence number)"},
