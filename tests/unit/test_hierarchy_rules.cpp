@@ -261,3 +261,60 @@ TEST(HierarchyRules, GpuStepSpanFallback) {
   // with no backward after it: still the step's work, so `other` (step_remainder).
   EXPECT_EQ(rule(t, t.gpu.phase_rule[by_name(t, "add_b")]), "step_remainder");
 }
+
+// TorchRec's TrainPipelineSparseDist runs the next batch's input distribution between the
+// current batch's forward and backward, outside `## forward ##` and `## backward ##`: its stages
+// are the step's other work (`torchrec_pipeline`), and `## zero_grad ##` is the optimizer's.
+TEST(HierarchyRules, TorchRecPipelineStages) {
+  const RankTrace t = labelled(R"J(
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#9", "pid": 1, "tid": 1, "ts": 0, "dur": 1000},
+    {"ph": "X", "cat": "user_annotation", "name": "## zero_grad ##", "pid": 1, "tid": 1, "ts": 10, "dur": 20},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::zero_", "pid": 1, "tid": 1, "ts": 12, "dur": 10, "args": {"External id": 1}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 13, "dur": 3, "args": {"correlation": 1, "External id": 1}},
+    {"ph": "X", "cat": "kernel", "name": "fill_zero", "pid": 0, "tid": 7, "ts": 20, "dur": 5, "args": {"correlation": 1, "External id": 1, "device": 0, "stream": 7}},
+    {"ph": "X", "cat": "user_annotation", "name": "## wait_for_batch ##", "pid": 1, "tid": 1, "ts": 40, "dur": 20},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::record_stream", "pid": 1, "tid": 1, "ts": 42, "dur": 10, "args": {"External id": 2}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaMemcpyAsync", "pid": 1, "tid": 1, "ts": 43, "dur": 3, "args": {"correlation": 2, "External id": 2}},
+    {"ph": "X", "cat": "gpu_memcpy", "name": "Memcpy HtoD (Pinned -> Device)", "pid": 0, "tid": 9, "ts": 50, "dur": 5, "args": {"correlation": 2, "External id": 2, "device": 0, "stream": 9, "bytes": 64}},
+    {"ph": "X", "cat": "user_annotation", "name": "## start_sparse_data_dist 10 ##", "pid": 1, "tid": 1, "ts": 70, "dur": 60},
+    {"ph": "X", "cat": "user_annotation", "name": "## all2all_data:lengths ##", "pid": 1, "tid": 1, "ts": 75, "dur": 40},
+    {"ph": "X", "cat": "cpu_op", "name": "c10d::alltoall_base_", "pid": 1, "tid": 1, "ts": 80, "dur": 30, "args": {"External id": 3}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 82, "dur": 3, "args": {"correlation": 3, "External id": 3}},
+    {"ph": "X", "cat": "kernel", "name": "ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", "pid": 0, "tid": 11, "ts": 90, "dur": 40, "args": {"correlation": 3, "External id": 3, "device": 0, "stream": 11}},
+    {"ph": "X", "cat": "user_annotation", "name": "## forward ##", "pid": 1, "tid": 1, "ts": 140, "dur": 200},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::embedding_bag", "pid": 1, "tid": 1, "ts": 150, "dur": 30, "args": {"External id": 4, "Sequence number": 1}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 152, "dur": 3, "args": {"correlation": 4, "External id": 4}},
+    {"ph": "X", "cat": "kernel", "name": "embedding_bag_kernel", "pid": 0, "tid": 7, "ts": 160, "dur": 30, "args": {"correlation": 4, "External id": 4, "device": 0, "stream": 7}},
+    {"ph": "X", "cat": "user_annotation", "name": "## wait_sparse_data_dist 10 ##", "pid": 1, "tid": 1, "ts": 350, "dur": 50},
+    {"ph": "X", "cat": "cpu_op", "name": "fbgemm::permute_2D_sparse_data", "pid": 1, "tid": 1, "ts": 355, "dur": 30, "args": {"External id": 5}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 357, "dur": 3, "args": {"correlation": 5, "External id": 5}},
+    {"ph": "X", "cat": "kernel", "name": "permute_2D_lengths_kernel", "pid": 0, "tid": 11, "ts": 365, "dur": 10, "args": {"correlation": 5, "External id": 5, "device": 0, "stream": 11}},
+    {"ph": "X", "cat": "user_annotation", "name": "## backward ##", "pid": 1, "tid": 1, "ts": 410, "dur": 300},
+    {"ph": "X", "cat": "cpu_op", "name": "autograd::engine::evaluate_function: EmbeddingBagBackward0", "pid": 1, "tid": 1, "ts": 420, "dur": 40, "args": {"External id": 6, "Sequence number": 1}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 422, "dur": 3, "args": {"correlation": 6, "External id": 6}},
+    {"ph": "X", "cat": "kernel", "name": "embedding_backward_kernel", "pid": 0, "tid": 7, "ts": 430, "dur": 30, "args": {"correlation": 6, "External id": 6, "device": 0, "stream": 7}},
+    {"ph": "X", "cat": "user_annotation", "name": "## optimizer ##", "pid": 1, "tid": 1, "ts": 720, "dur": 50},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::_foreach_add_", "pid": 1, "tid": 1, "ts": 722, "dur": 30, "args": {"External id": 7}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 723, "dur": 3, "args": {"correlation": 7, "External id": 7}},
+    {"ph": "X", "cat": "kernel", "name": "multi_tensor_apply_kernel", "pid": 0, "tid": 7, "ts": 730, "dur": 10, "args": {"correlation": 7, "External id": 7, "device": 0, "stream": 7}})J");
+  auto expect_phase = [&](std::string_view kernel, const char* phase, const char* phase_rule) {
+    SCOPED_TRACE(std::string(kernel));
+    const size_t i = by_name(t, kernel);
+    EXPECT_EQ(t.gpu.iteration[i], 9);
+    EXPECT_EQ(phase_name(t.gpu.phase[i]), phase);
+    EXPECT_EQ(rule(t, t.gpu.phase_rule[i]), phase_rule);
+  };
+  // optimizer.zero_grad() in the pipeline's own range.
+  expect_phase("fill_zero", "optimizer", "optimizer_range");
+  // The batch copy the pipeline waits for: its stage range (before transfer_outside_phases).
+  expect_phase("Memcpy HtoD (Pinned -> Device)", "other", "torchrec_pipeline");
+  // The next batch's input all-to-all, started before the forward: not the forward's work.
+  expect_phase("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", "other",
+               "torchrec_pipeline");
+  // The model's own work keeps its phases.
+  expect_phase("embedding_bag_kernel", "forward", "forward_marker");
+  // The input dist's second half, between forward and backward.
+  expect_phase("permute_2D_lengths_kernel", "other", "torchrec_pipeline");
+  expect_phase("embedding_backward_kernel", "backward", "autograd_engine");
+  expect_phase("multi_tensor_apply_kernel", "optimizer", "optimizer_range");
+}
