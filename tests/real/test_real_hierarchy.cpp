@@ -281,6 +281,9 @@ TEST(RealHierarchy, SampledCollectiveOperation) {
 // started; the GPU lags the host by up to ~100 ms, so it runs while the host is already inside
 // the first step: a host-clock window would count it) and work after the last step's GPU span.
 // The requirement: >= 99% of the in-step GPU time has an iteration, >= 99% of that a phase.
+// in_step_ns and the GPU time before the first step's GPU span are also printed by
+// tests/real/independent_labels.py (its section (a')), which reads the JSON on its own; the two
+// shares are chopper's, pinned so that a regression shows.
 struct InStep {
   Ns total_ns = 0;             // all GPU time (syncs excluded)
   Ns in_step_ns = 0;           // (a) or (b)
