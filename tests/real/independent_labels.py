@@ -25,6 +25,13 @@ What it prints, per trace that has ProfilerStep#N ranges and GPU activities:
     more than 3 fraction digits of a microsecond is an error.  baseTimeNanoseconds shifts every
     ts alike and does not matter here.
 
+(a') In-step GPU time (RealStepCoverage in test_real_hierarchy.cpp): an activity is in-step when
+    it is in an iteration as in (a), or when its GPU interval [ts, ts + dur] lies within the
+    GPU-side span of a step on its device (args.device, else pid): the earliest ts to the latest
+    end of the activities of that device launched in the step.  The GPU-side copies of the steps
+    (gpu_user_annotation) are not used: ROCm writes them as short markers.  Printed: the in-step
+    ns, of it the ns not launched in a step, and the ns before the first step's GPU span.
+
 (b) Hand-checked labels of the activities in PICKS (correlation ids, chosen by looking at the
     traces to cover a forward, a backward and an optimizer kernel, a collective and a copy).
     The host chain of an activity = the host ranges (cpu_op, user_annotation, python_function;
@@ -179,6 +186,34 @@ def in_iteration_totals(t):
     return count, total
 
 
+def in_step_totals(t):
+    """(in-step ns, of it not launched in a step, ns before the first step's GPU span)."""
+    def device(g):
+        return g["args"].get("device", g["pid"])
+    spans = {}
+    launched = set()
+    for i, g in enumerate(t.gpu):
+        r = t.launch(g)
+        step = t.step_at(r["ts"]) if r is not None else None
+        if step is None:
+            continue
+        launched.add(i)
+        k = (step[2], device(g))
+        lo, hi = spans.get(k, (g["ts"], g["end"]))
+        spans[k] = (min(lo, g["ts"]), max(hi, g["end"]))
+    first = min((lo for lo, _ in spans.values()), default=None)
+    in_step = unlaunched = before = 0
+    for i, g in enumerate(t.gpu):
+        inside = any(d == device(g) and lo <= g["ts"] and g["end"] <= hi
+                     for (_, d), (lo, hi) in spans.items())
+        if i in launched or inside:
+            in_step += g["dur"]
+            unlaunched += 0 if i in launched else g["dur"]
+        elif first is not None and g["ts"] < first:
+            before += g["dur"]
+    return in_step, unlaunched, before
+
+
 def structural(name):
     return (STEP_RE.match(name) or (name.startswith("## ") and name.endswith(" ##"))
             or name.startswith("DistributedDataParallel"))
@@ -305,6 +340,9 @@ def main(argv):
         print(f"== {rel}: steps {[s[2] for s in t.steps]}")
         print(f"  in iterations: {count} activities, {total} ns "
               f"(all: {len(t.gpu)} activities, {sum(g['dur'] for g in t.gpu)} ns)")
+        in_step, unlaunched, before = in_step_totals(t)
+        print(f"  in steps: {in_step} ns ({unlaunched} ns of it not launched in a step); "
+              f"before the first step's GPU span: {before} ns")
         if "qwen" in rel:
             inside, tot = decoder_layer_share(t)
             print(f"  launched inside nn.Module: Qwen2DecoderLayer_N: {inside} of {tot} ns "

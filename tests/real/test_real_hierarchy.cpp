@@ -9,7 +9,10 @@
 #include <gtest/gtest.h>
 
 #include <cctype>
+#include <cstdio>
+#include <filesystem>
 #include <map>
+#include <set>
 
 #include "chopper/hierarchy/aggregate.hpp"
 #include "chopper/hierarchy/label.hpp"
@@ -262,6 +265,165 @@ TEST(RealHierarchy, SampledCollectiveOperation) {
     if (const auto it = expected.find(t.gpu.correlation[i]); it != expected.end()) {
       EXPECT_EQ(t.strings.str(t.gpu.operation[i]), it->second) << it->first;
     }
+  }
+}
+
+// ---- Coverage of the GPU time inside profiled steps, per real trace with ProfilerStep.
+//
+// "Inside profiled steps" is measured here, independently of label.cpp's rules, as: a GPU activity
+// (syncs excluded) is in-step when
+//   (a) its launch (the runtime call linked by correlation, else the start of its linked host op)
+//       lies in a host `ProfilerStep#N` range, or
+//   (b) its GPU interval [start, end) lies within the GPU-side span of some step on its device:
+//       [earliest GPU start, latest GPU end] of the activities of that device launched in the
+//       step (what the profiler's `ProfilerStep#N` gpu_user_annotation marks on CUDA).
+// Not in-step: work on the GPU before the first step's GPU span (launched before the profiler
+// started; the GPU lags the host by up to ~100 ms, so it runs while the host is already inside
+// the first step: a host-clock window would count it) and work after the last step's GPU span.
+// The requirement: >= 99% of the in-step GPU time has an iteration, >= 99% of that a phase.
+// in_step_ns and the GPU time before the first step's GPU span are also printed by
+// tests/real/independent_labels.py (its section (a')), which reads the JSON on its own; the two
+// shares are chopper's, pinned so that a regression shows.
+struct InStep {
+  Ns total_ns = 0;             // all GPU time (syncs excluded)
+  Ns in_step_ns = 0;           // (a) or (b)
+  Ns iteration_ns = 0;         // in-step with an iteration
+  Ns phase_ns = 0;             // in-step with an iteration and a phase
+  Ns before_first_ns = 0;      // not in-step, GPU start before the first step's GPU span
+  Ns labelled_outside_ns = 0;  // with an iteration but not in-step (must be 0)
+};
+
+InStep measure_in_step(const RankTrace& t) {
+  const GpuActivities& g = t.gpu;
+  InStep m;
+  auto step_of = [&](Ns ts) -> int {
+    for (size_t k = 0; k < t.steps.size(); ++k)
+      if (t.steps[k].start_ns <= ts && ts < t.steps[k].end_ns) return static_cast<int>(k);
+    return -1;
+  };
+  std::vector<int> launched(g.size(), -1);
+  std::map<std::pair<int, int64_t>, std::pair<Ns, Ns>> span;  // (step, device) -> GPU span
+  for (size_t a = 0; a < g.size(); ++a) {
+    if (g.kind[a] == GpuKind::kSync) continue;
+    Ns ts = kNoId;
+    if (g.runtime_idx[a] != kNoRow)
+      ts = t.runtime.start_ns[static_cast<size_t>(g.runtime_idx[a])];
+    else if (g.host_op_idx[a] != kNoRow)
+      ts = t.host.start_ns[static_cast<size_t>(g.host_op_idx[a])];
+    if (ts == kNoId || (launched[a] = step_of(ts)) < 0) continue;
+    auto [it, fresh] =
+        span.try_emplace({launched[a], g.device[a]}, g.start_ns[a], g.start_ns[a] + g.dur_ns[a]);
+    if (!fresh) {
+      it->second.first = std::min(it->second.first, g.start_ns[a]);
+      it->second.second = std::max(it->second.second, g.start_ns[a] + g.dur_ns[a]);
+    }
+  }
+  Ns first_gpu = INT64_MAX;
+  for (const auto& kv : span) first_gpu = std::min(first_gpu, kv.second.first);
+  for (size_t a = 0; a < g.size(); ++a) {
+    if (g.kind[a] == GpuKind::kSync) continue;
+    const Ns s = g.start_ns[a], e = s + g.dur_ns[a];
+    m.total_ns += g.dur_ns[a];
+    bool in = launched[a] >= 0;
+    for (const auto& kv : span)
+      in = in || (kv.first.second == g.device[a] && kv.second.first <= s && e <= kv.second.second);
+    if (!in) {
+      if (s < first_gpu) m.before_first_ns += g.dur_ns[a];
+      if (g.iteration[a] != kNoId) m.labelled_outside_ns += g.dur_ns[a];
+      continue;
+    }
+    m.in_step_ns += g.dur_ns[a];
+    if (g.iteration[a] == kNoId) continue;
+    m.iteration_ns += g.dur_ns[a];
+    if (g.phase[a] != Phase::kNone) m.phase_ns += g.dur_ns[a];
+  }
+  return m;
+}
+
+double share(Ns part, Ns whole) {
+  return whole == 0 ? 1.0 : static_cast<double>(part) / static_cast<double>(whole);
+}
+
+struct CoverageCase {
+  const char* file;        // under traces/kineto
+  Ns in_step_ns;           // 0 = no GPU activity in the file
+  double iteration_share;  // of in_step_ns
+  double phase_share;      // of the in-step time with an iteration
+};
+
+const std::vector<CoverageCase>& coverage_cases() {
+  static const std::vector<CoverageCase> c = {
+      {"hta_a100_ddp_nccl_rank0.json.gz", 165185838, 1.0, 1.0},
+      {"hta_cpu_only_rank34.json.gz", 0, 1.0, 1.0},
+      {"hta_mi250_minitoy_rocm6.2.json.gz", 149042, 1.0, 1.0},
+      {"hta_no_distributed_info.json.gz", 0, 1.0, 1.0},
+      {"hta_triton_culaunch.json.gz", 1760, 1.0, 1.0},
+      {"hta_v100_float_epoch_ts.json.gz", 472454441, 1.0, 1.0},
+      {"kineto_v100_resnet50_2021_legacy.json.gz", 603558000, 1.0, 1.0},
+      {"tracelens_h100_qwen0.5b.json.gz", 31905473, 1.0, 1.0},
+      {"tracelens_mi300x_qwen0.5b.json.gz", 29743938, 1.0, 1.0},
+      {"tracelens_mi300x_resnet_ddp_rank0.json.gz", 68395667, 1.0, 1.0},
+      {"hta_sampled_2rank/rank-0.json.gz", 607844000, 1.0, 1.0},
+      {"hta_sampled_2rank/rank-1.json.gz", 667530000, 1.0, 1.0},
+  };
+  return c;
+}
+
+class RealStepCoverage : public ::testing::TestWithParam<size_t> {};
+
+TEST_P(RealStepCoverage, InStepGpuTimeHasIterationAndPhase) {
+  if (!chopper::test::have_shared_traces())
+    GTEST_SKIP() << "../shared/traces is absent: real-trace coverage test skipped";
+  const CoverageCase& c = coverage_cases()[GetParam()];
+  SCOPED_TRACE(c.file);
+  chopper::Run run = load_labelled(c.file);
+  ASSERT_EQ(run.ranks.size(), 1u);
+  ASSERT_TRUE(run.ranks[0].ok) << run.ranks[0].error;
+  const RankTrace& t = run.ranks[0].trace;
+  ASSERT_FALSE(t.steps.empty()) << "listed as a trace with ProfilerStep";
+  const InStep m = measure_in_step(t);
+  const double it = share(m.iteration_ns, m.in_step_ns), ph = share(m.phase_ns, m.iteration_ns);
+  std::printf(
+      "[ coverage ] %-42s gpu %12lld ns  in-step %12lld ns  before-first-step %12lld ns  "
+      "iteration %.6f  phase %.6f\n",
+      c.file, static_cast<long long>(m.total_ns), static_cast<long long>(m.in_step_ns),
+      static_cast<long long>(m.before_first_ns), it, ph);
+  EXPECT_EQ(m.in_step_ns, c.in_step_ns);
+  EXPECT_EQ(m.labelled_outside_ns, 0) << "an iteration on GPU time outside the profiled steps";
+  // GPU time that is not in-step lies before the first step's GPU span: work launched before
+  // the profiler started, not a gap in the labelling.
+  EXPECT_EQ(m.total_ns - m.in_step_ns, m.before_first_ns);
+  EXPECT_GE(it, 0.99) << "less than 99% of the in-step GPU time has an iteration";
+  EXPECT_NEAR(it, c.iteration_share, 5e-5);
+  EXPECT_GE(ph, 0.99) << "less than 99% of the in-step GPU time with an iteration has a phase";
+  EXPECT_NEAR(ph, c.phase_share, 5e-5);
+}
+
+std::string coverage_case_name(const ::testing::TestParamInfo<size_t>& param) {
+  std::string n = coverage_cases()[param.param].file;
+  n = n.substr(0, n.find(".json"));
+  for (char& ch : n)
+    if (!std::isalnum(static_cast<unsigned char>(ch))) ch = '_';
+  return n;
+}
+
+INSTANTIATE_TEST_SUITE_P(RealHierarchy, RealStepCoverage,
+                         ::testing::Range<size_t>(0, coverage_cases().size()), coverage_case_name);
+
+// Every Kineto trace under ../shared/traces/kineto that has a ProfilerStep is in
+// coverage_cases(): a trace added there later is not silently left out.
+TEST(RealHierarchy, EveryTraceWithProfilerStepIsPinned) {
+  if (!chopper::test::have_shared_traces()) GTEST_SKIP() << "../shared/traces is absent";
+  const std::string root = chopper::test::shared_path("traces/kineto");
+  std::set<std::string> pinned;
+  for (const CoverageCase& c : coverage_cases()) pinned.insert(c.file);
+  for (const auto& e : std::filesystem::recursive_directory_iterator(root)) {
+    if (!e.is_regular_file()) continue;
+    const std::string rel = std::filesystem::relative(e.path(), root).generic_string();
+    if (rel.find(".json") == std::string::npos) continue;
+    chopper::Run run = load_run({e.path().string()});
+    if (run.ranks.size() != 1 || !run.ranks[0].ok || run.ranks[0].trace.steps.empty()) continue;
+    EXPECT_TRUE(pinned.count(rel)) << rel << " has ProfilerStep but no coverage case";
   }
 }
 

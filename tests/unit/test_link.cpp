@@ -2,6 +2,7 @@
 // every launch except two is enclosed by the op whose External id it carries.
 #include <gtest/gtest.h>
 
+#include "chopper/hierarchy/label.hpp"
 #include "test_util.hpp"
 
 using namespace chopper;
@@ -80,6 +81,43 @@ TEST(Link, ExternalIdThatDoesNotEncloseFallsBackToContainment) {
   EXPECT_EQ(host_name(t, t.gpu.host_op_idx[0]), "aten::relu");
   EXPECT_EQ(t.gpu.link_path[0], LinkPath::kContainment);
   EXPECT_EQ(t.diagnostics.count("runtime_external_id_not_enclosing"), 1u);
+}
+
+// A GPU activity whose runtime call is missing from the trace (the call fell outside the host
+// window, or was filtered out) but which carries the External id of its launching op is linked to
+// that op by the id (`kernel_external_id`); it then takes the op's start as its launch time, so it
+// gets the iteration the op lies in. The id counts only if the op started no later than the
+// activity on the GPU: a launch cannot follow its kernel.
+TEST(Link, KernelExternalIdWhenTheRuntimeCallIsMissing) {
+  const std::string text = chopper::test::trace_of(R"J(
+    {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#7", "pid": 1, "tid": 1, "ts": 0, "dur": 1000, "args": {"External id": 100}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 100, "dur": 50, "args": {"External id": 5}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::relu", "pid": 1, "tid": 1, "ts": 160, "dur": 20, "args": {"External id": 8}},
+    {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 162, "dur": 3, "args": {"External id": 8, "correlation": 43}},
+    {"ph": "X", "cat": "cpu_op", "name": "aten::late", "pid": 1, "tid": 1, "ts": 500, "dur": 20, "args": {"External id": 6}},
+    {"ph": "X", "cat": "kernel", "name": "gemm_kernel", "pid": 0, "tid": 7, "ts": 200, "dur": 30, "args": {"correlation": 41, "External id": 5, "device": 0, "stream": 7}},
+    {"ph": "X", "cat": "kernel", "name": "early_kernel", "pid": 0, "tid": 7, "ts": 300, "dur": 10, "args": {"correlation": 42, "External id": 6, "device": 0, "stream": 7}},
+    {"ph": "X", "cat": "kernel", "name": "relu_kernel", "pid": 0, "tid": 7, "ts": 240, "dur": 5, "args": {"correlation": 43, "External id": 8, "device": 0, "stream": 7}})J");
+  RankTrace t = chopper::test::parse(text);
+  const int32_t gemm = gpu_named(t, "gemm_kernel");
+  EXPECT_EQ(t.gpu.runtime_idx[gemm], kNoRow);
+  EXPECT_EQ(host_name(t, t.gpu.host_op_idx[gemm]), "aten::mm");
+  EXPECT_EQ(t.gpu.link_path[gemm], LinkPath::kKernelExternalId);
+  // External id 6 names aten::late, which starts at 500 us, after the kernel ran (300 us): not its
+  // launch. Nothing else links it, and it is counted, not dropped.
+  const int32_t early = gpu_named(t, "early_kernel");
+  EXPECT_EQ(t.gpu.host_op_idx[early], kNoRow);
+  EXPECT_EQ(t.gpu.link_path[early], LinkPath::kNone);
+  EXPECT_EQ(t.diagnostics.count("gpu_external_id_op_after_gpu_start"), 1u);
+  EXPECT_EQ(t.diagnostics.count("gpu_activity_without_runtime_call"), 1u);
+  EXPECT_EQ(t.linkable_gpu_activities, 3u);
+  EXPECT_EQ(t.linked_gpu_activities, 2u);
+
+  // Labelled: the gemm's launch time is aten::mm's start (100 us), inside ProfilerStep#7.
+  label_trace(Taxonomy::builtin(), t);
+  EXPECT_EQ(t.gpu.iteration[gemm], 7);
+  EXPECT_EQ(t.label_rules[t.gpu.iteration_rule[gemm]], "profiler_step");
+  EXPECT_EQ(t.strings.str(t.gpu.operation[gemm]), "aten::mm");
 }
 
 TEST(Link, FlowFallbackWhenKernelHasNoCorrelation) {

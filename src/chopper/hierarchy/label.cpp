@@ -211,6 +211,8 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
   const uint16_t r_seq = tx.inferred_index("autograd_sequence");
   const uint16_t r_thread = tx.inferred_index("autograd_thread");
   const uint16_t r_fwd_only = tx.inferred_index("forward_only_trace");
+  const uint16_t r_gpu_span = tx.inferred_index("gpu_step_span");
+  const uint16_t r_remainder = tx.inferred_index("step_remainder");
   const uint16_t r_seed = tx.inferred_index("backward_seed");
   const uint16_t r_transfer = tx.inferred_index("transfer_outside_phases");
   const uint16_t r_forward_op = tx.inferred_index("forward_op");
@@ -566,6 +568,63 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
     }
   }
 
+  // ---- iteration for activities with no launch: the GPU-side span of a step. An activity that
+  // was not linked to a runtime call or a host op (its launch is missing from the trace) but that
+  // ran on the GPU entirely within [earliest GPU start, latest GPU end] of the activities of its
+  // device launched in step N belongs to step N: the GPU runs a step's work in launch order, so
+  // work queued between two of the step's kernels is the step's. Work before the first step's GPU
+  // span (launched before the profiler started) stays without an iteration.
+  if (!iters.empty()) {
+    struct GpuSpan {
+      int64_t device;
+      Ns start, end;
+      int64_t number;
+    };
+    std::vector<GpuSpan> gspans;
+    {
+      std::unordered_map<uint64_t, size_t> at;  // (device, iteration) -> gspans row
+      for (size_t a = 0; a < ng; ++a) {
+        if (g.iteration[a] == kNoId || g.kind[a] == GpuKind::kSync) continue;
+        const Ns s = g.start_ns[a], e = s + g.dur_ns[a];
+        const uint64_t k = static_cast<uint64_t>(g.device[a]) * 0x9E3779B97F4A7C15ull ^
+                           static_cast<uint64_t>(g.iteration[a]);
+        auto [it, fresh] = at.try_emplace(k, gspans.size());
+        if (fresh) {
+          gspans.push_back({g.device[a], s, e, g.iteration[a]});
+        } else {
+          GpuSpan& sp = gspans[it->second];
+          sp.start = std::min(sp.start, s);
+          sp.end = std::max(sp.end, e);
+        }
+      }
+    }
+    std::sort(gspans.begin(), gspans.end(), [](const GpuSpan& x, const GpuSpan& y) {
+      return x.device != y.device ? x.device < y.device : x.start < y.start;
+    });
+    uint64_t placed = 0;
+    for (size_t a = 0; a < ng && !gspans.empty(); ++a) {
+      if (launch_ts[a] != kNoId || g.iteration[a] != kNoId) continue;
+      const Ns s = g.start_ns[a], e = s + g.dur_ns[a];
+      // The latest-starting span on the device that starts at or before s and holds [s, e).
+      auto it = std::upper_bound(gspans.begin(), gspans.end(), std::make_pair(g.device[a], s),
+                                 [](const std::pair<int64_t, Ns>& v, const GpuSpan& sp) {
+                                   return v.first != sp.device ? v.first < sp.device
+                                                               : v.second < sp.start;
+                                 });
+      for (int k = 0; k < 8 && it != gspans.begin(); ++k) {
+        --it;
+        if (it->device != g.device[a]) break;
+        if (e <= it->end) {
+          g.iteration[a] = it->number;
+          g.iteration_rule[a] = r_gpu_span;
+          ++placed;
+          break;
+        }
+      }
+    }
+    if (placed > 0) t.diagnostics.add_count("gpu_activity_in_step_span_without_launch", placed);
+  }
+
   // ---- phase fallbacks for activities whose launching op is in no phase range
   // 1. ranges that cover every thread (a loss.backward annotation on the main thread)
   if (!spans.empty()) {
@@ -658,6 +717,15 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
           g.phase_rule[a] = r_fwd_only;
         }
   }
+
+  // 6. whatever is still without a phase inside an iteration ran in the step outside every
+  // forward, backward and optimizer range that the rules know (and, with no launch, has no range
+  // at all): the step's other work.
+  for (size_t a = 0; a < ng; ++a)
+    if (g.phase[a] == Phase::kNone && g.iteration[a] != kNoId) {
+      g.phase[a] = Phase::kOther;
+      g.phase_rule[a] = r_remainder;
+    }
 
   // ---- a backward collective without a layer: the layer of the last backward compute launched
   // before it on its thread in the same iteration (DDP buckets).

@@ -2,9 +2,11 @@
 // Places every GPU activity of a rank in iteration -> phase -> layer -> operation and gives the
 // operation its class (docs/hierarchy.md has every rule):
 //   iteration  the iteration range (ProfilerStep#N, or a user rule) that contains the launch (the
-//              runtime call), not the GPU start;
+//              runtime call), not the GPU start; with no launch in the trace, the step whose
+//              GPU-side span (its launched activities' GPU extent on the device) holds it;
 //   phase      from the launching op's ranges (autograd, optimizer, FSDP/DDP hooks, annotations),
-//              fwdbwd flows and Sequence numbers, then thread windows and transfers;
+//              fwdbwd flows and Sequence numbers, then thread windows and transfers; whatever is
+//              in an iteration and still has none is the step's `other` work;
 //   layer      the innermost range naming a block; a backward op takes its forward op's layer;
 //   operation  the innermost user annotation, else the outermost op below the innermost
 //              structural range; a backward op takes its forward op's operation; a collective

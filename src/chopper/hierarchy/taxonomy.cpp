@@ -34,6 +34,10 @@ std::string_view rule_level_name(RuleLevel l) {
 
 const std::vector<InferredRule>& inferred_rules() {
   static const std::vector<InferredRule> r = {
+      {"gpu_step_span", RuleLevel::kIteration,
+       "no launch in the trace (no runtime call, no host op): the step whose GPU-side span (its "
+       "launched activities' first GPU start to last GPU end, on the same device) holds the "
+       "activity's GPU interval"},
       {"fwdbwd_flow", RuleLevel::kPhase,
        "a fwdbwd flow ends at the op (backward) or starts at it (forward)"},
       {"autograd_sequence", RuleLevel::kPhase,
@@ -53,6 +57,9 @@ const std::vector<InferredRule>& inferred_rules() {
       {"forward_only_trace", RuleLevel::kPhase,
        "the rank has no backward and no optimizer work at all (inference, or a forward-only "
        "profile): what was launched inside an iteration is forward"},
+      {"step_remainder", RuleLevel::kPhase,
+       "in an iteration, and no range or other rule gave a phase: the step's other work "
+       "(outside forward, backward and optimizer)"},
       {"forward_op", RuleLevel::kLayer,
        "a backward op takes the layer and operation of its forward op (fwdbwd flow, else the same "
        "Sequence number)"},
@@ -140,9 +147,12 @@ std::vector<NameRule> builtin_rules() {
                          P::kBackward, true,
                          "a backward range on the main thread (Chopper's `l` = loss.backward): "
                          "applies to every thread during its span"));
-  r.push_back(phase_rule("optimizer_range", R"(^Optimizer\.(step|zero_grad)#|^## optimizer ##$)",
+  r.push_back(phase_rule("optimizer_range",
+                         R"(^Optimizer\.(step|zero_grad)#|^## (optimizer|zero_grad) ##$)",
                          P::kOptimizer, false,
-                         "torch.optim's Optimizer.step#… / Optimizer.zero_grad#… ranges"));
+                         "torch.optim's Optimizer.step#… / Optimizer.zero_grad#… ranges, and "
+                         "the `## optimizer ##` / `## zero_grad ##` ranges of TorchRec's and "
+                         "HTA's training loops"));
   r.push_back(phase_rule("chopper_optimizer", R"(^opt_(step|zg|gc|lr)$)", P::kOptimizer, false,
                          "Chopper's optimizer annotations"));
   r.push_back(phase_rule("fused_optimizer_op", R"(^aten::_fused_(adam|adamw|sgd|adagrad)_?$)",
@@ -162,10 +172,15 @@ std::vector<NameRule> builtin_rules() {
       R"(^(Layer<?\d+>?|attn_n|q_ip|k_ip|v_ip|qkv_t|qkv_re|attn_i|attn_fa|attn_or|attn_op|attn_ra|ffn_n|ffn_gp|ffn_gs|ffn_up|ffn_gu|ffn_dp|ffn_ra|mlp_\w+|ie|ln|lp|cel)$)",
       P::kForward, false, "Chopper's layer and operation annotations (forward pass)"));
   r.push_back(phase_rule(
-      "data_loading", R"(^dl$|DataLoader|^## (data|data_load\w*|sdd_\w+|recmetrics_update) ##$)",
+      "torchrec_pipeline",
+      R"(^## ((start_|wait_)?sparse_data_dist|sdd_\w+|input_dist\w*|next_batch|load_batch|wait_for_batch|copy_batch_to_gpu|recmetrics_update|metrics:\w+)( \d+)? ##$)",
       P::kOther, false,
-      "data loading and input distribution (Chopper's `dl`, torch DataLoader iteration, "
-      "TorchRec's sparse-data-dist and metrics ranges)"));
+      "TorchRec train-pipeline stages outside forward, backward and optimizer: the next "
+      "batch's sparse data (input) distribution, batch loading and copy to the GPU, metrics"));
+  r.push_back(phase_rule("data_loading", R"(^dl$|DataLoader|^## (data|data_load\w*) ##$)",
+                         P::kOther, false,
+                         "data loading (Chopper's `dl`, torch DataLoader iteration, `## data_load "
+                         "##` ranges)"));
   // ---- layer
   r.push_back(make("fsdp2_root_group", L, R"(^FSDP::[A-Za-z_]+$)",
                    "an FSDP2 range without a module: the root group, outside the blocks"));

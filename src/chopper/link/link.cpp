@@ -316,7 +316,16 @@ void link_trace(RankTrace& t) {
   g.link_path.assign(g.size(), LinkPath::kNone);
   t.linked_gpu_activities = 0;
   t.linkable_gpu_activities = 0;
-  uint64_t no_runtime = 0, no_host = 0;
+  uint64_t no_runtime = 0, no_host = 0, ext_after_start = 0;
+  // With no runtime call to check it against, the activity's own External id counts only if that
+  // op started no later than the activity did on the GPU: a launch cannot follow its kernel, and
+  // an id that 2023 builds copied from the correlation can name an unrelated, later op.
+  auto ext_fits = [&](int32_t op, int32_t rt, size_t a) {
+    if (rt != kNoRow) return encloses(op, static_cast<size_t>(rt));
+    if (h.start_ns[op] <= g.start_ns[a]) return true;
+    ++ext_after_start;
+    return false;
+  };
   for (size_t i = 0; i < g.size(); ++i) {
     int32_t rt = kNoRow;
     if (g.correlation[i] != kNoId) rt = by_corr.find(g.correlation[i]);
@@ -333,7 +342,7 @@ void link_trace(RankTrace& t) {
       g.host_op_idx[i] = r.host_op_idx[rt];
       g.link_path[i] = LinkPath::kRuntimeExternalId;
     } else if (const int32_t op = g.external_id[i] != kNoId ? op_by_ext(g.external_id[i]) : kNoRow;
-               op != kNoRow && (rt == kNoRow || encloses(op, static_cast<size_t>(rt)))) {
+               op != kNoRow && ext_fits(op, rt, i)) {
       g.host_op_idx[i] = op;
       g.link_path[i] = LinkPath::kKernelExternalId;
     } else if (rt != kNoRow && r.host_op_idx[rt] != kNoRow) {
@@ -353,6 +362,8 @@ void link_trace(RankTrace& t) {
   if (no_runtime > 0 && !r.start_ns.empty())
     t.diagnostics.add_count("gpu_activity_without_runtime_call", no_runtime);
   if (no_host > 0) t.diagnostics.add_count("gpu_activity_without_host_op", no_host);
+  if (ext_after_start > 0)
+    t.diagnostics.add_count("gpu_external_id_op_after_gpu_start", ext_after_start);
 }
 
 }  // namespace chopper
