@@ -57,13 +57,16 @@ bool significant(const Findings& f, FindingKind k) {
   return x != nullptr && x->significant;
 }
 
-// Truth's mean over iterations of the slowest rank's host stall.
-double truth_stall(const Result& r) {
+// Truth's mean over iterations of one effect of the slowest rank (host_stall_ns, ...).
+double truth_mean(const Result& r, int64_t TruthKernel::*effect) {
   double sum = 0;
   for (const IterationRow& it : r.ra.iterations)
     for (const TruthKernel& k : r.truth.at(static_cast<size_t>(it.slowest_rank)).kernels)
-      if (k.iteration == it.iteration) sum += static_cast<double>(k.host_stall_ns);
+      if (k.iteration == it.iteration) sum += static_cast<double>(k.*effect);
   return sum / static_cast<double>(r.ra.iterations.size());
+}
+double truth_stall(const Result& r) {
+  return truth_mean(r, &TruthKernel::host_stall_ns);
 }
 
 double mean_iteration(const Result& r) {
@@ -133,5 +136,34 @@ TEST(FindingsGolden, StragglerIsNamedWithItsCost) {
     EXPECT_FALSE(significant(r.f, FindingKind::kHostStall));
     std::printf("%s straggler: rank %lld, finding %.3f ms, truth %.3f ms\n", dev,
                 static_cast<long long>(f->rank), f->cost_ns / 1e6, want / 1e6);
+  }
+}
+
+// A launch-bound run (short kernels behind a slow host): the host late between kernels is the
+// largest significant finding, launch latency its own finding, each at truth's cost (host_late_ns,
+// launch_overhead_ns of the slowest rank) within 2 points of the iteration.
+TEST(FindingsGolden, LaunchBoundHostLateAndLaunchLatency) {
+  for (const auto& [dev, par] :
+       {std::pair{"h100", Parallelism::kFsdp}, std::pair{"a100", Parallelism::kDdp}}) {
+    SCOPED_TRACE(dev);
+    SynthConfig c = eight(dev, par);
+    ASSERT_TRUE(apply_scenario("launch-bound", c));
+    const Result r = run(std::string("launch_") + dev, c);
+    ASSERT_FALSE(r.f.all.empty());
+    EXPECT_EQ(r.f.all.front().kind, FindingKind::kHostLate);
+    const Finding* late = find(r.f, FindingKind::kHostLate);
+    const Finding* call = find(r.f, FindingKind::kLaunchOverhead);
+    ASSERT_NE(late, nullptr);
+    ASSERT_NE(call, nullptr);
+    EXPECT_TRUE(late->significant);
+    const double want_late = truth_mean(r, &TruthKernel::host_late_ns);
+    const double want_call = truth_mean(r, &TruthKernel::launch_overhead_ns);
+    EXPECT_NEAR(late->cost_ns, want_late, 0.02 * mean_iteration(r));
+    EXPECT_NEAR(call->cost_ns, want_call, 0.02 * mean_iteration(r));
+    std::printf(
+        "%s launch-bound: host late %.3f ms (truth %.3f), launch latency %.3f ms (truth "
+        "%.3f) of %.3f ms\n",
+        dev, late->cost_ns / 1e6, want_late / 1e6, call->cost_ns / 1e6, want_call / 1e6,
+        mean_iteration(r) / 1e6);
   }
 }

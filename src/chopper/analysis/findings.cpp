@@ -82,19 +82,39 @@ std::string exposed_comm_evidence(const RunAnalysis& ra) {
   return fmt::format("largest: {} ({} of all exposed communication)", top, pct(best / all));
 }
 
-std::string launch_evidence(const RunAnalysis& ra) {
-  Ns prep = 0, call = 0, none = 0;
-  for (const RankAnalysis& r : ra.ranks)
-    for (const LaunchRow& x : r.launch)
-      prep += x.prep_ns, call += x.call_ns, none += x.no_launch_ns;
-  const double all = static_cast<double>(prep + call + none);
-  if (all <= 0) return {};
-  std::string s = fmt::format(
-      "over all ranks, of the GPU gaps between compute kernels: {} before the host issued the "
-      "launch, {} from the launch call to the kernel start",
-      pct(static_cast<double>(prep) / all), pct(static_cast<double>(call) / all));
-  if (none > 0)
-    s += fmt::format(", {} with no launch in the trace", pct(static_cast<double>(none) / all));
+// Launch overhead over all ranks: the GPU gaps between compute kernels by cause.
+struct LaunchTotals {
+  Ns prep = 0, call = 0;
+  uint64_t launches = 0, graph_launches = 0;
+  double call_mean = 0;  // launch-call duration, weighted by launches
+};
+LaunchTotals launch_totals(const RunAnalysis& ra) {
+  LaunchTotals t;
+  for (const RankAnalysis& r : ra.ranks) {
+    for (const LaunchRow& x : r.launch) t.prep += x.prep_ns, t.call += x.call_ns;
+    t.launches += r.launch_stats.launches;
+    t.graph_launches += r.launch_stats.graph_launches;
+    t.call_mean += static_cast<double>(r.launch_stats.cpu_mean_ns) *
+                   static_cast<double>(r.launch_stats.launches);
+  }
+  if (t.launches > 0) t.call_mean /= static_cast<double>(t.launches);
+  return t;
+}
+
+std::string host_late_evidence(const LaunchTotals& t) {
+  const double gaps = static_cast<double>(t.prep + t.call);
+  if (gaps <= 0) return {};
+  return fmt::format(
+      "of the launch gaps between compute kernels (all ranks), {} had the GPU waiting for the host "
+      "to issue the launch (Python, framework) and {} for the launch call itself",
+      pct(static_cast<double>(t.prep) / gaps), pct(static_cast<double>(t.call) / gaps));
+}
+
+std::string launch_evidence(const LaunchTotals& t) {
+  if (t.launches == 0) return {};
+  std::string s = fmt::format("{} launch calls (all ranks), {} per call on the host", t.launches,
+                              ms(t.call_mean));
+  if (t.graph_launches > 0) s += fmt::format(", {} of them graph launches", t.graph_launches);
   return s;
 }
 
@@ -252,11 +272,18 @@ Findings decide_findings(const RunAnalysis& ra, const AnalysisOptions& o) {
   add(test_loss(FindingKind::kHostStall, component("host_stall"), t),
       "the GPU idle from the step's start on the host to the host's first launch (data loading, "
       "a slow step start)");
-  add(test_loss(FindingKind::kHostLate, component("host_late"), t), launch_evidence(ra));
+  const LaunchTotals lt = launch_totals(ra);
+  add(test_loss(FindingKind::kHostLate, component("host_late"), t), host_late_evidence(lt));
   add(test_loss(FindingKind::kLaunchOverhead, component("launch_overhead"), t),
-      launch_evidence(ra));
+      launch_evidence(lt));
+  add(test_loss(FindingKind::kGraphGap, component("graph_gap"), t),
+      lt.graph_launches > 0 ? fmt::format("{} graph launches (all ranks): the GPU idle between "
+                                          "their kernels after the first started",
+                                          lt.graph_launches)
+                            : std::string());
   add(test_loss(FindingKind::kIdle, component("idle"), t),
-      "GPU idle with neither the host late nor work of another kind running");
+      "GPU idle with the launch issued and no other work running: waiting on an event or a "
+      "synchronisation, or kernels with no launch in the trace");
   add(test_loss(FindingKind::kExposedMemcpy, component("exposed_memcpy"), t), {});
 
   // The straggler: the rank costing the most over the iterations where it is significant against

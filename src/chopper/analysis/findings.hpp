@@ -35,6 +35,8 @@ namespace chopper {
     "per launch")                                                                                 \
   X(kLaunchOverhead, "launch_overhead", "launch latency",                                         \
     "fewer and larger kernels (fusion) or graph launches")                                        \
+  X(kGraphGap, "graph_gap", "gaps inside graph launches",                                         \
+    "fewer and larger nodes in the captured graphs (fusion); check for syncs captured in them")   \
   X(kIdle, "idle", "other idle",                                                                  \
     "look for synchronisations (device synchronize, .item(), event waits) in the idle gaps")      \
   X(kExposedMemcpy, "exposed_memcpy", "exposed memcpy",                                           \

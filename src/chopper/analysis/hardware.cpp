@@ -680,7 +680,8 @@ void finalize_hardware(RunAnalysis& ra, const AnalysisOptions& o) {
       return f == it.components.end() ? Ns{0} : f->second;
     };
     w.perfect_overlap_ns = it.time_ns - comp("exposed_comm");
-    w.no_launch_gaps_ns = it.time_ns - comp("launch_overhead");
+    // Chopper's launch overhead: the host late between kernels (prep) and the launch call.
+    w.no_launch_gaps_ns = it.time_ns - comp("host_late") - comp("launch_overhead");
     w.no_straggler_ns = it.time_ns - (it.straggler.significant ? it.straggler.cost_ns : 0);
     for (const RankAnalysis& r : ra.ranks) {
       if (r.rank != it.slowest_rank) continue;

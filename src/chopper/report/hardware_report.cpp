@@ -362,18 +362,19 @@ void hardware_tables(const Run& run, const RunAnalysis& ra, const AnalysisOption
   }
   // what_if
   {
-    Rows t = make_rows(sink, "what_if",
-                       "Each iteration (its slowest rank) with one loss removed at a time, first "
-                       "order (NULL = the loss could not be measured)",
-                       {{"iteration", I, "iteration"},
-                        {"rank", I, "slowest rank"},
-                        {"observed_ns", I, "iteration time"},
-                        {"max_clock_ns", I, "compute at the maximum clock"},
-                        {"perfect_overlap_ns", I, "no exposed communication"},
-                        {"no_launch_gaps_ns", I, "no launch overhead"},
-                        {"no_overlap_slowdown_ns", I, "compute not slowed beside communication"},
-                        {"no_straggler_ns", I,
-                         "the significant straggler running like the median rank (iterations)"}});
+    Rows t = make_rows(
+        sink, "what_if",
+        "Each iteration (its slowest rank) with one loss removed at a time, first "
+        "order (NULL = the loss could not be measured)",
+        {{"iteration", I, "iteration"},
+         {"rank", I, "slowest rank"},
+         {"observed_ns", I, "iteration time"},
+         {"max_clock_ns", I, "compute at the maximum clock"},
+         {"perfect_overlap_ns", I, "no exposed communication"},
+         {"no_launch_gaps_ns", I, "no launch overhead: host late and launch latency removed"},
+         {"no_overlap_slowdown_ns", I, "compute not slowed beside communication"},
+         {"no_straggler_ns", I,
+          "the significant straggler running like the median rank (iterations)"}});
     for (const WhatIfRow& w : ra.what_if)
       t.add_row({Cell::of(w.iteration), opt_rank(w.rank), Cell::of(w.observed_ns),
                  w.max_clock_ns < 0 ? Cell::null() : Cell::of(w.max_clock_ns),
