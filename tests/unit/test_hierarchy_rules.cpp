@@ -155,7 +155,7 @@ TEST(HierarchyRules, BadRulesFilesNameTheFileAndLine) {
             "bad.toml:2: rule 'x': an iteration rule needs a capture group for the iteration "
             "number");
   EXPECT_EQ(error_of("[[rule]]\nname = \"x\"\nlevel = \"phase\"\nmatch = 'a'\nphase = \"fwd\"\n"),
-            "bad.toml:1: phase rule 'x' needs phase = forward, backward, optimizer or other");
+            "bad.toml:1: phase rule 'x' needs phase = forward, backward, optimizer, other or data_dist");
   EXPECT_EQ(error_of("[[rule]]\nname = \"nope\"\nenabled = false\n"),
             "bad.toml:1: rule 'nope' is disabled but no such rule exists");
   EXPECT_EQ(error_of("[[rule]]\nname = \"x\"\nlevel = \"layer\"\nmatch = 'a'\ncolour = 1\n"),
@@ -263,8 +263,10 @@ TEST(HierarchyRules, GpuStepSpanFallback) {
 }
 
 // TorchRec's TrainPipelineSparseDist runs the next batch's input distribution between the
-// current batch's forward and backward, outside `## forward ##` and `## backward ##`: its stages
-// are the step's other work (`torchrec_pipeline`), and `## zero_grad ##` is the optimizer's.
+// current batch's forward and backward, outside `## forward ##` and `## backward ##`: that input
+// distribution is a phase of its own (`data_dist`, rule `torchrec_data_dist`), the batch loading
+// and copy are the step's other work (`torchrec_pipeline`), and `## zero_grad ##` is the
+// optimizer's.
 TEST(HierarchyRules, TorchRecPipelineStages) {
   const RankTrace t = labelled(R"J(
     {"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#9", "pid": 1, "tid": 1, "ts": 0, "dur": 1000},
@@ -309,12 +311,12 @@ TEST(HierarchyRules, TorchRecPipelineStages) {
   // The batch copy the pipeline waits for: its stage range (before transfer_outside_phases).
   expect_phase("Memcpy HtoD (Pinned -> Device)", "other", "torchrec_pipeline");
   // The next batch's input all-to-all, started before the forward: not the forward's work.
-  expect_phase("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", "other",
-               "torchrec_pipeline");
+  expect_phase("ncclDevKernel_SendRecv(ncclDevKernelArgsStorage<4096ul>)", "data_dist",
+               "torchrec_data_dist");
   // The model's own work keeps its phases.
   expect_phase("embedding_bag_kernel", "forward", "forward_marker");
   // The input dist's second half, between forward and backward.
-  expect_phase("permute_2D_lengths_kernel", "other", "torchrec_pipeline");
+  expect_phase("permute_2D_lengths_kernel", "data_dist", "torchrec_data_dist");
   expect_phase("embedding_backward_kernel", "backward", "autograd_engine");
   expect_phase("multi_tensor_apply_kernel", "optimizer", "optimizer_range");
 }

@@ -128,7 +128,7 @@ void breakdown_partial(const RankContext& c, const AnalysisOptions& o, RankAnaly
     FlatIndex<RawKey, KeyHash> index;
     std::vector<OpInstance> inst;
     constexpr size_t kClasses = static_cast<size_t>(OpClass::kSync) + 1;
-    std::vector<std::array<Ns, 5 * kClasses>> comp(c.windows.size());
+    std::vector<std::array<Ns, kPhaseCount * kClasses>> comp(c.windows.size());
     for (auto& a : comp) a.fill(0);
     // FLOPs: each launching host op once (its first compute activity), from its recorded shapes;
     // op_cost is memoised per distinct (name, dims, types, concrete inputs).

@@ -172,11 +172,17 @@ std::vector<NameRule> builtin_rules() {
       R"(^(Layer<?\d+>?|attn_n|q_ip|k_ip|v_ip|qkv_t|qkv_re|attn_i|attn_fa|attn_or|attn_op|attn_ra|ffn_n|ffn_gp|ffn_gs|ffn_up|ffn_gu|ffn_dp|ffn_ra|mlp_\w+|ie|ln|lp|cel)$)",
       P::kForward, false, "Chopper's layer and operation annotations (forward pass)"));
   r.push_back(phase_rule(
+      "torchrec_data_dist",
+      R"(^## ((start_|wait_)?sparse_data_dist|sdd_\w+|input_dist\w*)( \d+)? ##$)", P::kDataDist,
+      false,
+      "TorchRec's pipelined input distribution: the next batch's sparse data (embedding input) "
+      "all-to-alls and their waits, beside this batch's forward and backward"));
+  r.push_back(phase_rule(
       "torchrec_pipeline",
-      R"(^## ((start_|wait_)?sparse_data_dist|sdd_\w+|input_dist\w*|next_batch|load_batch|wait_for_batch|copy_batch_to_gpu|recmetrics_update|metrics:\w+)( \d+)? ##$)",
+      R"(^## (next_batch|load_batch|wait_for_batch|copy_batch_to_gpu|recmetrics_update|metrics:\w+)( \d+)? ##$)",
       P::kOther, false,
-      "TorchRec train-pipeline stages outside forward, backward and optimizer: the next "
-      "batch's sparse data (input) distribution, batch loading and copy to the GPU, metrics"));
+      "TorchRec train-pipeline stages outside forward, backward and optimizer: batch loading "
+      "and copy to the GPU, metrics"));
   r.push_back(phase_rule("data_loading", R"(^dl$|DataLoader|^## (data|data_load\w*) ##$)",
                          P::kOther, false,
                          "data loading (Chopper's `dl`, torch DataLoader iteration, `## data_load "
@@ -685,7 +691,8 @@ void apply_user_rules(const toml::table& tbl, const std::string& source,
       const auto ph = str("phase");
       if (!ph || !parse_phase(*ph, r.phase))
         throw Error(fmt::format(
-            "{}: phase rule '{}' needs phase = forward, backward, optimizer or other", at, *name));
+            "{}: phase rule '{}' needs phase = forward, backward, optimizer, other or data_dist",
+            at, *name));
       r.all_threads = boolean("all_threads", false);
     }
     if (r.level == RuleLevel::kOperation) r.label = str("label").value_or("");

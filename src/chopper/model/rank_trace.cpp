@@ -56,7 +56,9 @@ std::string_view memcpy_dir_name(MemcpyDir d) {
 }
 
 namespace {
-constexpr std::string_view kPhaseNames[] = {"", "forward", "backward", "optimizer", "other"};
+constexpr std::string_view kPhaseNames[] = {"",          "forward", "backward",
+                                            "optimizer", "other",   "data_dist"};
+static_assert(std::size(kPhaseNames) == kPhaseCount);
 constexpr std::string_view kOpClassNames[] = {
     "",       "gemm",      "conv",       "attention",  "norm",           "elementwise", "embedding",
     "loss",   "optimizer", "all_reduce", "all_gather", "reduce_scatter", "all_to_all",  "broadcast",

@@ -27,7 +27,10 @@ enum class MemcpyDir : uint8_t { kNone, kHtoD, kDtoH, kDtoD, kHtoH, kPtoP, kOthe
 std::string_view memcpy_dir_name(MemcpyDir d);
 
 // The hierarchy labels (hierarchy/label.cpp). kNone = no label.
-enum class Phase : uint8_t { kNone, kForward, kBackward, kOptimizer, kOther };
+// kDataDist: input (sparse data) distribution of a pipelined step (TorchRec's sparse_data_dist),
+// which runs beside the forward, backward and optimizer of another batch.
+enum class Phase : uint8_t { kNone, kForward, kBackward, kOptimizer, kOther, kDataDist };
+inline constexpr size_t kPhaseCount = 6;
 std::string_view phase_name(Phase p);  // "" for kNone
 // The class of an operation: what its kernels do.
 enum class OpClass : uint8_t {

@@ -82,7 +82,7 @@ void write_gpu_activities(const Run& run, TableSink& sink) {
           {"start_ns", ColType::kInt, "GPU start, ns on the rank's clock"},
           {"dur_ns", ColType::kInt, "GPU duration, ns"},
           {"iteration", ColType::kInt, "iteration (ProfilerStep number) it was launched in"},
-          {"phase", ColType::kText, "forward, backward, optimizer or other"},
+          {"phase", ColType::kText, "forward, backward, optimizer, other or data_dist"},
           {"layer", ColType::kInt, "transformer block index; NULL outside blocks"},
           {"operation", ColType::kText, "the operation that launched it"},
           {"op_class", ColType::kText,

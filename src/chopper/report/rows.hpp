@@ -54,7 +54,7 @@ inline Cell opt_real(double v) {
 // The label columns (iteration, phase, layer, operation) and their cells.
 inline std::vector<ColumnSpec> label_cols() {
   return {{"iteration", ColType::kInt, "ProfilerStep number (NULL = none)"},
-          {"phase", ColType::kText, "forward, backward, optimizer, other (NULL = none)"},
+          {"phase", ColType::kText, "forward, backward, optimizer, other, data_dist (NULL = none)"},
           {"layer", ColType::kInt, "transformer block (NULL = none)"},
           {"operation", ColType::kText, "operation label (NULL = none)"}};
 }
