@@ -108,6 +108,104 @@ case $case_name in
     echo "left: $left"
     [ "$left" = ".chopper.lock chopper.sqlite " ] || fail "left behind: $left"
     ;;
+  unrelated_runs)
+    # Unrelated traces in one directory were merged into one run ("lead 5113729016.5%"). Wanted:
+    # refused (exit 2: nothing analysed) with different_runs naming the files; with --split-runs,
+    # each run analysed into OUT/run-<k> (exit 0).
+    mkdir -p "$dir/u"
+    cp "$data/mini_train.json" "$dir/u/a.json"
+    sed 's/"baseTimeNanoseconds": 1700000000000000000/"baseTimeNanoseconds": 1700086400000000000/' \
+      "$data/mini_train.json" >"$dir/u/b.json"
+    run analyze "$dir/u" -o "$dir/out"
+    echo "rc=$rc: $out"
+    [ "$rc" = 2 ] || fail "exit status $rc, not 2"
+    printf '%s' "$out" | grep -q "error (different_runs): the files come from 2 different runs: run 1: $dir/u/a.json.*run 2: $dir/u/b.json" ||
+      fail "no different_runs error naming the files"
+    [ ! -e "$dir/out/chopper.sqlite" ] || fail "a database was written for a mixed run"
+    run analyze "$dir/u" -o "$dir/out" --split-runs
+    echo "split rc=$rc"
+    [ "$rc" = 0 ] || fail "--split-runs: exit status $rc: $out"
+    [ -f "$dir/out/run-1/chopper.sqlite" ] && [ -f "$dir/out/run-2/chopper.sqlite" ] ||
+      fail "--split-runs did not write run-1 and run-2: $(ls -R "$dir/out")"
+    ;;
+  duplicate_rank)
+    # Two copies of one rank gave "2 ranks". Wanted: refused, duplicate_rank naming both files.
+    mkdir -p "$dir/d"
+    cp "$data/mini_train.json" "$dir/d/a.json"
+    cp "$data/mini_train.json" "$dir/d/b.json"
+    run analyze "$dir/d" -o "$dir/out"
+    echo "rc=$rc: $out"
+    [ "$rc" = 2 ] || fail "exit status $rc, not 2"
+    printf '%s' "$out" | grep -q "error (duplicate_rank): rank 1 is claimed by 2 files (distributedInfo): $dir/d/a.json, $dir/d/b.json" ||
+      fail "no duplicate_rank error naming both files"
+    ;;
+  missing_path)
+    # One missing path dropped every rank (exit 2). Wanted: an error naming it, the rest
+    # analysed, exit 1.
+    run analyze "$data/mini_train.json" "$dir/rank9.json" -o "$dir/out"
+    echo "rc=$rc: $(printf '%s' "$out" | grep -e missing -e wrote)"
+    [ "$rc" = 1 ] || fail "exit status $rc, not 1"
+    printf '%s' "$out" | grep -q "error (missing_path): $dir/rank9.json: no such file or directory" ||
+      fail "the missing path is not named"
+    [ -f "$dir/out/chopper.sqlite" ] || fail "the readable file was not analysed"
+    # Nothing readable at all: exit 2.
+    run analyze "$dir/rank9.json" -o "$dir/out2"
+    [ "$rc" = 2 ] || fail "nothing readable: exit status $rc, not 2"
+    ;;
+  corrupt_first_byte)
+    # A rank file in a directory whose first byte is corrupt was "skipped (not a trace)", exit 0.
+    # Wanted: an error naming the file and byte 0, the other rank analysed, exit 1; the error in
+    # the diagnostics table.
+    mkdir -p "$dir/c"
+    sed 's/"rank": 1, "world_size": 2/"rank": 0, "world_size": 2/' "$data/mini_train.json" >"$dir/c/rank0.json"
+    { printf 'z'; tail -c +2 "$data/mini_train.json"; } >"$dir/c/rank1.json"
+    run analyze "$dir/c" -o "$dir/out"
+    echo "rc=$rc: $(printf '%s' "$out" | grep -e rank1 -e wrote)"
+    [ "$rc" = 1 ] || fail "exit status $rc, not 1"
+    printf '%s' "$out" | grep -q "error (unreadable_file): $dir/c/rank1.json: byte 0: not a JSON trace" ||
+      fail "the corrupt file is not named with its offset"
+    printf '%s' "$out" | grep -q "skipped.*rank1.json" && fail "the corrupt file was skipped"
+    [ -f "$dir/out/chopper.sqlite" ] || fail "the other rank was not analysed"
+    if command -v sqlite3 >/dev/null; then
+      got=$(sqlite3 "$dir/out/chopper.sqlite" "SELECT severity, kind FROM diagnostics WHERE file = '$dir/c/rank1.json'")
+      [ "$got" = "error|unreadable_file" ] || fail "diagnostics table: '$got'"
+    fi
+    ;;
+  pzstd)
+    # pzstd's output (a skippable frame before each zstd frame) was skipped as "not a trace".
+    # Wanted: read like the plain file (info --json: link rate 0.875); so are frames written one
+    # after another (cat a.zst b.zst).
+    command -v zstd >/dev/null || { echo "zstd not installed: skipped"; exit 0; }
+    mkdir -p "$dir/z"
+    head -c 3000 "$data/mini_train.json" | zstd -q -c >"$dir/z/cat.json.zst"
+    tail -c +3001 "$data/mini_train.json" | zstd -q -c >>"$dir/z/cat.json.zst"
+    files="$dir/z/cat.json.zst"
+    if command -v pzstd >/dev/null; then
+      cp "$data/mini_train.json" "$dir/z/p.json"
+      pzstd -q -p 2 "$dir/z/p.json" -o "$dir/z/pzstd.json.zst" && rm "$dir/z/p.json"
+      files="$files $dir/z/pzstd.json.zst"
+    fi
+    for f in $files; do
+      run info --json "$f"
+      echo "$f: rc=$rc"
+      [ "$rc" = 0 ] || fail "$f: exit status $rc: $out"
+      printf '%s' "$out" | grep -q '"link_rate": 0.875000' || fail "$f not read like the plain file: $out"
+    done
+    run info "$dir/z"
+    [ "$rc" = 0 ] || fail "directory: exit status $rc: $out"
+    printf '%s' "$out" | grep -q skipped && fail "a zstd file was skipped: $out"
+    ;;
+  max_files)
+    # 5,000 small rank files took 1.7 GB. Wanted: a limit on files per run (--max-files), an
+    # error before any file is read (exit 2).
+    mkdir -p "$dir/m"
+    for r in 0 1 2; do cp "$data/mini_train.json" "$dir/m/rank$r.json"; done
+    run info "$dir/m" --max-files 2
+    echo "rc=$rc: $out"
+    [ "$rc" = 2 ] || fail "exit status $rc, not 2"
+    printf '%s' "$out" | grep -q "3 trace files found, more than the limit of 2 per run.*--max-files" ||
+      fail "no error naming the limit"
+    ;;
   *)
     fail "unknown case"
     ;;

@@ -6,6 +6,7 @@
 
 #include "chopper/base/error.hpp"
 #include "chopper/ingest/load.hpp"
+#include "compress_util.hpp"
 #include "test_util.hpp"
 
 using namespace chopper;
@@ -82,6 +83,111 @@ TEST(Load, ResultDoesNotDependOnThreadsOrArgumentOrder) {
   fs::remove_all(dir);
 }
 
-TEST(Load, MissingPathIsAnError) {
-  EXPECT_THROW(load_run({"/nonexistent/dir"}), chopper::Error);
+// One missing path on the command line used to drop every rank (exit 2). Wanted: the missing
+// path is a failed slot of its own (missing, "no such file or directory"), the others are read.
+TEST(Load, MissingPathIsReportedAndTheOthersRead) {
+  const fs::path dir = make_run(2);
+  chopper::Run run = load_run(
+      {(dir / "rank-0.json").string(), "/nonexistent/rank-7.json", (dir / "rank-1.json").string()});
+  ASSERT_EQ(run.ranks.size(), 3u);
+  EXPECT_TRUE(run.ranks[0].ok);
+  EXPECT_TRUE(run.ranks[1].ok);
+  EXPECT_FALSE(run.ranks[2].ok);
+  EXPECT_TRUE(run.ranks[2].missing);
+  EXPECT_EQ(run.ranks[2].rank, 7) << "the rank its name gives";
+  EXPECT_EQ(run.ranks[2].error, "/nonexistent/rank-7.json: no such file or directory");
+  EXPECT_EQ(run.failed(), 1u);
+  // Nothing at all: still no exception; every slot failed (the CLI's exit 2).
+  chopper::Run none = load_run({"/nonexistent/dir"});
+  ASSERT_EQ(none.ranks.size(), 1u);
+  EXPECT_EQ(none.failed(), 1u);
+  fs::remove_all(dir);
+}
+
+namespace {
+std::string mini_text() {
+  return chopper::test::read_file(chopper::test::data_path("mini_train.json"));
+}
+fs::path scratch(const std::string& name) {
+  const fs::path d =
+      fs::temp_directory_path() / ("chopper_load_" + name + "_" + std::to_string(::getpid()));
+  fs::remove_all(d);
+  fs::create_directories(d);
+  return d;
+}
+}  // namespace
+
+// A rank file whose first byte is corrupt was "skipped (not a trace)": one rank fewer, exit 0.
+// Wanted: in a directory, a file under a trace name whose content is not JSON is a failed rank
+// naming the file and byte 0; a JSON file that is not a trace (truth.json) is still skipped.
+TEST(Load, CorruptFirstByteInADirectoryIsAnError) {
+  const fs::path d = scratch("corrupt");
+  std::string bad = mini_text();
+  bad[0] = 'z';  // was '{'
+  std::ofstream(d / "rank0.json") << mini_text();
+  std::ofstream(d / "rank1.json") << bad;
+  std::ofstream(d / "truth.json") << "{\"seed\": 1}";
+  chopper::Run run = load_run({d.string()});
+  ASSERT_EQ(run.ranks.size(), 2u);
+  EXPECT_TRUE(run.ranks[0].ok || run.ranks[1].ok);
+  const chopper::RankSlot& failed = run.ranks[0].ok ? run.ranks[1] : run.ranks[0];
+  EXPECT_EQ(failed.file, (d / "rank1.json").string());
+  EXPECT_EQ(failed.error.rfind((d / "rank1.json").string() + ": byte 0: not a JSON trace", 0), 0u)
+      << failed.error;
+  ASSERT_EQ(run.skipped.size(), 1u);
+  EXPECT_EQ(run.skipped[0].first, (d / "truth.json").string());
+  fs::remove_all(d);
+}
+
+// pzstd output (each frame preceded by a skippable frame holding its size) began with the
+// skippable magic, was taken for plain text and skipped as "not a trace". Wanted: read, the same
+// trace as the plain file; likewise plain concatenated frames (cat a.zst b.zst).
+TEST(Load, MultiFrameAndPzstdZstdAreRead) {
+  const fs::path d = scratch("zstd");
+  const std::string text = mini_text();
+  const size_t half = text.size() / 2;
+  const std::string a = chopper::test::zstd(text.substr(0, half));
+  const std::string b = chopper::test::zstd(text.substr(half));
+  auto skippable = [](const std::string& frame) {
+    std::string s = "\x50\x2a\x4d\x18";  // magic 0x184D2A50, little-endian
+    const uint32_t len = 4;
+    s.append(reinterpret_cast<const char*>(&len), 4);
+    const uint32_t size = static_cast<uint32_t>(frame.size());
+    s.append(reinterpret_cast<const char*>(&size), 4);
+    return s + frame;
+  };
+  std::ofstream(d / "rank1.json") << text;
+  std::ofstream(d / "cat.json.zst", std::ios::binary) << a + b;
+  std::ofstream(d / "pzstd.json.zst", std::ios::binary) << skippable(a) + skippable(b);
+  const chopper::RankTrace plain = load_rank_file((d / "rank1.json").string());
+  for (const char* f : {"cat.json.zst", "pzstd.json.zst"}) {
+    chopper::Run run = load_run({d.string() + "/" + f, (d / "rank1.json").string()});
+    ASSERT_EQ(run.ranks.size(), 2u) << f;
+    ASSERT_TRUE(run.ranks[0].ok) << run.ranks[0].error;
+    EXPECT_TRUE(run.skipped.empty());
+    EXPECT_EQ(run.ranks[0].trace.gpu.start_ns, plain.gpu.start_ns) << f;
+    EXPECT_EQ(run.ranks[0].trace.total_events, plain.total_events) << f;
+    EXPECT_EQ(run.ranks[0].trace.diagnostics.total(), plain.diagnostics.total()) << f;
+  }
+  fs::remove_all(d);
+}
+
+// More trace files than the limit: an error naming the count, the limit and --max-files, before
+// any file is opened (5 files, limit 4); at the limit, read.
+TEST(Load, TooManyFilesIsAnError) {
+  const fs::path dir = make_run(4);  // rank-0..3 and rank-99: 5 trace names
+  LoadOptions lo;
+  lo.max_files = 4;
+  try {
+    load_run({dir.string()}, lo);
+    ADD_FAILURE() << "no error";
+  } catch (const chopper::Error& e) {
+    EXPECT_NE(std::string(e.what()).find("5 trace files found, more than the limit of 4"),
+              std::string::npos)
+        << e.what();
+    EXPECT_NE(std::string(e.what()).find("--max-files"), std::string::npos);
+  }
+  lo.max_files = 5;
+  EXPECT_EQ(load_run({dir.string()}, lo).ranks.size(), 5u);
+  fs::remove_all(dir);
 }

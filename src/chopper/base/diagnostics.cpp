@@ -4,6 +4,58 @@
 
 namespace chopper {
 
+std::string_view severity_name(Severity s) {
+  switch (s) {
+    case Severity::kError:
+      return "error";
+    case Severity::kWarning:
+      return "warning";
+    case Severity::kInfo:
+      return "info";
+  }
+  return "?";
+}
+
+namespace {
+struct RunDiagInfo {
+  RunDiag kind;
+  std::string_view name;
+  Severity severity;
+  std::string_view doc;
+};
+constexpr RunDiagInfo kRunDiags[] = {
+#define CHOPPER_X(e, name, sev, doc) {RunDiag::e, name, Severity::sev, doc},
+    CHOPPER_RUN_DIAGNOSTICS(CHOPPER_X)
+#undef CHOPPER_X
+};
+constexpr RunDiag kAllRunDiags[] = {
+#define CHOPPER_X(e, name, sev, doc) RunDiag::e,
+    CHOPPER_RUN_DIAGNOSTICS(CHOPPER_X)
+#undef CHOPPER_X
+};
+}  // namespace
+
+std::string_view run_diag_name(RunDiag k) {
+  return kRunDiags[static_cast<size_t>(k)].name;
+}
+Severity run_diag_severity(RunDiag k) {
+  return kRunDiags[static_cast<size_t>(k)].severity;
+}
+std::string_view run_diag_doc(RunDiag k) {
+  return kRunDiags[static_cast<size_t>(k)].doc;
+}
+bool parse_run_diag(std::string_view name, RunDiag& k) {
+  for (const RunDiagInfo& d : kRunDiags)
+    if (d.name == name) {
+      k = d.kind;
+      return true;
+    }
+  return false;
+}
+std::span<const RunDiag> all_run_diags() {
+  return kAllRunDiags;
+}
+
 Diagnostics::Entry& Diagnostics::entry(std::string_view kind) {
   auto it = index_.find(std::string(kind));
   if (it != index_.end()) return entries_[it->second];

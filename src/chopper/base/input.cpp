@@ -381,7 +381,10 @@ std::unique_ptr<ByteSource> make_source(std::unique_ptr<RawInput> in, std::strin
   in->unread(n);
   if (n >= 2 && m[0] == 0x1f && m[1] == 0x8b)
     return std::make_unique<GzipSource>(std::move(in), std::move(name));
-  if (n >= 4 && m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd)
+  // A zstd frame, or a skippable frame (magic 0x184D2A50-5F), which pzstd writes before each of
+  // its frames: the decoder skips those and reads the frames that follow, one after another.
+  if (n >= 4 && ((m[0] == 0x28 && m[1] == 0xb5 && m[2] == 0x2f && m[3] == 0xfd) ||
+                 ((m[0] & 0xf0) == 0x50 && m[1] == 0x2a && m[2] == 0x4d && m[3] == 0x18)))
     return std::make_unique<ZstdSource>(std::move(in), std::move(name));
   return std::make_unique<PlainSource>(std::move(in), std::move(name));
 }

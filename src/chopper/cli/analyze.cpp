@@ -14,6 +14,7 @@
 #include "chopper/report/analysis_report.hpp"
 #include "chopper/report/csv_sink.hpp"
 #include "chopper/report/findings_report.hpp"
+#include "chopper/report/diagnostics_report.hpp"
 #include "chopper/report/hardware_report.hpp"
 #include "chopper/report/hierarchy_report.hpp"
 #include "chopper/report/output_dir.hpp"
@@ -73,6 +74,16 @@ int analyze_run(const AnalyzeOptions& in) {
     fmt::print(stderr, "chopper analyze: {}\n", e.what());
     return 2;
   }
+  // --split-runs: the files grouped into runs (link/validate.hpp), each analysed into OUT/run-<k>.
+  if (o.run.split_runs)
+    return for_each_run(o.run, "analyze", [&o](const RunOptions& run, size_t k) {
+      AnalyzeOptions one = o;
+      one.run = run;
+      one.out = (std::filesystem::path(o.out) / fmt::format("run-{}", k + 1)).string();
+      fmt::print("== run-{} ({}/run-{})\n", k + 1, o.out, k + 1);
+      std::fflush(stdout);
+      return analyze_run(one);
+    });
   // The output directory, locked for this run before the (long) load: a second analyze into it
   // stops here. Outputs are staged and renamed at the end (report/output_dir.hpp).
   std::optional<OutputDir> outdir;
@@ -86,6 +97,7 @@ int analyze_run(const AnalyzeOptions& in) {
   if (!lr) return 2;
   o.analysis.threads = o.run.threads;
   const std::vector<CoverageRow> coverage = label_coverage(lr->run);
+  const std::vector<DiagnosticRow> diagnostics = run_diagnostics(lr->run);  // link/validate.hpp
   // The hardware's files: telemetry and counters in the run's directories and named with
   // --telemetry / --counters, put on the trace clock.
   HardwareRun hw;
@@ -134,6 +146,7 @@ int analyze_run(const AnalyzeOptions& in) {
     write_hierarchy(aggregate_prefixes(lr->run, levels, strings), sink);
     write_table(coverage_table(coverage), sink);
     write_table(rules_table(lr->taxonomy), sink);
+    write_diagnostics(diagnostics, sink);
     if (csv_thread) csv_thread->finish();
   } catch (const std::exception& e) {
     fmt::print(stderr, "chopper analyze: {}\n", e.what());
@@ -147,11 +160,12 @@ int analyze_run(const AnalyzeOptions& in) {
   }
   if (!o.json) {
     out += "\n" + coverage_text(coverage);
+    if (const std::string d = diagnostics_text(diagnostics); !d.empty()) out += "\n" + d;
     out += fmt::format("\nwrote {}/chopper.sqlite{}; per GPU and level: chopper tree\n", o.out,
                        o.no_csv ? "" : fmt::format(" and {}/*.csv", o.out));
   }
   std::fwrite(out.data(), 1, out.size(), stdout);
-  return lr->run.failed() > 0 || hw_errors > 0 ? 1 : 0;
+  return run_errors(lr->run) > 0 || hw_errors > 0 ? 1 : 0;
 }
 
 Command add_analyze(CLI::App& root) {
@@ -161,7 +175,7 @@ Command add_analyze(CLI::App& root) {
       "DIR/*.csv) and print the findings");
   auto o = std::make_shared<AnalyzeOptions>();
   auto dtype = std::make_shared<std::string>("bf16");
-  add_run_options(app, o->run);
+  add_run_options(app, o->run, true, /*split_runs=*/true);
   app->add_option("-o,--out", o->out, "Output directory")->required()->check(output_directory());
   app->add_flag("--no-csv", o->no_csv, "Write only the SQLite database");
   app->add_flag("--json", o->json,

@@ -15,6 +15,7 @@
 #include "chopper/base/memory.hpp"
 #include "chopper/hierarchy/label.hpp"
 #include "chopper/ingest/load.hpp"
+#include "chopper/link/validate.hpp"
 
 namespace chopper::cli {
 
@@ -78,7 +79,7 @@ CLI::Validator thread_count() {
   return CLI::Range(0u, 1024u).description("0 (all cores) to 1024");
 }
 
-void add_run_options(CLI::App* app, RunOptions& o, bool rules) {
+void add_run_options(CLI::App* app, RunOptions& o, bool rules, bool split_runs) {
   app->add_option("paths", o.paths,
                   "Trace files or directories of them (.json, .json.gz, .json.zst)")
       ->required();
@@ -100,12 +101,58 @@ void add_run_options(CLI::App* app, RunOptions& o, bool rules) {
                   "counted (event_too_large)")
       ->check(CLI::Range(uint64_t{1}, uint64_t{4096}))
       ->capture_default_str();
+  app->add_option("--max-files", o.max_files,
+                  "Most trace files one run may have; more is an error, before any is read")
+      ->check(CLI::Range(size_t{1}, size_t{1} << 30))
+      ->capture_default_str();
+  if (split_runs)
+    app->add_flag("--split-runs", o.split_runs,
+                  "Files of several runs (time spans apart, different world sizes, a rank twice) "
+                  "are grouped into runs and each analysed into DIR/run-<k>/, instead of being "
+                  "refused");
 }
 
-std::optional<Run> load_reporting(const RunOptions& o, const char* cmd) {
+size_t run_errors(const Run& run) {
+  size_t n = 0;
+  for (const RunProblem& p : run.problems) n += run_diag_severity(p.kind) == Severity::kError;
+  return n;
+}
+
+namespace {
+
+// The problems on stderr, errors first; at most three lines per kind except for files that could
+// not be read (each is named).
+void print_problems(const Run& run) {
+  for (Severity sev : {Severity::kError, Severity::kWarning}) {
+    for (RunDiag k : all_run_diags()) {
+      if (run_diag_severity(k) != sev || k == RunDiag::kNotATrace) continue;
+      size_t n = 0, shown = 0;
+      const size_t cap = k == RunDiag::kUnreadableFile || k == RunDiag::kMissingPath ? SIZE_MAX : 3;
+      for (const RunProblem& p : run.problems) {
+        if (p.kind != k) continue;
+        ++n;
+        if (shown < cap) {
+          ++shown;
+          fmt::print(stderr, "chopper: {} ({}): {}\n", severity_name(sev), run_diag_name(k),
+                     p.message);
+        }
+      }
+      if (n > shown)
+        fmt::print(stderr, "chopper: … and {} more {} (the diagnostics table lists them)\n",
+                   n - shown, run_diag_name(k));
+    }
+  }
+  for (const RunProblem& p : run.problems)
+    if (p.kind == RunDiag::kRunSplit) fmt::print(stderr, "chopper: {}\n", p.message);
+}
+
+std::optional<Run> load_validated(const RunOptions& o, const char* cmd,
+                                  std::vector<RunGroup>& groups) {
+  if (o.preloaded) return std::move(*o.preloaded);  // for_each_run printed its problems
   Run run;
   try {
     LoadOptions lo;
+    lo.max_files = o.max_files;
     lo.kineto.keep_python = o.keep_python;
     lo.kineto.max_event_bytes = static_cast<size_t>(o.max_event_mib) << 20;
     lo.threads = o.threads;
@@ -148,6 +195,9 @@ std::optional<Run> load_reporting(const RunOptions& o, const char* cmd) {
       }
     } stop{finished, ticker};
     run = load_run(o.paths, lo);
+    ValidateOptions vo;
+    vo.split_runs = o.split_runs;
+    groups = validate_run(run, vo);
   } catch (const Error& e) {
     fmt::print(stderr, "chopper {}: {}\n", cmd, e.what());
     return std::nullopt;
@@ -158,9 +208,37 @@ std::optional<Run> load_reporting(const RunOptions& o, const char* cmd) {
     fmt::print(stderr, "chopper: {} {} ({}{})\n", pass ? "not a rank:" : "skipped", file,
                pass ? "" : "not a trace: ", why);
   }
-  for (const auto& r : run.ranks)
-    if (!r.ok) fmt::print(stderr, "chopper: {}\n", r.error);
+  print_problems(run);
   return run;
+}
+
+}  // namespace
+
+std::optional<Run> load_reporting(const RunOptions& o, const char* cmd) {
+  std::vector<RunGroup> groups;
+  return load_validated(o, cmd, groups);
+}
+
+int for_each_run(const RunOptions& o, const char* cmd,
+                 const std::function<int(const RunOptions&, size_t)>& each) {
+  std::vector<RunGroup> groups;
+  RunOptions lo = o;
+  lo.split_runs = true;
+  lo.preloaded.reset();
+  std::optional<Run> all = load_validated(lo, cmd, groups);
+  if (!all) return 2;
+  std::vector<Run> runs = split_run(std::move(*all), groups);
+  int worst = 0;
+  size_t refused = 0;
+  for (size_t k = 0; k < runs.size(); ++k) {
+    RunOptions ro = o;
+    ro.split_runs = false;
+    ro.preloaded = std::make_shared<Run>(std::move(runs[k]));
+    const int rc = each(ro, k);
+    refused += rc == 2;
+    worst = std::max(worst, rc);
+  }
+  return refused == runs.size() ? 2 : worst != 0 ? 1 : 0;
 }
 
 std::optional<LabelledRun> load_labelled(const RunOptions& o, const char* cmd) {
@@ -177,6 +255,13 @@ std::optional<LabelledRun> load_labelled(const RunOptions& o, const char* cmd) {
   lr.run = std::move(*run);
   if (lr.run.ranks.size() == lr.run.failed()) {
     fmt::print(stderr, "chopper {}: no readable trace files\n", cmd);
+    return std::nullopt;
+  }
+  if (run_is_mixed(lr.run)) {
+    fmt::print(stderr,
+               "chopper {}: the files are not one run (above): nothing analysed; name one run's "
+               "files{}\n",
+               cmd, std::string_view(cmd) == "analyze" ? ", or use --split-runs" : "");
     return std::nullopt;
   }
   // Labelling reuses the memory loading freed (link's temporaries; base/memory.hpp). Then what

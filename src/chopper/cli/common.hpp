@@ -2,11 +2,14 @@
 // What the analysis subcommands share: loading a run (with the diagnostics printed on stderr)
 // and labelling it with the built-in taxonomy plus an optional user rules file.
 #include <CLI/CLI.hpp>
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 #include "chopper/hierarchy/taxonomy.hpp"
+#include "chopper/ingest/load.hpp"
 #include "chopper/model/run.hpp"
 
 namespace chopper::cli {
@@ -20,9 +23,17 @@ struct RunOptions {
   // Input limits (docs/formats.md): decompressed bytes per file, JSON bytes per event.
   uint64_t max_decompressed_gib = 64;
   uint64_t max_event_mib = 16;
+  size_t max_files = kDefaultMaxFiles;  // trace files per run (ingest/load.hpp)
+  // --split-runs (analyze): files of several runs are grouped and each run analysed on its own
+  // (for_each_run), instead of being refused (link/validate.hpp).
+  bool split_runs = false;
+  // Set by for_each_run: this run, already loaded and validated, instead of loading `paths`
+  // (which still name the run's directories, where hardware files are found).
+  std::shared_ptr<Run> preloaded;
 };
-// Adds paths, --rules (unless `rules` is false), --keep-python, -j and the input limits to `app`.
-void add_run_options(CLI::App* app, RunOptions& o, bool rules = true);
+// Adds paths, --rules (unless `rules` is false), --keep-python, -j, --max-files, the input limits
+// and, when `split_runs`, --split-runs to `app`.
+void add_run_options(CLI::App* app, RunOptions& o, bool rules = true, bool split_runs = false);
 
 // Option validators (CLI11) whose messages name the value and the range.
 // A number in [lo, hi): "must be at least LO and below HI".
@@ -38,16 +49,28 @@ CLI::Validator output_directory();
 // Threads: 0 (all cores) to 1024.
 CLI::Validator thread_count();
 
-// Loads the run; prints skipped files and unreadable ranks on stderr. nullopt (after printing
-// "chopper CMD: ...") when the paths cannot be listed.
+// Loads and validates the run (link/validate.hpp); prints skipped files and the problems found
+// (unreadable files, missing paths, duplicate ranks, ...) on stderr. nullopt (after printing
+// "chopper CMD: ...") when the paths cannot be listed or are too many (--max-files).
 std::optional<Run> load_reporting(const RunOptions& o, const char* cmd);
+
+// The error-severity problems of a run (unreadable files, missing paths, ...): the exit status is
+// 1 when there are any and the rest was analysed.
+size_t run_errors(const Run& run);
+
+// --split-runs: loads and validates once, then calls each(options, k) for every run found, k from
+// 0, with RunOptions::preloaded holding run k. The exit status: 2 when nothing could be analysed
+// (loading failed, or every call returned 2), 1 when a call returned non-zero, else 0.
+int for_each_run(const RunOptions& o, const char* cmd,
+                 const std::function<int(const RunOptions&, size_t)>& each);
 
 struct LabelledRun {
   Taxonomy taxonomy;
   Run run;
 };
-// Loads and labels; prints errors as "chopper CMD: ..." and returns nullopt when nothing can be
-// analysed (exit status 2).
+// Loads, validates and labels; prints errors as "chopper CMD: ..." and returns nullopt when
+// nothing can be analysed (exit status 2): no readable file, or files that are not one run
+// (different runs, a rank twice, world sizes that differ) without --split-runs.
 std::optional<LabelledRun> load_labelled(const RunOptions& o, const char* cmd);
 
 }  // namespace chopper::cli

@@ -11,9 +11,15 @@
 
 namespace chopper {
 
+// The most trace files one run may have unless raised (--max-files): above the rank counts that
+// one machine analyses (thousands; MPI beyond), below what a mistaken path (a home directory, a
+// dataset folder of JSON files) would make chopper open. Checked before any file is opened.
+inline constexpr size_t kDefaultMaxFiles = 16384;
+
 struct LoadOptions {
   KinetoReadOptions kineto;
-  unsigned threads = 0;  // 0 = all cores
+  unsigned threads = 0;                 // 0 = all cores
+  size_t max_files = kDefaultMaxFiles;  // load_run throws Error above this many trace files
   // Called (serialised, from the loading threads) after each file: files done, files in all,
   // bytes of the files done. For a progress display; may be empty.
   std::function<void(size_t, size_t, uint64_t)> progress;
@@ -25,8 +31,10 @@ struct TracePath {
   // Found in a directory but not a readable regular file (a FIFO, a socket, a directory, a
   // dangling symbolic link): why it is skipped. Such entries are never opened.
   std::string skip;
+  bool missing = false;  // named on the command line and does not exist
 };
-// Expands directories into their trace files. Throws Error for a path that does not exist or a
+// Expands directories into their trace files. A path that does not exist is returned with
+// `missing` set (load_run makes it a failed rank: the other paths are read). Throws Error for a
 // directory that cannot be listed; an entry of a directory that cannot be examined is listed with
 // its reason (TracePath::skip), not an error.
 std::vector<TracePath> expand_trace_paths(const std::vector<std::string>& paths);
@@ -39,7 +47,12 @@ int64_t rank_from_file_name(std::string_view path);
 // instead of making them ranks.
 bool is_counter_pass(const RankTrace& t);
 
-// Reads every trace of `paths` (files and directories) on opt.threads threads into a Run.
+// Reads every trace of `paths` (files and directories) on opt.threads threads into a Run. A file
+// that cannot be read, or a path that does not exist, is a failed RankSlot (its error names the
+// file and byte offset); so is a file found in a directory under a trace name whose content is not
+// JSON at all (a corrupt first byte). A directory's JSON file that is JSON but not a trace
+// (truth.json, rocprofv3 or amd-smi JSON) is skipped and listed in Run::skipped. Throws Error when
+// there are more than opt.max_files trace files, before opening any.
 Run load_run(const std::vector<std::string>& paths, const LoadOptions& opt = {});
 
 // Reads, links and classifies one file (throws InputError).

@@ -12,8 +12,20 @@ struct RankSlot {
   std::string file;
   int64_t rank = -1;  // -1 when neither distributedInfo nor the file name says
   bool ok = false;
-  std::string error;  // one line, naming the file and byte offset, when !ok
+  std::string error;     // one line, naming the file and byte offset, when !ok
+  bool missing = false;  // !ok because the path does not exist (missing_path)
   RankTrace trace;
+};
+
+// A problem of the run as a whole or of one file (ingest/load.cpp, link/validate.cpp): one line
+// naming the files, for the terminal and the `diagnostics` table.
+struct RunProblem {
+  RunDiag kind;
+  int64_t rank = -1;               // the rank it concerns; -1 = the run (or a rank not known)
+  std::vector<std::string> files;  // the files it names, sorted
+  std::string message;             // one line
+  uint64_t count = 1;              // how many (missing ranks, duplicate files, ...)
+  int64_t of_count = -1;           // what count is out of (the world size); -1 none
 };
 
 struct Run {
@@ -23,6 +35,8 @@ struct Run {
   // Kineto files that hold CUPTI range-profiler counters and no GPU activity (also in `skipped`):
   // counter passes, for ingest/hardware_files.
   std::vector<std::string> counter_passes;
+  // What validation found (link/validate.hpp), in the order found.
+  std::vector<RunProblem> problems;
   size_t failed() const {
     size_t n = 0;
     for (const auto& r : ranks) n += r.ok ? 0 : 1;

@@ -1,0 +1,151 @@
+#include "chopper/report/diagnostics_report.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <map>
+
+#include "chopper/report/rows.hpp"
+
+namespace chopper {
+
+void write_diagnostics(const std::vector<DiagnosticRow>& rows, TableSink& sink) {
+  constexpr ColType I = ColType::kInt, R = ColType::kReal, T = ColType::kText;
+  Rows t = make_rows(
+      sink, "diagnostics",
+      "What loading, validating, reading and linking found, per rank and kind: files that could "
+      "not be read, files that are not one run, ranks missing or assigned, the readers' and "
+      "linking's anomalies (docs/formats.md) and, for every rank, the GPU activities that reached "
+      "no host op (the link rate)",
+      {{"rank", I,
+        "rank the row concerns; NULL = the whole run, or a file whose rank is unknown (see file)"},
+       {"file", T, "the file the row concerns (NULL = several or none: example names them)"},
+       {"kind", T,
+        "what was found: a run-level kind (missing_path, unreadable_file, duplicate_rank, "
+        "world_size_mismatch, rank_out_of_range, different_runs, missing_ranks, rank_assigned, "
+        "not_a_trace, run_split, gpu_activity_unlinked) or a reader's or linking's anomaly kind"},
+       {"severity", T,
+        "error (the result is partial or would be wrong), warning (less was used than the input "
+        "held), info"},
+       {"stage", T, "where it was found: load, validate, read (the reader and linking), link"},
+       {"count", I,
+        "how many: events, files, ranks (missing_ranks), runs (different_runs), unlinked "
+        "activities (gpu_activity_unlinked)"},
+       {"of_count", I,
+        "what count is out of: linkable kernels/memcpys/memsets (gpu_activity_unlinked), the "
+        "world size (missing_ranks); NULL = not applicable"},
+       {"example", T, "the message, or the first example with its byte offset"},
+       {"gpu_time_ns", I,
+        "summed duration of the GPU activities concerned (NULL = not known: skipped events have "
+        "none)"},
+       {"share_of_gpu_time", R,
+        "gpu_time_ns / the rank's GPU time (summed duration of its kernels, memcpys, memsets)"},
+       {"share_of_events", R, "count / the rank's trace events (reader and linking rows)"}});
+  for (const DiagnosticRow& d : rows)
+    t.add_row({opt_rank(d.rank), opt_text(d.file), Cell::of(std::string_view(d.kind)),
+               Cell::of(severity_name(d.severity)), Cell::of(std::string_view(d.stage)),
+               Cell::of(d.count), d.of_count < 0 ? Cell::null() : Cell::of(d.of_count),
+               opt_text(d.example), d.gpu_time_ns < 0 ? Cell::null() : Cell::of(d.gpu_time_ns),
+               opt_real(d.share_of_gpu_time), opt_real(d.share_of_events)});
+  t.end();
+}
+
+namespace {
+
+std::string pct(double x) {
+  return fmt::format("{:.1f}%", 100.0 * x);
+}
+
+}  // namespace
+
+std::string diagnostics_text(const std::vector<DiagnosticRow>& rows) {
+  std::string o;
+  // Run-level errors and warnings: one line per kind, its first message.
+  std::vector<std::string> kinds;
+  std::map<std::string, std::pair<const DiagnosticRow*, size_t>> by_kind;
+  for (Severity sev : {Severity::kError, Severity::kWarning})
+    for (const DiagnosticRow& d : rows) {
+      if (d.severity != sev || d.stage == "read") continue;
+      auto [it, fresh] = by_kind.try_emplace(d.kind, &d, 0);
+      if (fresh) kinds.push_back(d.kind);
+      ++it->second.second;
+    }
+  for (const std::string& k : kinds) {
+    const auto& [d, n] = by_kind[k];
+    o += fmt::format("  {} {}: {}{}\n", severity_name(d->severity), k, d->example,
+                     n > 1 ? fmt::format(" (and {} more)", n - 1) : "");
+  }
+  // Reader and linking anomalies, per rank, when they touch more than the threshold.
+  struct RankReader {
+    std::string file;
+    double share = 0;
+    std::vector<const DiagnosticRow*> kinds;
+  };
+  std::map<int64_t, RankReader> reader;
+  for (const DiagnosticRow& d : rows) {
+    if (d.stage != "read") continue;
+    RankReader& r = reader[d.rank];
+    r.file = d.file;
+    if (!std::isnan(d.share_of_events)) r.share += d.share_of_events;
+    if (!std::isnan(d.share_of_gpu_time)) r.share = std::max(r.share, d.share_of_gpu_time);
+    r.kinds.push_back(&d);
+  }
+  std::vector<std::pair<int64_t, const RankReader*>> shown;
+  for (const auto& [rank, r] : reader)
+    if (r.share > kDiagnosticsShareShown) shown.emplace_back(rank, &r);
+  if (!shown.empty()) {
+    o += fmt::format("  reader anomalies above {} of the events in {} rank(s):\n",
+                     pct(kDiagnosticsShareShown), shown.size());
+    for (size_t i = 0; i < shown.size() && i < 3; ++i) {
+      const RankReader& r = *shown[i].second;
+      std::vector<const DiagnosticRow*> k = r.kinds;
+      std::stable_sort(k.begin(), k.end(), [](const DiagnosticRow* a, const DiagnosticRow* b) {
+        return a->count > b->count;
+      });
+      std::string what;
+      for (size_t j = 0; j < k.size() && j < 3; ++j)
+        what += fmt::format("{}{} {}", j ? ", " : "", k[j]->kind, k[j]->count);
+      o += fmt::format("    rank {} ({}): {}{}\n", shown[i].first, r.file, what,
+                       k.front()->example.empty() ? "" : "; first: " + k.front()->example);
+    }
+    if (shown.size() > 3) o += fmt::format("    and {} more rank(s)\n", shown.size() - 3);
+  }
+  // The link rate over all ranks, and the lowest rank's.
+  uint64_t unlinked = 0, linkable = 0;
+  Ns unlinked_ns = 0;
+  double gpu_ns = 0;
+  const DiagnosticRow* worst = nullptr;
+  size_t ranks = 0;
+  for (const DiagnosticRow& d : rows) {
+    if (d.kind != run_diag_name(RunDiag::kGpuActivityUnlinked) || d.of_count <= 0) continue;
+    ++ranks;
+    unlinked += d.count;
+    linkable += static_cast<uint64_t>(d.of_count);
+    unlinked_ns += d.gpu_time_ns;
+    gpu_ns += static_cast<double>(std::max<Ns>(d.rank_gpu_time_ns, 0));
+    const double rate = 1.0 - static_cast<double>(d.count) / static_cast<double>(d.of_count);
+    if (worst == nullptr ||
+        rate < 1.0 - static_cast<double>(worst->count) / static_cast<double>(worst->of_count))
+      worst = &d;
+  }
+  if (linkable > 0) {
+    const double rate = 1.0 - static_cast<double>(unlinked) / static_cast<double>(linkable);
+    if (rate < kLinkRateShown) {
+      o += fmt::format(
+          "  link rate {}: {} of {} kernels/memcpys/memsets ({} of their GPU time) reached no "
+          "host op, so no operation, layer or phase from the host side",
+          pct(rate), unlinked, linkable,
+          gpu_ns > 0 ? pct(static_cast<double>(unlinked_ns) / gpu_ns) : "0.0%");
+      if (ranks > 1)
+        o += fmt::format(
+            "; lowest rank {} ({}, {})", worst->rank, worst->file,
+            pct(1.0 - static_cast<double>(worst->count) / static_cast<double>(worst->of_count)));
+      o += "\n";
+    }
+  }
+  if (o.empty()) return o;
+  return "diagnostics (all in the diagnostics table):\n" + o;
+}
+
+}  // namespace chopper
