@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -236,7 +237,14 @@ Command add_demo(CLI::App& root) {
             ao.run.paths = {*out};
             ao.out = *out + "/analysis";
             ao.analysis.tokens_per_step = static_cast<int64_t>(c.batch) * c.seq * c.ranks;
-            const int rc = analyze_run(ao);
+            int rc = analyze_run(ao);
+            if (rc == 2) return rc;
+            fmt::print("\nchopper timeline {} -o {}/analysis/timeline.json.gz:\n", *out, *out);
+            TimelineCliOptions to;
+            to.run.paths = {*out};
+            to.run.progress = false;
+            to.out = *out + "/analysis/timeline.json.gz";
+            rc = std::max(rc, timeline_run(to));
             fmt::print(
                 "\nThe injected effects and every kernel's true labels are in {}/truth.json.\n"
                 "Per GPU: chopper tree {}\n",
