@@ -191,3 +191,28 @@ TEST(Load, TooManyFilesIsAnError) {
   EXPECT_EQ(load_run({dir.string()}, lo).ranks.size(), 5u);
   fs::remove_all(dir);
 }
+
+// A small trace keeps no more column capacity than it uses: the reader's first reserve is 1,024
+// rows per column, so without trimming an 8 KB trace (mini_train.json: 8 GPU activities) held
+// ~150 KB of slack and 5,000 such ranks took 1.1 GB (`chopper info`; 148 MB with it). Every column
+// must end with at most 256 bytes or a quarter of its contents unused.
+TEST(Load, SmallTraceKeepsNoColumnSlack) {
+  chopper::Run run = load_run({chopper::test::data_path("mini_train.json")});
+  ASSERT_EQ(run.ranks.size(), 1u);
+  ASSERT_TRUE(run.ranks[0].ok);
+  RankTrace& r = run.ranks[0].trace;
+  size_t columns = 0, slack_bytes = 0;
+  auto check = [&](const auto& col) {
+    using T = typename std::decay_t<decltype(col)>::value_type;
+    const size_t slack = (col.capacity() - col.size()) * sizeof(T);
+    EXPECT_TRUE(slack <= 256 || slack <= col.size() * sizeof(T) / 4)
+        << "a column of " << col.size() << " rows keeps " << slack << " bytes unused";
+    ++columns;
+    slack_bytes += slack;
+  };
+  r.gpu.for_each_column(check);
+  r.host.for_each_column(check);
+  r.runtime.for_each_column(check);
+  EXPECT_GT(columns, 40u);
+  EXPECT_LT(slack_bytes, columns * 256);
+}

@@ -1,5 +1,6 @@
 #include "chopper/base/intern.hpp"
 
+#include <algorithm>
 #include <cstring>
 #include <string>
 
@@ -33,8 +34,12 @@ uint64_t StringTable::hash(std::string_view s) {
 std::string_view StringTable::store(std::string_view s) {
   if (s.empty()) return std::string_view();
   if (block_used_ + s.size() > block_cap_) {
-    size_t cap = s.size() > 32768 ? s.size() : 65536;
-    blocks_.push_back(std::make_unique<char[]>(cap));
+    // Blocks grow from 4 KiB to 64 KiB, so a small trace (one of thousands of ranks) holds a few
+    // KiB, not 64; left uninitialised (every byte handed out is written first), so the unused
+    // tail of a block is never touched.
+    const size_t next = std::min<size_t>(65536, block_cap_ == 0 ? 4096 : block_cap_ * 2);
+    size_t cap = s.size() > next / 2 ? s.size() : next;
+    blocks_.push_back(std::make_unique_for_overwrite<char[]>(cap));
     block_cap_ = cap;
     block_used_ = 0;
     total_block_bytes_ += cap;
