@@ -154,8 +154,9 @@ TEST(HierarchyRules, BadRulesFilesNameTheFileAndLine) {
   EXPECT_EQ(error_of("\n[[rule]]\nname = \"x\"\nlevel = \"iteration\"\nmatch = 'step'\n"),
             "bad.toml:2: rule 'x': an iteration rule needs a capture group for the iteration "
             "number");
-  EXPECT_EQ(error_of("[[rule]]\nname = \"x\"\nlevel = \"phase\"\nmatch = 'a'\nphase = \"fwd\"\n"),
-            "bad.toml:1: phase rule 'x' needs phase = forward, backward, optimizer, other or data_dist");
+  EXPECT_EQ(
+      error_of("[[rule]]\nname = \"x\"\nlevel = \"phase\"\nmatch = 'a'\nphase = \"fwd\"\n"),
+      "bad.toml:1: phase rule 'x' needs phase = forward, backward, optimizer, other or data_dist");
   EXPECT_EQ(error_of("[[rule]]\nname = \"nope\"\nenabled = false\n"),
             "bad.toml:1: rule 'nope' is disabled but no such rule exists");
   EXPECT_EQ(error_of("[[rule]]\nname = \"x\"\nlevel = \"layer\"\nmatch = 'a'\ncolour = 1\n"),

@@ -48,8 +48,7 @@ int timeline_run(const TimelineCliOptions& o) {
       if (!ra.iterations.empty())
         its = fmt::format(" (this run's iterations: {}..{})", ra.iterations.front().iteration,
                           ra.iterations.back().iteration);
-      fmt::print(stderr, "chopper timeline: no GPU activity matches --ranks/--iterations{}\n",
-                 its);
+      fmt::print(stderr, "chopper timeline: no GPU activity matches --ranks/--iterations{}\n", its);
       return 2;
     }
     const uint64_t bytes = f.commit();
