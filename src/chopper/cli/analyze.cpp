@@ -226,6 +226,12 @@ Command add_analyze(CLI::App& root) {
   app->add_flag(
       "--no-align", [o](int64_t) { o->analysis.align_clocks = false; },
       "Do not apply the clock offsets estimated from collectives");
+  app->add_option("--launch-delay-cutoff-ns", o->analysis.launch_delay_cutoff_ns,
+                  "Launch latency ends this long after the launch call's end; a kernel starting "
+                  "later waited on the GPU (idle), and counts as a launch-delay outlier (HTA: "
+                  "100 µs)")
+      ->check(integer_at_least(0))
+      ->capture_default_str();
   app->add_option("--kernel-wait-ns", o->analysis.kernel_wait_ns,
                   "Idle gaps shorter than this count as kernel wait (HTA: 30 µs)")
       ->check(integer_at_least(0))

@@ -81,7 +81,9 @@ void write_gpu_activities(const Run& run, TableSink& sink) {
           {"correlation", ColType::kInt, "correlation id (links to the runtime call)"},
           {"start_ns", ColType::kInt, "GPU start, ns on the rank's clock"},
           {"dur_ns", ColType::kInt, "GPU duration, ns"},
-          {"iteration", ColType::kInt, "iteration (ProfilerStep number) it was launched in"},
+          {"iteration", ColType::kInt,
+           "iteration (ProfilerStep number) it was launched in, or whose GPU-side span holds it "
+           "(gpu_step_span)"},
           {"phase", ColType::kText, "forward, backward, optimizer, other or data_dist"},
           {"layer", ColType::kInt, "transformer block index; NULL outside blocks"},
           {"operation", ColType::kText, "the operation that launched it"},
@@ -215,18 +217,20 @@ void write_hierarchy(const std::vector<Aggregation>& prefixes, TableSink& sink) 
 }
 
 Table coverage_table(const std::vector<CoverageRow>& rows) {
-  Table t({"label_coverage",
-           "How much GPU time each rule labelled, per rank and level (rule NULL = no label)",
-           {
-               {"rank", ColType::kInt, "rank"},
-               {"level", ColType::kText, "iteration, phase, layer, operation, op_class"},
-               {"scope", ColType::kText,
-                "all (every activity) or in_iterations (activities launched in an iteration)"},
-               {"rule", ColType::kText, "the rule; NULL = not labelled"},
-               {"activities", ColType::kInt, "GPU activities"},
-               {"kernel_ns", ColType::kInt, "their summed duration"},
-               {"share", ColType::kReal, "kernel_ns / the scope's kernel time (fraction)"},
-           }});
+  Table t(
+      {"label_coverage",
+       "How much GPU time each rule labelled, per rank and level (rule NULL = no label)",
+       {
+           {"rank", ColType::kInt, "rank"},
+           {"level", ColType::kText, "iteration, phase, layer, operation, op_class"},
+           {"scope", ColType::kText,
+            "all (every activity) or in_iterations (activities with an iteration: launched in one, "
+            "or inside its GPU-side span)"},
+           {"rule", ColType::kText, "the rule; NULL = not labelled"},
+           {"activities", ColType::kInt, "GPU activities"},
+           {"kernel_ns", ColType::kInt, "their summed duration"},
+           {"share", ColType::kReal, "kernel_ns / the scope's kernel time (fraction)"},
+       }});
   for (const CoverageRow& r : rows)
     t.add_row(
         {Cell::of(r.rank), Cell::of(std::string_view(r.level)), Cell::of(std::string_view(r.scope)),
@@ -352,7 +356,7 @@ std::string tree_text(const std::vector<Aggregation>& prefixes, const TreeOption
 }
 
 std::string coverage_text(const std::vector<CoverageRow>& rows) {
-  std::string out = "label coverage (share of GPU time; in iterations = launched inside one):\n";
+  std::string out = "label coverage (share of GPU time; in iterations = with an iteration):\n";
   for (const char* level : {"iteration", "phase", "layer", "operation", "op_class"}) {
     const std::string scope = std::string_view(level) == "iteration" ? "all" : "in_iterations";
     std::map<std::string, Ns> by_rule;
