@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "chopper/analysis/compare.hpp"
+#include "chopper/report/compare_report.hpp"
 
 using namespace chopper;
 
@@ -168,4 +169,19 @@ TEST(Compare, SweepComparesEveryRunWithTheFirst) {
   EXPECT_EQ(c.pairs[0].b, 1u);
   EXPECT_EQ(c.pairs[1].b, 2u);
   EXPECT_DOUBLE_EQ(c.pairs[1].iteration_diff_points, -20.0);
+}
+
+// The summary names the largest difference first, in ms per iteration and points; identical runs
+// have none.
+TEST(Compare, SummaryNamesTheLargestDifference) {
+  CompareRun a = run("a", 200e6), b = run("b", 212e6);
+  a.components = {{"forward.gemm", 180e6}, {"exposed_comm", 20e6}};
+  b.components = {{"forward.gemm", 180e6}, {"exposed_comm", 32e6}};
+  const std::string s = compare_summary(compare_runs({a, b}));
+  EXPECT_NE(s.find("1. exposed communication +12.000 ms per iteration (+6.0 points)"),
+            std::string::npos)
+      << s;
+  const std::string same = compare_summary(compare_runs({a, a}));
+  EXPECT_NE(same.find("none: no component differs"), std::string::npos) << same;
+  EXPECT_EQ(same.find("1. "), std::string::npos) << same;
 }

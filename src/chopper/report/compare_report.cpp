@@ -278,8 +278,10 @@ std::string compare_summary(const Comparison& c) {
     s += "largest differences (slowest rank, mean per iteration; points of the baseline's "
          "iteration time):\n";
     size_t shown = 0;
+    if (p.components.empty() || std::abs(p.components.front().diff_points) < 0.05)
+      s += "  none: no component differs by 0.05 points or more\n";
     for (const ComponentDiff& d : p.components) {
-      if (shown >= (sweep ? 3u : 6u) || (shown > 0 && std::abs(d.diff_points) < 0.1)) break;
+      if (shown >= (sweep ? 3u : 6u) || std::abs(d.diff_points) < (shown > 0 ? 0.1 : 0.05)) break;
       s += fmt::format("  {}. {} {} per iteration ({:+.1f} points): {} → {}\n", ++shown,
                        component_title(d.component), signed_ms(d.diff_ns), d.diff_points,
                        ms(d.a_ns), ms(d.b_ns));
