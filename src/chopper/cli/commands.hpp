@@ -21,6 +21,8 @@ Command add_demo(CLI::App& root);
 Command add_tree(CLI::App& root);
 Command add_analyze(CLI::App& root);
 Command add_timeline(CLI::App& root);
+// chopper compare: runs side by side (cli/compare.cpp, analysis/compare.hpp).
+Command add_compare(CLI::App& root);
 
 // chopper analyze: load, label, write DIR/chopper.sqlite (+ CSV), print the summary.
 struct AnalyzeOptions {
