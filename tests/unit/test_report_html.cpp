@@ -1,0 +1,154 @@
+// The HTML report's SVG primitives and sections: every drawn mark carries the value it was given
+// (data attributes), the document is self-contained (CSP, no external reference).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "chopper/report/html/report_html.hpp"
+#include "chopper/report/html/svg.hpp"
+
+namespace chopper::html {
+namespace {
+
+// Every value of attribute `name` in document order.
+std::vector<std::string> attrs(const std::string& s, const std::string& name) {
+  std::vector<std::string> out;
+  const std::regex re(" " + name + "=\"([^\"]*)\"");
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), re); it != std::sregex_iterator(); ++it)
+    out.push_back((*it)[1]);
+  return out;
+}
+
+TEST(ReportSvg, NumRoundTrips) {
+  for (double v : {0.0, 1.0, -3.0, 0.1, 1.0 / 3.0, 123456789012.0, 2.5e-7, 6.02e23})
+    EXPECT_EQ(std::stod(num(v)), v) << num(v);
+  EXPECT_EQ(num(42.0), "42");
+  EXPECT_EQ(num(std::nan("")), "");
+  EXPECT_EQ(esc("<a & \"b\">"), "&lt;a &amp; &quot;b&quot;&gt;");
+}
+
+TEST(ReportSvg, NiceTicksCoverTheRange) {
+  const std::vector<double> t = nice_ticks(0, 9.3);
+  ASSERT_FALSE(t.empty());
+  EXPECT_EQ(t.front(), 0);
+  EXPECT_GE(t.back(), 8);
+  for (size_t i = 1; i < t.size(); ++i) EXPECT_NEAR(t[i] - t[i - 1], 2.0, 1e-12);
+}
+
+TEST(ReportSvg, StackedBarsCarryTheirValues) {
+  StackedBars c;
+  c.value_label = "time (ms)";
+  c.category_label = "iteration";
+  c.scale = 1e6;
+  c.categories = {"5", "6"};
+  c.cat_attrs = {" data-iteration=\"5\"", " data-iteration=\"6\""};
+  c.series = {"compute", "idle", "residual"};
+  c.values = {{12345678, 0, -2000}, {7, 1e6, std::nan("")}};
+  const std::string s = stacked_bars(c);
+  // zero and NaN parts are not drawn; the others carry their raw value
+  EXPECT_EQ(attrs(s, "data-value"),
+            (std::vector<std::string>{"12345678", "-2000", "7", "1000000"}));
+  EXPECT_EQ(attrs(s, "data-series"),
+            (std::vector<std::string>{"compute", "residual", "compute", "idle"}));
+  EXPECT_EQ(attrs(s, "data-iteration"), (std::vector<std::string>{"5", "6"}));
+  EXPECT_NE(s.find(">time (ms)<"), std::string::npos);  // the axis title with its unit
+  EXPECT_NE(s.find(">iteration<"), std::string::npos);
+}
+
+TEST(ReportSvg, HeatmapHasOneCellPerValue) {
+  Heatmap h;
+  h.rows = {"0", "1"};
+  h.cols = {"5", "6", "7"};
+  h.row_attr = "data-rank";
+  h.col_attr = "data-iteration";
+  h.value_label = "lead (ms)";
+  h.values = {{1, 2, 3}, {4, std::nan(""), 6.5}};
+  const std::string s = heatmap(h);
+  EXPECT_EQ(attrs(s, "data-value"), (std::vector<std::string>{"1", "2", "3", "4", "", "6.5"}));
+  EXPECT_EQ(attrs(s, "data-rank"), (std::vector<std::string>{"0", "0", "0", "1", "1", "1"}));
+}
+
+TEST(ReportSvg, BoxPlotQuantilesAreNumpys) {
+  BoxPlot b;
+  b.value_label = "latency (µs)";
+  b.groups = {{"all_gather", "", 0, {5, 1, 4, 2, 3}}, {"one", "", 1, {7}}};
+  const std::string s = box_plot(b);
+  EXPECT_EQ(attrs(s, "data-n"), (std::vector<std::string>{"5", "1"}));
+  EXPECT_EQ(attrs(s, "data-min"), (std::vector<std::string>{"1", "7"}));
+  EXPECT_EQ(attrs(s, "data-q1"), (std::vector<std::string>{"2", "7"}));
+  EXPECT_EQ(attrs(s, "data-median"), (std::vector<std::string>{"3", "7"}));
+  EXPECT_EQ(attrs(s, "data-q3"), (std::vector<std::string>{"4", "7"}));
+  EXPECT_EQ(attrs(s, "data-max"), (std::vector<std::string>{"5", "7"}));
+  const std::vector<double> v = {1, 2, 3, 4};
+  EXPECT_DOUBLE_EQ(quantile(v, 0.25), 1.75);  // numpy.quantile([1,2,3,4], 0.25)
+}
+
+TEST(ReportSvg, LinesKeepEverySample) {
+  Lines l;
+  l.x_label = "time (s)";
+  l.y_label = "power (W)";
+  l.x_scale = 1e9;
+  Line line;
+  line.name = "rank 0";
+  line.attrs = " data-rank=\"0\"";
+  line.x = {1000, 2000, 3000};
+  line.y = {300.5, 310, 305.25};
+  line.xi = {1000, 2000, 1767225605123456789};  // exact beyond 2^53
+  l.lines = {line};
+  Marker m;
+  m.x = 1500;
+  m.label = "iter 1";
+  l.markers = {m};
+  const std::string s = lines(l);
+  EXPECT_EQ(attrs(s, "data-x"),
+            (std::vector<std::string>{"1500", "1000,2000,1767225605123456789"}));
+  EXPECT_EQ(attrs(s, "data-y"), (std::vector<std::string>{"300.5,310,305.25"}));
+  EXPECT_NE(s.find(">power (W)<"), std::string::npos);
+}
+
+TEST(ReportHtml, EndToEndFigureAndSelfContained) {
+  TableStore ts(report_tables());
+  Table e({"end_to_end",
+           "",
+           {{"iteration", ColType::kInt, ""},
+            {"rank", ColType::kInt, ""},
+            {"component", ColType::kText, ""},
+            {"time_ns", ColType::kInt, ""},
+            {"share", ColType::kReal, ""},
+            {"per_token_ns", ColType::kReal, ""}}});
+  e.add_row({Cell::of(int64_t{3}), Cell::of(int64_t{1}), Cell::of("forward.gemm"),
+             Cell::of(int64_t{5000000}), Cell::of(0.5), Cell::null()});
+  e.add_row({Cell::of(int64_t{3}), Cell::of(int64_t{1}), Cell::of("exposed_comm"),
+             Cell::of(int64_t{4000000}), Cell::of(0.4), Cell::null()});
+  e.add_row({Cell::of(int64_t{3}), Cell::of(int64_t{1}), Cell::of("idle"),
+             Cell::of(int64_t{1000000}), Cell::of(0.1), Cell::null()});
+  write_table(e, ts);
+  Table ignored({"gpu_activities", "", {{"x", ColType::kInt, ""}}});
+  write_table(ignored, ts);
+  EXPECT_EQ(ts.get("gpu_activities"), nullptr);  // not one of the report's tables
+  ReportInfo info;
+  info.title = "run <1>";
+  std::vector<std::string> ids;
+  const std::string s = render_report(ts, info, &ids);
+  EXPECT_NE(std::find(ids.begin(), ids.end(), "fig-e2e"), ids.end());
+  EXPECT_NE(s.find("<figure id=\"fig-e2e\" data-table=\"end_to_end\">"), std::string::npos);
+  EXPECT_NE(s.find("run &lt;1&gt;"), std::string::npos);
+  const std::string e2e = s.substr(s.find("id=\"fig-e2e\""));
+  EXPECT_EQ(attrs(e2e.substr(0, e2e.find("</figure>")), "data-value"),
+            (std::vector<std::string>{"5000000", "4000000", "1000000"}));
+  EXPECT_NE(s.find("default-src 'none'"), std::string::npos);
+  EXPECT_NE(s.find("download=\"fig-e2e.csv\" href=\"data:text/csv;base64,"), std::string::npos);
+  // nothing to fetch: no src/href to another origin (the SVG namespace is a name, not a request)
+  EXPECT_EQ(s.find(" src="), std::string::npos);
+  std::string rest = s;
+  for (size_t p; (p = rest.find("http://www.w3.org/2000/svg")) != std::string::npos;)
+    rest.erase(p, 26);
+  EXPECT_EQ(rest.find("http://"), std::string::npos);
+  EXPECT_EQ(rest.find("https://"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace chopper::html
