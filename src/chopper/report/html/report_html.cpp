@@ -43,6 +43,10 @@ std::set<std::string> report_tables() {
 namespace {
 
 constexpr double kMs = 1e6;
+// Above this many source rows a figure embeds the data it draws (quantiles, CDF points, bands)
+// as its CSV instead of the rows themselves (chopper.sqlite has them): the file stays small.
+constexpr size_t kMaxCsvRows = 20000;
+const std::string kSummaryNote = "the values drawn; the rows are in chopper.sqlite";
 constexpr int64_t kNull = std::numeric_limits<int64_t>::min();
 
 // A table with its columns looked up by name; a missing table has no rows.
@@ -769,6 +773,22 @@ void distributions_section(Doc& doc, const TableStore& ts) {
              fmt::format(" data-operation=\"{}\" data-phase=\"{}\"", esc(t.second), ph),
              std::string_view(ph) == "forward" ? 0u : 1u, g->second});
       }
+    std::string csv;
+    std::string note;
+    if (rows.size() <= kMaxCsvRows) {
+      csv = csv_of(o.table(), rows);
+    } else {
+      Csv q({"operation", "phase", "n", "min_ns", "q1_ns", "median_ns", "q3_ns", "max_ns"});
+      for (const BoxGroup& g : b.groups) {
+        std::vector<double> v = g.values;
+        std::sort(v.begin(), v.end());
+        q.add({g.label.substr(0, g.label.rfind(" · ")), g.color == 0 ? "forward" : "backward",
+               std::to_string(v.size()), num(v.front()), num(quantile(v, 0.25)),
+               num(quantile(v, 0.5)), num(quantile(v, 0.75)), num(v.back())});
+      }
+      csv = q.text;
+      note = kSummaryNote;
+    }
     doc.figure({sp.id, "operation_instances", sp.title, box_plot(b),
                 "Distribution over ranks, iterations and layers of the kernel time of each "
                 "operation instance (operation_instances.kernel_ns), forward and backward: box = "
@@ -776,7 +796,7 @@ void distributions_section(Doc& doc, const TableStore& ts) {
                 "operations with the most time.",
                 "Communication per label (`exposed_comm`) and per operation instance "
                 "(`operation_instances`)",
-                csv_of(o.table(), rows), ""});
+                csv, note});
   }
 }
 
@@ -905,6 +925,14 @@ void stragglers_section(Doc& doc, const TableStore& ts) {
               "Stragglers (`stragglers`)", csv_of(it.table(), all_rows(it)), ""});
 }
 
+// The points of lines as CSV (name, x, y).
+std::string cdf_csv(const Lines& l) {
+  Csv c({"phase", "overlap_ratio", "cumulative_share"});
+  for (const Line& line : l.lines)
+    for (size_t i = 0; i < line.x.size(); ++i) c.add({line.name, num(line.x[i]), num(line.y[i])});
+  return c.text;
+}
+
 void overlap_section(Doc& doc, const TableStore& ts) {
   const View o(ts.get("operation_instances"));
   std::map<std::string, std::vector<double>> by;
@@ -944,7 +972,8 @@ void overlap_section(Doc& doc, const TableStore& ts) {
               "curve per phase; y = share of instances with at most that ratio.",
               "Communication per label (`exposed_comm`) and per operation instance "
               "(`operation_instances`)",
-              csv_of(o.table(), rows), ""});
+              rows.size() <= kMaxCsvRows ? csv_of(o.table(), rows) : cdf_csv(l),
+              rows.size() <= kMaxCsvRows ? std::string() : kSummaryNote});
 }
 
 void hardware_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
@@ -1017,7 +1046,7 @@ void hardware_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
     l.y_label = std::string(sp.label);
     l.x_scale = 1e9;
     l.markers = marks;
-    std::string note;
+    std::string note, band_csv;
     if (!many) {
       std::map<int64_t, Line> per;
       for (size_t r : rows) {
@@ -1061,18 +1090,25 @@ void hardware_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
         band.med.push_back(quantile(v, 0.5)), band.q3.push_back(quantile(v, 0.75));
         band.hi.push_back(v.back());
       }
+      Csv bc({"metric", "t_ns", "min", "q1", "median", "q3", "max"});
+      for (size_t k = 0; k < band.x.size(); ++k)
+        bc.add({metric, std::to_string(static_cast<int64_t>(band.x[k]) + origin), num(band.lo[k]),
+                num(band.q1[k]), num(band.med[k]), num(band.q3[k]), num(band.hi[k])});
+      band_csv = bc.text;
       l.bands.push_back(std::move(band));
       note = fmt::format(
           " With {} ranks each rank's samples are averaged in 200 time bins and the bands show "
           "the min–max and quartiles over the ranks, the line their median.",
           ranks.size());
     }
-    doc.figure({sp.id, "telemetry", sp.title, lines(l),
-                fmt::format("The {} samples of each GPU (telemetry, metric {}) on the rank's "
-                            "trace clock; vertical lines mark the iteration boundaries of rank "
-                            "{} (temporal_breakdown).{}",
-                            metric, metric, low, note),
-                "Alignment", csv_of(t.table(), rows), ""});
+    doc.figure(
+        {sp.id, "telemetry", sp.title, lines(l),
+         fmt::format("The {} samples of each GPU (telemetry, metric {}) on the rank's "
+                     "trace clock; vertical lines mark the iteration boundaries of rank "
+                     "{} (temporal_breakdown).{}",
+                     metric, metric, low, note),
+         "Alignment", band_csv.empty() ? csv_of(t.table(), rows) : band_csv,
+         band_csv.empty() ? std::string() : "the bands drawn; the samples are in chopper.sqlite"});
   }
   // energy per iteration: phase rows stacked per rank and iteration
   std::vector<size_t> whole, phases;

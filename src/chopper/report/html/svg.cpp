@@ -312,8 +312,10 @@ std::string heatmap(const Heatmap& c) {
     s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"{}\"/>", px(lx),
                      px(y0 + 20 + (9 - k) * 12), sequential(k / 9.0));
   s += text(lx, y0 + 10, c.value_label, "start");
-  s += text(lx + 18, y0 + 30, label_num(hi), "start");
-  s += text(lx + 18, y0 + 20 + 9 * 12 + 10, label_num(lo), "start");
+  const bool same = label_num(hi) == label_num(lo);  // close values: more digits
+  s += text(lx + 18, y0 + 30, same ? fmt::format("{:.7g}", hi) : label_num(hi), "start");
+  s += text(lx + 18, y0 + 20 + 9 * 12 + 10, same ? fmt::format("{:.7g}", lo) : label_num(lo),
+            "start");
   s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"#dddddd\"/>", px(lx),
                    px(y0 + 150));
   s += text(lx + 18, y0 + 160, "none", "start");
@@ -413,6 +415,7 @@ std::string lines(const Lines& c) {
     for (double x : l.x) see_x(x);
     for (double y : l.y) see_y(y);
   }
+  for (const Marker& m : c.markers) see_x(m.x);
   for (const Band& b : c.bands) {
     for (double x : b.x) see_x(x);
     for (double y : b.lo) see_y(y);
@@ -480,7 +483,7 @@ std::string lines(const Lines& c) {
     s += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"/>",
                      pts, col);
     s += "</g>";
-    names.push_back(b.name + " (median, q1–q3, min–max)");
+    names.push_back(b.name + ": median, bands");
     colors.push_back(col);
   }
   for (const Line& l : c.lines) {
