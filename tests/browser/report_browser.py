@@ -24,7 +24,8 @@ import sys
 import time
 
 FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
-         "--disable-background-networking", "--disable-component-update", "--disable-sync"]
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-dev-shm-usage"]
 
 EXPECTED = ["fig-findings", "fig-e2e", "fig-split", "fig-idle", "fig-throughput",
             "fig-waterfall-phase", "fig-waterfall-op", "fig-launch", "fig-dist-gemm",
