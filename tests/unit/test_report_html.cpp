@@ -152,3 +152,63 @@ TEST(ReportHtml, EndToEndFigureAndSelfContained) {
 
 }  // namespace
 }  // namespace chopper::html
+
+namespace chopper::html {
+namespace {
+
+// Above ReportInfo::many_ranks the per-rank figures aggregate: a heatmap of the split, quantile
+// bands of the telemetry (over the ranks' means per time bin).
+TEST(ReportHtml, ManyRanksAggregate) {
+  TableStore ts(report_tables());
+  Table b({"temporal_breakdown",
+           "",
+           {{"rank", ColType::kInt, ""},
+            {"iteration", ColType::kInt, ""},
+            {"start_ns", ColType::kInt, ""},
+            {"total_ns", ColType::kInt, ""},
+            {"compute_ns", ColType::kInt, ""},
+            {"non_compute_ns", ColType::kInt, ""},
+            {"idle_ns", ColType::kInt, ""},
+            {"exposed_comm_ns", ColType::kInt, ""},
+            {"exposed_memcpy_ns", ColType::kInt, ""},
+            {"compute_share", ColType::kReal, ""}}});
+  Table t({"telemetry",
+           "",
+           {{"rank", ColType::kInt, ""},
+            {"device", ColType::kInt, ""},
+            {"metric", ColType::kText, ""},
+            {"t_ns", ColType::kInt, ""},
+            {"value", ColType::kReal, ""}}});
+  const int64_t ranks = 70;
+  for (int64_t r = 0; r < ranks; ++r) {
+    for (int64_t i = 0; i < 2; ++i)
+      b.add_row({Cell::of(r), Cell::of(i), Cell::of(i * 1000000), Cell::of(int64_t{1000000}),
+                 Cell::of(int64_t{500000}), Cell::of(int64_t{0}), Cell::of(int64_t{500000}),
+                 Cell::of(int64_t{0}), Cell::of(int64_t{0}), Cell::of(0.5)});
+    for (int64_t k = 0; k < 10; ++k)  // rank r draws 100 + r watts
+      t.add_row({Cell::of(r), Cell::of(int64_t{0}), Cell::of("power_w"), Cell::of(k * 200000),
+                 Cell::of(100.0 + static_cast<double>(r))});
+  }
+  write_table(b, ts);
+  write_table(t, ts);
+  ReportInfo info;
+  info.many_ranks = 64;
+  const std::string s = render_report(ts, info);
+  const std::string split = s.substr(s.find("<figure id=\"fig-split\""));
+  const std::string split_fig = split.substr(0, split.find("</figure>"));
+  EXPECT_NE(split_fig.find("chart heatmap"), std::string::npos);
+  EXPECT_EQ(attrs(split_fig, "data-rank").size(), 140u);  // one cell per rank and iteration
+  const std::string power = s.substr(s.find("<figure id=\"fig-power\""));
+  const std::string power_fig = power.substr(0, power.find("</figure>"));
+  EXPECT_EQ(attrs(power_fig, "data-ranks"), (std::vector<std::string>{"70"}));
+  EXPECT_EQ(attrs(power_fig, "data-rank").size(), 0u);  // no line per rank
+  // every bin: min 100 W, max 169 W, median 134.5 W over the 70 ranks
+  const std::vector<std::string> med = attrs(power_fig, "data-median");
+  ASSERT_EQ(med.size(), 1u);
+  EXPECT_EQ(med[0].substr(0, med[0].find(',')), "134.5");
+  EXPECT_EQ(attrs(power_fig, "data-min")[0].substr(0, 3), "100");
+  EXPECT_EQ(attrs(power_fig, "data-max")[0].substr(0, 3), "169");
+}
+
+}  // namespace
+}  // namespace chopper::html

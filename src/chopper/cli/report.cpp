@@ -3,7 +3,7 @@
 // HTML file (report/html/report_html.hpp). Nothing is computed here that analyze does not.
 #include <fmt/format.h>
 
-#include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
@@ -101,6 +101,25 @@ Command add_report(CLI::App& root) {
   app->add_flag(
       "--no-align", [o](int64_t) { o->analysis.align_clocks = false; },
       "Do not apply the clock offsets estimated from collectives");
+  app->add_option(
+         "--telemetry-utc-offset",
+         [o](const CLI::results_t& r) {
+           try {
+             size_t used = 0;
+             o->align.utc_offset_h = std::stod(r.front(), &used);
+             if (used != r.front().size() || std::abs(o->align.utc_offset_h) > 14) return false;
+           } catch (const std::exception&) {
+             return false;
+           }
+           o->align.utc_offset_known = true;
+           return true;
+         },
+         "Hours east of UTC of telemetry stamped in local time (as analyze)")
+      ->type_name("HOURS");
+  app->add_option("--kernel-wait-ns", o->analysis.kernel_wait_ns,
+                  "Idle gaps shorter than this count as kernel wait (HTA: 30 µs)")
+      ->check(integer_at_least(0))
+      ->capture_default_str();
   return {app, [o, dtype]() -> int {
             auto d = parse_dtype(*dtype);
             if (!d) {
