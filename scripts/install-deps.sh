@@ -11,6 +11,9 @@ PKGS=(
 )
 if [ "${1:-}" = "--ci" ]; then
   PKGS+=(clang libclang-rt-14-dev clang-format python3)
+  # The HTML report is rendered in headless Chromium by the test report_browser (about 290 MB
+  # installed; the test skips, saying so, without it).
+  PKGS+=(chromium)
 fi
 missing=()
 for p in "${PKGS[@]}"; do

@@ -23,6 +23,7 @@ Command add_analyze(CLI::App& root);
 Command add_timeline(CLI::App& root);
 // chopper compare: runs side by side (cli/compare.cpp, analysis/compare.hpp).
 Command add_compare(CLI::App& root);
+Command add_report(CLI::App& root);
 
 // chopper analyze: load, label, write DIR/chopper.sqlite (+ CSV), print the summary.
 struct AnalyzeOptions {
@@ -48,5 +49,17 @@ struct TimelineCliOptions {
   std::vector<std::string> telemetry;
 };
 int timeline_run(const TimelineCliOptions& o);
+
+// chopper report: every analysis rendered as one self-contained HTML file (report/html/).
+struct ReportCliOptions {
+  RunOptions run;
+  std::string out;  // the HTML file
+  AnalysisOptions analysis;
+  std::vector<std::string> telemetry, counters;
+  bool no_hardware = false;
+  HardwareAlignOptions align;
+  bool quiet = false;  // no "wrote ..." line
+};
+int report_run(const ReportCliOptions& o);
 
 }  // namespace chopper::cli

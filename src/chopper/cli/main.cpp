@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   cmds.push_back(chopper::cli::add_analyze(root));
   cmds.push_back(chopper::cli::add_timeline(root));
   cmds.push_back(chopper::cli::add_compare(root));
+  cmds.push_back(chopper::cli::add_report(root));
   try {
     root.parse(argc, argv);
   } catch (const CLI::ParseError& e) {

@@ -245,10 +245,19 @@ Command add_demo(CLI::App& root) {
             to.run.progress = false;
             to.out = *out + "/analysis/timeline.json.gz";
             rc = std::max(rc, timeline_run(to));
+            fmt::print("\nchopper report {} -o {}/analysis/report.html --tokens-per-step {}:\n",
+                       *out, *out, ao.analysis.tokens_per_step);
+            ReportCliOptions ro;
+            ro.run.paths = {*out};
+            ro.run.progress = false;
+            ro.out = *out + "/analysis/report.html";
+            ro.analysis.tokens_per_step = ao.analysis.tokens_per_step;
+            rc = std::max(rc, report_run(ro));
             fmt::print(
                 "\nThe injected effects and every kernel's true labels are in {}/truth.json.\n"
-                "Per GPU: chopper tree {}\n",
-                *out, *out);
+                "Per GPU: chopper tree {}\n"
+                "The report: open {}/analysis/report.html in a browser (one file, no network)\n",
+                *out, *out, *out);
             return rc;
           }};
 }

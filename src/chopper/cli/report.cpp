@@ -1,0 +1,139 @@
+// chopper report RUN -o report.html: the analyze pipeline (load, label, hardware, analyses,
+// findings) with its tables kept in memory instead of written, rendered as one self-contained
+// HTML file (report/html/report_html.hpp). Nothing is computed here that analyze does not.
+#include <fmt/format.h>
+
+#include <cmath>
+#include <cstdio>
+#include <filesystem>
+
+#include "chopper/analysis/analysis.hpp"
+#include "chopper/analysis/findings.hpp"
+#include "chopper/base/error.hpp"
+#include "chopper/base/output_file.hpp"
+#include "chopper/cli/commands.hpp"
+#include "chopper/cli/common.hpp"
+#include "chopper/hierarchy/aggregate.hpp"
+#include "chopper/ingest/hardware_files.hpp"
+#include "chopper/link/hardware_align.hpp"
+#include "chopper/link/validate.hpp"
+#include "chopper/report/analysis_report.hpp"
+#include "chopper/report/diagnostics_report.hpp"
+#include "chopper/report/findings_report.hpp"
+#include "chopper/report/hardware_report.hpp"
+#include "chopper/report/hierarchy_report.hpp"
+#include "chopper/report/html/report_html.hpp"
+
+namespace chopper::cli {
+
+int report_run(const ReportCliOptions& o) {
+  auto lr = load_labelled(o.run, "report");
+  if (!lr) return 2;
+  AnalysisOptions ao = o.analysis;
+  ao.threads = o.run.threads;
+  HardwareRun hw;
+  size_t hw_errors = 0;
+  if (!o.no_hardware) {
+    std::vector<std::string> counters = o.counters;
+    counters.insert(counters.end(), lr->run.counter_passes.begin(), lr->run.counter_passes.end());
+    HardwareFiles hf = load_hardware(o.run.paths, o.telemetry, counters, o.run.threads,
+                                     telemetry_window(lr->run, o.align));
+    for (const auto& [f, why] : hf.skipped)
+      fmt::print(stderr, "chopper report: skipped {} ({})\n", f, why);
+    for (const std::string& e : hf.errors) fmt::print(stderr, "chopper report: {}\n", e);
+    hw_errors = hf.errors.size();
+    hw = align_hardware(lr->run, std::move(hf.telemetry), std::move(hf.counters), o.align);
+  }
+  try {
+    html::TableStore store(html::report_tables());
+    html::ReportInfo info;
+    for (const std::string& p : o.run.paths) info.title += (info.title.empty() ? "" : " ") + p;
+    info.command = "chopper report " + info.title;
+    {
+      const RunAnalysis ra = analyze_run(lr->run, ao, &hw);
+      if (ra.device != nullptr) info.device = std::string(ra.device->marketing_name);
+      analysis_tables(ra, ao, store);
+      hardware_tables(lr->run, ra, ao, store);
+      findings_table(decide_findings(ra, ao), store);
+    }
+    write_table(coverage_table(label_coverage(lr->run)), store);
+    write_diagnostics(run_diagnostics(lr->run), store);
+    std::vector<std::string> ids;
+    const std::string doc = html::render_report(store, info, &ids);
+    OutputFile f(o.out, false);
+    f.write(doc);
+    f.commit();
+    if (!o.quiet)
+      fmt::print("wrote {} ({:.1f} KiB, {} figures); open it in a browser: file://{}\n", o.out,
+                 static_cast<double>(doc.size()) / 1024, ids.size(),
+                 std::filesystem::absolute(o.out).string());
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "chopper report: {}\n", e.what());
+    return 2;
+  }
+  return run_errors(lr->run) > 0 || hw_errors > 0 ? 1 : 0;
+}
+
+Command add_report(CLI::App& root) {
+  auto* app = root.add_subcommand(
+      "report",
+      "Analyze a run and write one self-contained HTML report (inline SVG figures, each with "
+      "its data as CSV; no network)");
+  auto o = std::make_shared<ReportCliOptions>();
+  auto dtype = std::make_shared<std::string>("bf16");
+  add_run_options(app, o->run, true);
+  app->add_option("-o,--out", o->out, "The HTML file to write")->required();
+  app->add_option("--tokens-per-step", o->analysis.tokens_per_step,
+                  "Tokens per iteration over all ranks, for tokens/s and time per token")
+      ->check(integer_at_least(1));
+  app->add_option(
+      "--device", o->analysis.device,
+      "Device for MFU (h100, h200, b200, a100, mi300x, mi250); default: from the trace");
+  app->add_option("--dtype", *dtype, "Matrix dtype MFU is measured against")
+      ->check(
+          CLI::IsMember({"bf16", "fp16", "fp8", "tf32", "fp32", "bfloat16", "float16", "float32"}))
+      ->capture_default_str();
+  app->add_option("--telemetry", o->telemetry, "GPU telemetry files besides the run's own")
+      ->check(CLI::ExistingFile);
+  app->add_option("--counters", o->counters, "Hardware-counter files besides the run's own")
+      ->check(CLI::ExistingFile);
+  app->add_flag("--no-hardware", o->no_hardware, "Ignore telemetry and counter files");
+  app->add_flag(
+      "--no-align", [o](int64_t) { o->analysis.align_clocks = false; },
+      "Do not apply the clock offsets estimated from collectives");
+  app->add_option(
+         "--telemetry-utc-offset",
+         [o](const CLI::results_t& r) {
+           try {
+             size_t used = 0;
+             o->align.utc_offset_h = std::stod(r.front(), &used);
+             if (used != r.front().size() || std::abs(o->align.utc_offset_h) > 14) return false;
+           } catch (const std::exception&) {
+             return false;
+           }
+           o->align.utc_offset_known = true;
+           return true;
+         },
+         "Hours east of UTC of telemetry stamped in local time (as analyze)")
+      ->type_name("HOURS");
+  app->add_option("--kernel-wait-ns", o->analysis.kernel_wait_ns,
+                  "Idle gaps shorter than this count as kernel wait (HTA: 30 µs)")
+      ->check(integer_at_least(0))
+      ->capture_default_str();
+  return {app, [o, dtype]() -> int {
+            auto d = parse_dtype(*dtype);
+            if (!d) {
+              fmt::print(stderr, "chopper report: --dtype: unknown dtype '{}'\n", *dtype);
+              return 2;
+            }
+            o->analysis.dtype = *d;
+            if (!o->analysis.device.empty() && find_device(o->analysis.device) == nullptr) {
+              fmt::print(stderr, "chopper report: --device: unknown device '{}'\n",
+                         o->analysis.device);
+              return 2;
+            }
+            return report_run(*o);
+          }};
+}
+
+}  // namespace chopper::cli

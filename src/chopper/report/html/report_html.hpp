@@ -1,0 +1,48 @@
+#pragma once
+// `chopper report`: one self-contained HTML file (inline SVG drawn by report/html/svg.hpp, a
+// strict Content-Security-Policy, no external script, font or request). It renders the result
+// tables analyze writes (the same Table rows as chopper.sqlite, collected by TableStore), so every
+// number drawn is a number of a table; it computes no analysis (docs/report.md).
+#include <map>
+#include <optional>
+#include <set>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "chopper/model/table.hpp"
+
+namespace chopper::html {
+
+// A sink that keeps tables in memory: those named in `keep` (empty = every table).
+class TableStore : public TableSink {
+ public:
+  explicit TableStore(std::set<std::string> keep = {}) : keep_(std::move(keep)) {}
+  void begin(const TableSchema& schema) override;
+  void row(std::span<const Cell> cells) override;
+  void end() override;
+  // The table called `name`, or nullptr when it was not written (or not kept).
+  const Table* get(const std::string& name) const;
+
+ private:
+  std::set<std::string> keep_;
+  std::map<std::string, Table> tables_;
+  Table* cur_ = nullptr;
+};
+
+// The tables the report draws from.
+std::set<std::string> report_tables();
+
+struct ReportInfo {
+  std::string title;    // the run (its paths)
+  std::string device;   // device name ("" = unknown)
+  std::string command;  // how it was made
+  size_t many_ranks =
+      64;  // above this many ranks: heatmaps and quantile bands, not a mark per rank
+};
+
+// The whole HTML document; `figure_ids` (may be null) receives the ids of the figures drawn.
+std::string render_report(const TableStore& tables, const ReportInfo& info,
+                          std::vector<std::string>* figure_ids = nullptr);
+
+}  // namespace chopper::html

@@ -1,0 +1,526 @@
+#include "chopper/report/html/svg.hpp"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+
+namespace chopper::html {
+namespace {
+
+constexpr double kMarginLeft = 90, kMarginTop = 14, kMarginBottom = 46, kLegend = 170;
+
+std::string px(double v) {
+  return fmt::format("{:.1f}", v);
+}
+
+// A linear (or log10) map from values to pixels.
+struct Scale {
+  double d0 = 0, d1 = 1, p0 = 0, p1 = 1;
+  bool log = false;
+  double operator()(double v) const {
+    if (log) {
+      v = std::log10(std::max(v, 1e-300));
+    }
+    const double a = log ? std::log10(d0) : d0, b = log ? std::log10(d1) : d1;
+    if (b == a) return (p0 + p1) / 2;
+    return p0 + (v - a) / (b - a) * (p1 - p0);
+  }
+};
+
+std::vector<double> log_ticks(double lo, double hi) {
+  std::vector<double> t;
+  for (double e = std::floor(std::log10(lo)); e <= std::ceil(std::log10(hi)); e += 1)
+    t.push_back(std::pow(10.0, e));
+  return t;
+}
+
+std::string text(double x, double y, std::string_view s, std::string_view anchor = "middle",
+                 std::string_view extra = "") {
+  return fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"{}\"{}>{}</text>", px(x), px(y), anchor,
+                     extra, esc(s));
+}
+
+// Axis titles (value axis vertical or horizontal).
+std::string axis_title_x(double x0, double x1, double y, std::string_view s) {
+  return text((x0 + x1) / 2, y, s, "middle", " class=\"axis-title\"");
+}
+std::string axis_title_y(double y0, double y1, std::string_view s) {
+  const double y = (y0 + y1) / 2;
+  return fmt::format(
+      "<text x=\"14\" y=\"{}\" text-anchor=\"middle\" class=\"axis-title\" "
+      "transform=\"rotate(-90 14 {})\">{}</text>",
+      px(y), px(y), esc(s));
+}
+
+std::string legend(double x, double y, const std::vector<std::string>& names,
+                   const std::vector<std::string>& colors) {
+  std::string s = "<g class=\"legend\">";
+  for (size_t i = 0; i < names.size(); ++i) {
+    const double yy = y + static_cast<double>(i) * 16;
+    s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/>", px(x),
+                     px(yy), colors[i]);
+    s += text(x + 14, yy + 9, names[i], "start");
+  }
+  return s + "</g>";
+}
+
+std::string svg_open(double w, double h, std::string_view cls) {
+  return fmt::format(
+      "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"{}\" width=\"{}\" height=\"{}\" "
+      "viewBox=\"0 0 {} {}\" font-family=\"sans-serif\" font-size=\"11\">",
+      cls, px(w), px(h), px(w), px(h));
+}
+
+// At most n characters (UTF-8 aware), with an ellipsis when cut; the full text is in the title.
+std::string shorten(const std::string& s, size_t n) {
+  size_t chars = 0, i = 0;
+  for (; i < s.size(); ++i)
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && ++chars > n) break;
+  return i < s.size() ? s.substr(0, i) + "…" : s;
+}
+
+std::pair<double, double> range_of(double lo, double hi) {
+  if (!(lo < hi)) {
+    if (lo == hi && lo != 0) return {std::min(0.0, lo), std::max(0.0, hi)};
+    return {0, 1};
+  }
+  return {lo, hi};
+}
+
+}  // namespace
+
+std::string esc(std::string_view s) {
+  std::string o;
+  o.reserve(s.size());
+  for (char c : s) switch (c) {
+      case '&':
+        o += "&amp;";
+        break;
+      case '<':
+        o += "&lt;";
+        break;
+      case '>':
+        o += "&gt;";
+        break;
+      case '"':
+        o += "&quot;";
+        break;
+      case '\'':
+        o += "&#39;";
+        break;
+      default:
+        o += c;
+    }
+  return o;
+}
+
+std::string num(double v) {
+  if (std::isnan(v)) return "";
+  if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
+  if (v == std::floor(v) && std::fabs(v) < 9e15) return fmt::format("{}", static_cast<int64_t>(v));
+  return fmt::format("{}", v);
+}
+
+std::string label_num(double v) {
+  if (std::isnan(v)) return "–";
+  const double a = std::fabs(v);
+  if (a != 0 && (a < 1e-3 || a >= 1e9)) return fmt::format("{:.3g}", v);
+  std::string s = fmt::format("{:.4g}", v);
+  if (s.find('e') != std::string::npos) s = fmt::format("{:.0f}", v);
+  return s;
+}
+
+std::vector<double> nice_ticks(double lo, double hi, int n) {
+  std::vector<double> t;
+  if (!(hi > lo) || n < 1) return {lo};
+  const double raw = (hi - lo) / n, mag = std::pow(10.0, std::floor(std::log10(raw)));
+  double step = mag;
+  for (double m : {1.0, 2.0, 5.0, 10.0})
+    if (m * mag >= raw) {
+      step = m * mag;
+      break;
+    }
+  for (double v = std::ceil(lo / step) * step; v <= hi + step * 1e-9; v += step)
+    t.push_back(std::fabs(v) < step * 1e-9 ? 0.0 : v);
+  return t;
+}
+
+std::string_view palette(size_t i) {
+  static constexpr std::array<std::string_view, 10> k = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
+                                                         "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
+                                                         "#9c755f", "#bab0ac"};
+  return k[i % k.size()];
+}
+
+std::string sequential(double t) {
+  // viridis at 5 stops, linear between them
+  static constexpr std::array<std::array<double, 3>, 5> k = {
+      {{68, 1, 84}, {59, 82, 139}, {33, 145, 140}, {94, 201, 98}, {253, 231, 37}}};
+  if (std::isnan(t)) return "#dddddd";
+  t = std::clamp(t, 0.0, 1.0) * 4;
+  const size_t i = std::min<size_t>(3, static_cast<size_t>(t));
+  const double f = t - static_cast<double>(i);
+  auto c = [&](size_t j) {
+    return static_cast<int>(std::lround(k[i][j] + (k[i + 1][j] - k[i][j]) * f));
+  };
+  return fmt::format("#{:02x}{:02x}{:02x}", c(0), c(1), c(2));
+}
+
+double quantile(const std::vector<double>& v, double q) {
+  if (v.empty()) return std::nan("");
+  const double h = (static_cast<double>(v.size()) - 1) * q;
+  const size_t lo = static_cast<size_t>(std::floor(h));
+  const size_t hi = std::min(v.size() - 1, lo + 1);
+  return v[lo] + (h - static_cast<double>(lo)) * (v[hi] - v[lo]);
+}
+
+std::string stacked_bars(const StackedBars& c) {
+  const size_t n = c.categories.size();
+  double lo = 0, hi = 0;
+  for (const auto& row : c.values) {
+    double p = 0, m = 0;
+    for (double v : row)
+      if (!std::isnan(v)) (v >= 0 ? p : m) += v / c.scale;
+    hi = std::max(hi, p);
+    lo = std::min(lo, m);
+  }
+  std::tie(lo, hi) = range_of(lo, hi);
+  const std::vector<double> ticks = nice_ticks(lo, hi);
+  lo = std::min(lo, ticks.front());
+  hi = std::max(hi, ticks.back());
+  std::vector<std::string> colors = c.series_colors;
+  for (size_t i = colors.size(); i < c.series.size(); ++i) colors.emplace_back(palette(i));
+  const double band =
+      c.horizontal ? std::clamp(360.0 / static_cast<double>(std::max<size_t>(n, 1)), 3.0, 22.0)
+                   : std::clamp(600.0 / static_cast<double>(std::max<size_t>(n, 1)), 2.0, 60.0);
+  const double plot_len = band * static_cast<double>(n);
+  const double w = c.horizontal ? c.width : kMarginLeft + std::max(plot_len, 240.0) + kLegend + 20;
+  const double ml = c.horizontal ? 270 : kMarginLeft;
+  const double h = c.horizontal ? kMarginTop + plot_len + kMarginBottom
+                                : std::max(260.0, static_cast<double>(c.series.size()) * 16 + 40);
+  const double x0 = ml, x1 = w - kLegend, y0 = kMarginTop, y1 = h - kMarginBottom;
+  Scale val = c.horizontal ? Scale{lo, hi, x0, x1} : Scale{lo, hi, y1, y0};
+  std::string s = svg_open(w, h, "chart bars");
+  // value grid and ticks
+  for (double t : ticks) {
+    const double p = val(t);
+    if (c.horizontal)
+      s += fmt::format("<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" class=\"grid\"/>", px(p),
+                       px(y0), px(y1)) +
+           text(p, y1 + 14, label_num(t));
+    else
+      s += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" class=\"grid\"/>", px(x0),
+                       px(x1), px(p)) +
+           text(x0 - 4, p + 4, label_num(t), "end");
+  }
+  const size_t label_every = c.horizontal ? std::max<size_t>(1, static_cast<size_t>(12 / band))
+                                          : std::max<size_t>(1, static_cast<size_t>(40 / band));
+  for (size_t i = 0; i < n; ++i) {
+    const double b0 = (c.horizontal ? y0 : x0) + band * static_cast<double>(i);
+    const double bw = std::max(1.0, band * 0.8);
+    const std::string& attrs = i < c.cat_attrs.size() ? c.cat_attrs[i] : std::string();
+    s += fmt::format("<g class=\"bar\" data-category=\"{}\"{}>", esc(c.categories[i]), attrs);
+    double pos = 0, neg = 0;
+    for (size_t k = 0; k < c.series.size() && i < c.values.size() && k < c.values[i].size(); ++k) {
+      const double v = c.values[i][k];
+      if (std::isnan(v) || v == 0) continue;
+      const double d = v / c.scale;
+      double& base = d >= 0 ? pos : neg;
+      const double a = val(base), b = val(base + d);
+      base += d;
+      const std::string tip =
+          fmt::format("{} · {}: {}", c.categories[i], c.series[k], label_num(d));
+      if (c.horizontal)
+        s += fmt::format(
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" data-series=\"{}\" "
+            "data-value=\"{}\"><title>{}</title></rect>",
+            px(std::min(a, b)), px(b0), px(std::fabs(b - a)), px(bw), colors[k], esc(c.series[k]),
+            num(v), esc(tip));
+      else
+        s += fmt::format(
+            "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" data-series=\"{}\" "
+            "data-value=\"{}\"><title>{}</title></rect>",
+            px(b0), px(std::min(a, b)), px(bw), px(std::fabs(b - a)), colors[k], esc(c.series[k]),
+            num(v), esc(tip));
+    }
+    s += "</g>";
+    if (i % label_every == 0) {
+      if (c.horizontal)
+        s += text(x0 - 4, b0 + bw / 2 + 4, shorten(c.categories[i], 44), "end");
+      else
+        s += fmt::format(
+            "<text x=\"{0}\" y=\"{1}\" text-anchor=\"end\" transform=\"rotate(-45 {0} "
+            "{1})\">{2}</text>",
+            px(b0 + bw / 2), px(y1 + 10), esc(c.categories[i]));
+    }
+  }
+  s += fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" class=\"axis\"/>", px(x0),
+                   px(c.horizontal ? x1 : x0), px(c.horizontal ? y1 : y0), px(y1));
+  if (c.horizontal) {
+    s += axis_title_x(x0, x1, h - 10, c.value_label);
+    s += axis_title_y(y0, y1, c.category_label);
+  } else {
+    s += axis_title_y(y0, y1, c.value_label);
+    s += axis_title_x(x0, x1, h - 4, c.category_label);
+  }
+  if (c.series.size() > 1 || !c.series.empty()) s += legend(x1 + 16, y0 + 4, c.series, colors);
+  return s + "</svg>";
+}
+
+std::string heatmap(const Heatmap& c) {
+  const size_t nr = c.rows.size(), nc = c.cols.size();
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (const auto& r : c.values)
+    for (double v : r)
+      if (!std::isnan(v)) lo = std::min(lo, v / c.scale), hi = std::max(hi, v / c.scale);
+  if (!(lo <= hi)) lo = 0, hi = 1;
+  const double cell_h = std::clamp(400.0 / static_cast<double>(std::max<size_t>(nr, 1)), 0.4, 22.0);
+  const double h = kMarginTop + cell_h * static_cast<double>(nr) + kMarginBottom + 10;
+  const double w = c.width, x0 = kMarginLeft, x1 = w - kLegend, y0 = kMarginTop;
+  const double cell_w = (x1 - x0) / static_cast<double>(std::max<size_t>(nc, 1));
+  std::string s = svg_open(w, h, "chart heatmap");
+  const size_t row_every = std::max<size_t>(1, static_cast<size_t>(std::ceil(12 / cell_h)));
+  const size_t col_every = std::max<size_t>(1, static_cast<size_t>(std::ceil(40 / cell_w)));
+  for (size_t i = 0; i < nr; ++i) {
+    const double y = y0 + cell_h * static_cast<double>(i);
+    const std::string& rk = i < c.row_keys.size() ? c.row_keys[i] : c.rows[i];
+    for (size_t j = 0; j < nc; ++j) {
+      const double v =
+          i < c.values.size() && j < c.values[i].size() ? c.values[i][j] : std::nan("");
+      const double t = hi > lo ? (v / c.scale - lo) / (hi - lo) : 0.5;
+      const std::string& ck = j < c.col_keys.size() ? c.col_keys[j] : c.cols[j];
+      s += fmt::format(
+          "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" {}=\"{}\" {}=\"{}\" "
+          "data-value=\"{}\"><title>{} {} · {} {}: {}</title></rect>",
+          px(x0 + cell_w * static_cast<double>(j)), px(y), px(cell_w + 0.05), px(cell_h + 0.05),
+          sequential(std::isnan(v) ? v : t), c.row_attr, esc(rk), c.col_attr, esc(ck), num(v),
+          esc(c.row_label), esc(c.rows[i]), esc(c.col_label), esc(c.cols[j]),
+          std::isnan(v) ? std::string("none") : label_num(v / c.scale));
+    }
+    if (i % row_every == 0) s += text(x0 - 4, y + std::min(cell_h, 12.0) / 2 + 4, c.rows[i], "end");
+  }
+  const double yb = y0 + cell_h * static_cast<double>(nr);
+  for (size_t j = 0; j < nc; j += col_every)
+    s += text(x0 + cell_w * (static_cast<double>(j) + 0.5), yb + 14, c.cols[j]);
+  s += axis_title_x(x0, x1, h - 8, c.col_label);
+  s += axis_title_y(y0, yb, c.row_label);
+  // colour legend: a gradient of 10 steps, min and max
+  const double lx = x1 + 16;
+  for (int k = 0; k < 10; ++k)
+    s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"{}\"/>", px(lx),
+                     px(y0 + 20 + (9 - k) * 12), sequential(k / 9.0));
+  s += text(lx, y0 + 10, c.value_label, "start");
+  const bool same = label_num(hi) == label_num(lo);  // close values: more digits
+  s += text(lx + 18, y0 + 30, same ? fmt::format("{:.7g}", hi) : label_num(hi), "start");
+  s += text(lx + 18, y0 + 20 + 9 * 12 + 10, same ? fmt::format("{:.7g}", lo) : label_num(lo),
+            "start");
+  s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"#dddddd\"/>", px(lx),
+                   px(y0 + 150));
+  s += text(lx + 18, y0 + 160, "none", "start");
+  return s + "</svg>";
+}
+
+std::string box_plot(const BoxPlot& c) {
+  struct Q {
+    double mn, q1, md, q3, mx;
+    size_t n;
+  };
+  std::vector<Q> qs;
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (const BoxGroup& g : c.groups) {
+    std::vector<double> v;
+    for (double x : g.values)
+      if (!std::isnan(x)) v.push_back(x);
+    std::sort(v.begin(), v.end());
+    Q q{quantile(v, 0),    quantile(v, 0.25), quantile(v, 0.5),
+        quantile(v, 0.75), quantile(v, 1),    v.size()};
+    qs.push_back(q);
+    for (double x : v) {
+      const double d = x / c.scale;
+      if (c.log && d <= 0) continue;
+      lo = std::min(lo, d), hi = std::max(hi, d);
+    }
+  }
+  if (!(lo <= hi)) lo = c.log ? 1 : 0, hi = c.log ? 10 : 1;
+  std::vector<double> ticks;
+  if (c.log) {
+    lo = std::pow(10.0, std::floor(std::log10(lo)));
+    hi = std::pow(10.0, std::ceil(std::log10(hi)));
+    if (hi <= lo) hi = lo * 10;
+    ticks = log_ticks(lo, hi);
+  } else {
+    std::tie(lo, hi) = range_of(std::min(lo, 0.0), hi);
+    ticks = nice_ticks(lo, hi);
+    lo = std::min(lo, ticks.front()), hi = std::max(hi, ticks.back());
+  }
+  const double row = 20, ml = 230;
+  const double h = kMarginTop + row * static_cast<double>(c.groups.size()) + kMarginBottom;
+  const double w = c.width, x0 = ml, x1 = w - kLegend, y0 = kMarginTop;
+  const Scale xs{lo, hi, x0, x1, c.log};
+  std::string s = svg_open(w, h, "chart box");
+  const double yb = y0 + row * static_cast<double>(c.groups.size());
+  for (double t : ticks)
+    s += fmt::format("<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" class=\"grid\"/>",
+                     px(xs(t)), px(y0), px(yb)) +
+         text(xs(t), yb + 14, label_num(t));
+  for (size_t i = 0; i < c.groups.size(); ++i) {
+    const BoxGroup& g = c.groups[i];
+    const Q& q = qs[i];
+    const double y = y0 + row * static_cast<double>(i), ym = y + row / 2;
+    s += fmt::format(
+        "<g class=\"boxplot\" data-group=\"{}\"{} data-n=\"{}\" data-min=\"{}\" data-q1=\"{}\" "
+        "data-median=\"{}\" data-q3=\"{}\" data-max=\"{}\"><title>{}: n {}, min {}, q1 {}, "
+        "median {}, q3 {}, max {}</title>",
+        esc(g.label), g.attrs, q.n, num(q.mn), num(q.q1), num(q.md), num(q.q3), num(q.mx),
+        esc(g.label), q.n, label_num(q.mn / c.scale), label_num(q.q1 / c.scale),
+        label_num(q.md / c.scale), label_num(q.q3 / c.scale), label_num(q.mx / c.scale));
+    if (q.n > 0) {
+      // on a log axis, values at or below the axis start are drawn at the start
+      const auto X = [&](double v) { return xs(c.log ? std::max(v / c.scale, lo) : v / c.scale); };
+      const std::string col(palette(g.color));
+      s += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"{3}\"/>",
+                       px(X(q.mn)), px(X(q.mx)), px(ym), col);
+      s += fmt::format(
+          "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" fill-opacity=\"0.5\" "
+          "stroke=\"{}\"/>",
+          px(X(q.q1)), px(y + 3), px(std::max(1.0, X(q.q3) - X(q.q1))), px(row - 6), col, col);
+      s += fmt::format(
+          "<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#222\" stroke-width=\"2\"/>",
+          px(X(q.md)), px(y + 2), px(y + row - 2));
+    }
+    s += "</g>" + text(x0 - 4, ym + 4, shorten(g.label, 36), "end");
+  }
+  s += axis_title_x(x0, x1, h - 10, c.value_label + (c.log ? " (log scale)" : ""));
+  if (!c.legend.empty()) {
+    std::vector<std::string> cols;
+    for (size_t i = 0; i < c.legend.size(); ++i) cols.emplace_back(palette(i));
+    s += legend(x1 + 16, y0 + 4, c.legend, cols);
+  }
+  return s + "</svg>";
+}
+
+std::string lines(const Lines& c) {
+  double xl = std::numeric_limits<double>::infinity(), xh = -xl, yl = xl, yh = -xl;
+  auto see_x = [&](double x) {
+    const double d = (x - c.x_origin) / c.x_scale;
+    xl = std::min(xl, d), xh = std::max(xh, d);
+  };
+  auto see_y = [&](double y) {
+    if (std::isnan(y)) return;
+    yl = std::min(yl, y / c.y_scale), yh = std::max(yh, y / c.y_scale);
+  };
+  for (const Line& l : c.lines) {
+    for (double x : l.x) see_x(x);
+    for (double y : l.y) see_y(y);
+  }
+  for (const Marker& m : c.markers) see_x(m.x);
+  for (const Band& b : c.bands) {
+    for (double x : b.x) see_x(x);
+    for (double y : b.lo) see_y(y);
+    for (double y : b.hi) see_y(y);
+  }
+  if (!(xl <= xh)) xl = 0, xh = 1;
+  if (!(yl <= yh)) yl = 0, yh = 1;
+  if (!std::isnan(c.y_min)) yl = c.y_min;
+  if (!std::isnan(c.y_max)) yh = c.y_max;
+  std::tie(xl, xh) = range_of(xl, xh);
+  if (yl == yh) yl -= 1, yh += 1;
+  const std::vector<double> yt = nice_ticks(yl, yh);
+  std::vector<double> xt = nice_ticks(xl, xh, 8);
+  bool integral_x = c.bands.empty() && c.x_origin == 0 && c.x_scale == 1;
+  for (const Line& l : c.lines)
+    for (double x : l.x) integral_x = integral_x && x == std::floor(x);
+  if (integral_x)  // iterations: no ticks between them
+    xt.erase(std::remove_if(xt.begin(), xt.end(), [](double t) { return t != std::floor(t); }),
+             xt.end());
+  yl = std::min(yl, yt.front()), yh = std::max(yh, yt.back());
+  const double w = c.width, h = c.height, x0 = kMarginLeft, x1 = w - kLegend, y0 = kMarginTop,
+               y1 = h - kMarginBottom;
+  const Scale X{xl, xh, x0, x1}, Y{yl, yh, y1, y0};
+  auto xp = [&](double x) { return X((x - c.x_origin) / c.x_scale); };
+  auto yp = [&](double y) { return Y(y / c.y_scale); };
+  std::string s = svg_open(w, h, "chart lines");
+  for (double t : yt)
+    s += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" class=\"grid\"/>", px(x0),
+                     px(x1), px(Y(t))) +
+         text(x0 - 4, Y(t) + 4, label_num(t), "end");
+  for (double t : xt) s += text(X(t), y1 + 14, label_num(t));
+  for (const Marker& m : c.markers) {
+    const double p = xp(m.x);
+    if (p < x0 - 0.5 || p > x1 + 0.5) continue;
+    s += fmt::format(
+        "<line class=\"marker\" x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" data-x=\"{3}\"{4}/>",
+        px(p), px(y0), px(y1), m.x_attr.empty() ? num(m.x) : m.x_attr, m.attrs);
+    if (!m.label.empty()) s += text(p + 2, y0 + 9, m.label, "start", " class=\"marker-label\"");
+  }
+  std::vector<std::string> names, colors;
+  for (const Band& b : c.bands) {
+    const std::string col(palette(b.color));
+    auto poly = [&](const std::vector<double>& up, const std::vector<double>& dn) {
+      std::string pts;
+      for (size_t i = 0; i < b.x.size(); ++i) pts += px(xp(b.x[i])) + "," + px(yp(up[i])) + " ";
+      for (size_t i = b.x.size(); i-- > 0;) pts += px(xp(b.x[i])) + "," + px(yp(dn[i])) + " ";
+      return pts;
+    };
+    auto list = [](const std::vector<double>& v) {
+      std::string o;
+      for (size_t i = 0; i < v.size(); ++i) o += (i ? "," : "") + num(v[i]);
+      return o;
+    };
+    s += fmt::format(
+        "<g class=\"band\" data-name=\"{}\"{} data-x=\"{}\" data-min=\"{}\" data-q1=\"{}\" "
+        "data-median=\"{}\" data-q3=\"{}\" data-max=\"{}\">",
+        esc(b.name), b.attrs, list(b.x), list(b.lo), list(b.q1), list(b.med), list(b.q3),
+        list(b.hi));
+    s += fmt::format("<polygon points=\"{}\" fill=\"{}\" fill-opacity=\"0.15\"/>", poly(b.hi, b.lo),
+                     col);
+    s += fmt::format("<polygon points=\"{}\" fill=\"{}\" fill-opacity=\"0.35\"/>", poly(b.q3, b.q1),
+                     col);
+    std::string pts;
+    for (size_t i = 0; i < b.x.size(); ++i) pts += px(xp(b.x[i])) + "," + px(yp(b.med[i])) + " ";
+    s += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"/>",
+                     pts, col);
+    s += "</g>";
+    names.push_back(b.name + ": median, bands");
+    colors.push_back(col);
+  }
+  for (const Line& l : c.lines) {
+    std::string pts, xs, ys;
+    double last_y = std::nan("");
+    for (size_t i = 0; i < l.x.size() && i < l.y.size(); ++i) {
+      xs += (i ? "," : "") + (i < l.xi.size() ? std::to_string(l.xi[i]) : num(l.x[i]));
+      ys += (i ? "," : "") + num(l.y[i]);
+      if (std::isnan(l.y[i])) continue;
+      if (l.step && !std::isnan(last_y)) pts += px(xp(l.x[i])) + "," + px(yp(last_y)) + " ";
+      pts += px(xp(l.x[i])) + "," + px(yp(l.y[i])) + " ";
+      last_y = l.y[i];
+    }
+    const std::string col(palette(l.color));
+    if (!l.step && l.x.size() <= 12)  // few points: mark each
+      for (size_t i = 0; i < l.x.size() && i < l.y.size(); ++i)
+        if (!std::isnan(l.y[i]))
+          s += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"2.5\" fill=\"{}\"/>", px(xp(l.x[i])),
+                           px(yp(l.y[i])), col);
+    s += fmt::format(
+        "<polyline class=\"series\" points=\"{}\" fill=\"none\" stroke=\"{}\" "
+        "stroke-width=\"1.3\" data-name=\"{}\"{} data-x=\"{}\" data-y=\"{}\"><title>{}</title>"
+        "</polyline>",
+        pts, col, esc(l.name), l.attrs, xs, ys, esc(l.name));
+    if (std::find(names.begin(), names.end(), l.name) == names.end() && names.size() < 16) {
+      names.push_back(l.name);
+      colors.push_back(col);
+    }
+  }
+  s += fmt::format("<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" class=\"axis\"/>", px(x0),
+                   px(y0), px(y1));
+  s += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" class=\"axis\"/>", px(x0),
+                   px(x1), px(y1));
+  s += axis_title_x(x0, x1, h - 10, c.x_label);
+  s += axis_title_y(y0, y1, c.y_label);
+  s += legend(x1 + 16, y0 + 4, names, colors);
+  return s + "</svg>";
+}
+
+}  // namespace chopper::html

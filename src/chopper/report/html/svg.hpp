@@ -1,0 +1,108 @@
+#pragma once
+// Inline SVG charts for the HTML report (report/html/report_html.hpp), drawn by chopper: no
+// script library, no font, no network. Each chart takes values in the unit of the table they come
+// from (ns, J, W, ...) and a scale for display (ns → ms: 1e6); every drawn mark carries its raw
+// value in a data attribute (data-value, data-x/data-y lists, box quantiles), so a test can compare
+// what is drawn with the tables. Presentation only: the numbers are the analyses'.
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace chopper::html {
+
+// HTML/XML text escaping (&, <, >, ", ').
+std::string esc(std::string_view s);
+// The shortest text that reads back as the same double (Python's repr, fmt's {}); integers
+// without a fraction. NaN = "".
+std::string num(double v);
+// A tick or tooltip label: up to 4 significant digits, no exponent for 1e-3..1e9.
+std::string label_num(double v);
+// "Nice" ticks (1, 2, 5 × 10^k) covering [lo, hi], about `n` of them.
+std::vector<double> nice_ticks(double lo, double hi, int n = 5);
+// Categorical palette colour i (Tableau 10, cycled).
+std::string_view palette(size_t i);
+// A sequential colour (viridis-like) for t in [0, 1].
+std::string sequential(double t);
+
+// Stacked bars (one bar per category; series stack on it; negatives stack below zero).
+struct StackedBars {
+  std::string value_label;     // axis title with unit, e.g. "time (ms)"
+  std::string category_label;  // e.g. "rank / iteration"
+  double scale = 1;            // displayed = value / scale
+  std::vector<std::string> categories;
+  std::vector<std::string> cat_attrs;  // extra attributes per category (` data-rank="3"`)
+  std::vector<std::string> series;
+  std::vector<std::string> series_colors;   // optional, parallel to series
+  std::vector<std::vector<double>> values;  // [category][series], in the table's unit; NaN = none
+  bool horizontal = false;                  // bars along x, categories down the y axis
+  double width = 900;
+};
+std::string stacked_bars(const StackedBars& c);
+
+// A heatmap: rows × columns of values; NaN = missing (grey).
+struct Heatmap {
+  std::string row_label, col_label, value_label;  // value_label with unit
+  double scale = 1;
+  std::vector<std::string> rows, cols;                       // labels
+  std::string row_attr = "data-row", col_attr = "data-col";  // attribute names for the keys
+  std::vector<std::string> row_keys, col_keys;  // attribute values (default: the labels)
+  std::vector<std::vector<double>> values;      // [row][col]
+  double width = 900;
+};
+std::string heatmap(const Heatmap& c);
+
+// Horizontal box plots (whiskers min..max, box q1..q3, median), one row per group.
+struct BoxGroup {
+  std::string label;
+  std::string attrs;  // extra attributes (` data-phase="forward"`)
+  size_t color = 0;   // palette index
+  std::vector<double> values;
+};
+struct BoxPlot {
+  std::string value_label;
+  double scale = 1;
+  bool log = false;  // log10 value axis (values ≤ 0 are left out of the drawing, not the counts)
+  std::vector<BoxGroup> groups;
+  std::vector<std::string> legend;  // palette-indexed legend names
+  double width = 900;
+};
+std::string box_plot(const BoxPlot& c);
+// Quantile q of sorted values, linear between order statistics (numpy's default, R type 7).
+double quantile(const std::vector<double>& sorted, double q);
+
+// Lines over a shared x axis, with optional vertical markers and quantile bands.
+struct Line {
+  std::string name;
+  std::string attrs;
+  size_t color = 0;
+  std::vector<double> x, y;  // in the table's units
+  bool step = false;         // a step function (CDF)
+  std::vector<int64_t> xi;   // exact x for data-x (timestamps beyond 2^53), else x is written
+};
+struct Band {  // min..max and q1..q3 shaded, median drawn, over x
+  std::string name;
+  std::string attrs;
+  size_t color = 0;
+  std::vector<double> x, lo, q1, med, q3, hi;
+};
+struct Marker {
+  double x = 0;
+  std::string label;
+  std::string attrs;
+  std::string x_attr;  // data-x (default: x)
+};
+struct Lines {
+  std::string x_label, y_label;
+  double x_scale = 1, y_scale = 1, x_origin = 0;  // displayed x = (x − x_origin) / x_scale
+  std::vector<Line> lines;
+  std::vector<Band> bands;
+  std::vector<Marker> markers;
+  double y_min = std::numeric_limits<double>::quiet_NaN();  // fixed axis range (NaN = data)
+  double y_max = std::numeric_limits<double>::quiet_NaN();
+  double width = 900, height = 280;
+};
+std::string lines(const Lines& c);
+
+}  // namespace chopper::html

@@ -1,0 +1,381 @@
+#!/usr/bin/env python3
+"""Renders chopper's HTML report in headless Chromium and checks it against the SQLite tables.
+
+usage: report_browser.py CHROMIUM REPORT.html CHOPPER.sqlite OUTDIR
+
+1. Chromium (--headless --no-sandbox --disable-gpu ...) loads the file and dumps the DOM after
+   its scripts ran (--dump-dom): every expected figure is there, the page's error recorder
+   (#chopper-errors: script errors and Content-Security-Policy violations, i.e. blocked requests)
+   is empty, and the network log has no request to anything but the file itself.
+2. A screenshot of the page is saved in OUTDIR (report.png, report-full.png).
+3. The numbers the figures carry (data attributes of their marks) are compared with the tables of
+   CHOPPER.sqlite (written by `chopper analyze` on the same run): the same values, exactly where
+   the table's value is drawn, to float rounding where the figure shows a sum or a quantile.
+Exit status 0 = pass; 77 = skipped (printed why).
+"""
+import html
+import json
+import math
+import os
+import re
+import sqlite3
+import subprocess
+import sys
+import time
+
+FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         "--disable-dev-shm-usage"]
+
+EXPECTED = ["fig-findings", "fig-e2e", "fig-split", "fig-idle", "fig-throughput",
+            "fig-waterfall-phase", "fig-waterfall-op", "fig-launch", "fig-dist-gemm",
+            "fig-dist-vector", "fig-coll-latency", "fig-coll-busbw", "fig-coll-skew",
+            "fig-coll-wait", "fig-straggler-lead", "fig-straggler-run", "fig-overlap-cdf",
+            "fig-power", "fig-clock", "fig-temp", "fig-energy", "fig-coverage", "tbl-diagnostics"]
+
+failures = []
+checked = {}
+
+
+def check(cond, what):
+    if not cond:
+        failures.append(what)
+    return cond
+
+
+def count(fig, n=1):
+    checked[fig] = checked.get(fig, 0) + n
+
+
+def attrs(tag):
+    return {k: html.unescape(v) for k, v in re.findall(r'([\w:-]+)="([^"]*)"', tag)}
+
+
+def figures(dom):
+    out = {}
+    for m in re.finditer(r'<figure\b([^>]*)>(.*?)</figure>', dom, re.S):
+        a = attrs(m.group(1))
+        out[a.get("id")] = (a, m.group(2))
+    return out
+
+
+def groups(body, cls):
+    """(attributes of <g class=cls ...>, inner text) for each such group (they do not nest)."""
+    return [(attrs(m.group(1)), m.group(2))
+            for m in re.finditer(r'<g class="' + cls + r'"([^>]*)>(.*?)</g>', body, re.S)]
+
+
+def tags(body, name):
+    return [attrs(m.group(1)) for m in re.finditer(r'<' + name + r'\b([^>]*)>', body)]
+
+
+def close(a, b, rel=1e-9):
+    return math.isclose(float(a), float(b), rel_tol=rel, abs_tol=1e-6)
+
+
+def quantile(v, q):  # numpy's default (linear), as the report draws
+    v = sorted(v)
+    h = (len(v) - 1) * q
+    lo = math.floor(h)
+    hi = min(len(v) - 1, lo + 1)
+    return v[lo] + (h - lo) * (v[hi] - v[lo])
+
+
+def run_chromium(chromium, url, extra, timeout=120):
+    t0 = time.time()
+    p = subprocess.run([chromium] + FLAGS + extra + [url], capture_output=True, text=True,
+                       timeout=timeout)
+    return p, time.time() - t0
+
+
+def main():
+    if len(sys.argv) != 5:
+        print(__doc__)
+        return 2
+    chromium, report, db, outdir = sys.argv[1:]
+    browser = chromium != "--no-browser"
+    if browser and (not chromium or chromium.endswith("NOTFOUND") or not os.path.exists(chromium)):
+        print("SKIP: chromium not found (apt-get install chromium); the values are still checked "
+              "on the file by the test report_values")
+        return 77
+    os.makedirs(outdir, exist_ok=True)
+    report = os.path.abspath(report)
+    if browser:
+        figs = render(chromium, report, outdir)
+    else:  # the file as written (the DOM before any script ran)
+        figs = figures(open(report, encoding="utf-8").read())
+    compare(figs, report, db, outdir)
+    json.dump({"figures": sorted(figs), "checked": checked, "failures": failures},
+              open(os.path.join(outdir, "result.json"), "w"), indent=1)
+    if failures:
+        print("FAIL:\n  " + "\n  ".join(failures[:50]))
+        return 1
+    print("PASS")
+    return 0
+
+
+def render(chromium, report, outdir):
+    url = "file://" + report
+    netlog = os.path.join(outdir, "netlog.json")
+    p, secs = run_chromium(chromium, url, ["--dump-dom", "--log-net-log=" + netlog,
+                                           "--virtual-time-budget=3000"])
+    dom = p.stdout
+    check(p.returncode == 0, f"chromium --dump-dom exited {p.returncode}: {p.stderr[-2000:]}")
+    check('data-report="chopper"' in dom, "the DOM dump is not the report")
+    print(f"report: {os.path.getsize(report)} bytes; chromium --dump-dom took {secs:.2f} s "
+          "(start-up included)")
+    m = re.search(r'<pre id="chopper-errors"[^>]*>(.*?)</pre>', dom, re.S)
+    check(m is not None, "no #chopper-errors element")
+    if m:
+        check(m.group(1).strip() == "", "script errors or blocked requests: " + m.group(1))
+    m = re.search(r'<pre id="chopper-load-ms"[^>]*>(.*?)</pre>', dom, re.S)
+    if check(m is not None and m.group(1).strip() != "", "the load event did not run"):
+        print(f"load event after {m.group(1)} ms (performance.now() in the page)")
+    # network: no request the page made (a request has the page's origin, "null" for file://,
+    # as initiator); the browser's own background requests (initiator "not an origin": update
+    # checks, the account list) are listed but are not the page's
+    if check(os.path.exists(netlog), "no network log"):
+        d = json.load(open(netlog, encoding="utf-8", errors="replace"))
+        names = {v: k for k, v in d["constants"]["logEventTypes"].items()}
+        page, own = [], set()
+        for e in d["events"]:
+            pr = e.get("params", {})
+            if names.get(e["type"]) != "URL_REQUEST_START_JOB" or "url" not in pr:
+                continue
+            u = pr["url"]
+            if u.startswith("file://") or u.startswith("data:"):
+                continue
+            if pr.get("initiator") == "not an origin":
+                own.add(u.split("?")[0])
+            else:
+                page.append(u)
+        check(not page, f"network requests from the page: {page[:10]}")
+        print(f"network log: no request from the page ({len(own)} of Chromium's own: "
+              f"{', '.join(sorted(own))})")
+    figs = figures(dom)
+    for f in EXPECTED:
+        check(f in figs, f"figure {f} missing")
+    print(f"figures: {len(figs)} ({', '.join(sorted(figs))})")
+    # screenshots (the top of the page, and a tall one with every figure)
+    for name, size in (("report.png", "1400,1800"), ("report-full.png", "1400,16000")):
+        shot = os.path.join(outdir, name)
+        p, _ = run_chromium(chromium, url, ["--screenshot=" + shot, "--window-size=" + size,
+                                            "--hide-scrollbars"])
+        check(p.returncode == 0 and os.path.exists(shot), f"screenshot {name} failed")
+    print(f"screenshots in {outdir}")
+    return figs
+
+
+def compare(figs, report, db, outdir):
+    for f in EXPECTED:
+        check(f in figs, f"figure {f} missing")
+    # each figure: its table, a caption naming the definition, its data as CSV, axis titles
+    for fid, (a, body) in figs.items():
+        check(a.get("data-table"), f"{fid}: no data-table")
+        check('download="' + fid + '.csv"' in body, f"{fid}: no CSV download")
+        check("<figcaption>" in body and "docs/metrics.md" in body, f"{fid}: no caption/definition")
+        if "<svg" in body:
+            check('class="axis-title"' in body, f"{fid}: no axis titles")
+    # the file references nothing outside itself (the SVG namespace is a name, not a request)
+    raw = open(report, encoding="utf-8").read().replace("http://www.w3.org/2000/svg", "")
+    check("default-src 'none'" in raw, "no Content-Security-Policy")
+    check(not re.search(r'\ssrc=|https?://|<link\b|@import|url\(', raw),
+          "an external reference in the file")
+    con = sqlite3.connect(db)
+    q = lambda sql, *a: con.execute(sql, a).fetchall()  # noqa: E731
+
+    # end_to_end: each drawn part is the table's time_ns of that iteration and component
+    if "fig-e2e" in figs:
+        want = {(i, c): t for i, c, t in q("SELECT iteration, component, time_ns FROM end_to_end")}
+        got = {}
+        for g, inner in groups(figs["fig-e2e"][1], "bar"):
+            for r in tags(inner, "rect"):
+                got[(int(g["data-iteration"]), r["data-series"])] = int(r["data-value"])
+        check(got == {k: v for k, v in want.items() if v != 0}, "fig-e2e differs from end_to_end")
+        count("fig-e2e", len(got))
+    # findings: cost_ns of each finding
+    if "fig-findings" in figs:
+        want = {(f, r if r is not None else ""): c
+                for f, r, c in q("SELECT finding, rank, cost_ns FROM findings")}
+        n = 0
+        for g, inner in groups(figs["fig-findings"][1], "bar"):
+            key = (g["data-finding"], int(g["data-rank"]) if g["data-rank"] else "")
+            for r in tags(inner, "rect"):
+                check(float(r["data-value"]) == want.get(key), f"finding {key}: {r['data-value']}")
+                n += 1
+        check(n == sum(1 for v in want.values() if v != 0), "fig-findings: not every finding")
+        count("fig-findings", n)
+    # temporal breakdown per rank and iteration
+    if "fig-split" in figs:
+        rows = q("SELECT rank, iteration, compute_ns, exposed_comm_ns, exposed_memcpy_ns, "
+                 "non_compute_ns, idle_ns FROM temporal_breakdown WHERE iteration IS NOT NULL")
+        want = {}
+        for rk, it, c, ec, em, nc, idle in rows:
+            for k, v in (("compute", c), ("exposed_comm", ec), ("exposed_memcpy", em),
+                         ("other non-compute", nc - ec - em), ("idle", idle)):
+                if v:
+                    want[(rk, it, k)] = v
+        got = {}
+        for g, inner in groups(figs["fig-split"][1], "bar"):
+            for r in tags(inner, "rect"):
+                got[(int(g["data-rank"]), int(g["data-iteration"]), r["data-series"])] = \
+                    int(r["data-value"])
+        check(got == want, "fig-split differs from temporal_breakdown")
+        count("fig-split", len(got))
+    # idle by cause: summed over streams
+    if "fig-idle" in figs:
+        want = {}
+        for rk, it, hw, kw, ot in q("SELECT rank, iteration, SUM(host_wait_ns), "
+                                    "SUM(kernel_wait_ns), SUM(other_ns) FROM idle_breakdown "
+                                    "WHERE iteration IS NOT NULL GROUP BY rank, iteration"):
+            for k, v in (("host_wait", hw), ("kernel_wait", kw), ("other", ot)):
+                if v:
+                    want[(rk, it, k)] = v
+        got = {}
+        for g, inner in groups(figs["fig-idle"][1], "bar"):
+            for r in tags(inner, "rect"):
+                got[(int(g["data-rank"]), int(g["data-iteration"]), r["data-series"])] = \
+                    int(r["data-value"])
+        check(got == want, "fig-idle differs from idle_breakdown")
+        count("fig-idle", len(got))
+    # throughput
+    if "fig-throughput" in figs:
+        want = dict(q("SELECT iteration, tokens_per_s FROM iterations"))
+        n = 0
+        for g, inner in groups(figs["fig-throughput"][1], "bar"):
+            for r in tags(inner, "rect"):
+                check(float(r["data-value"]) == want[int(g["data-iteration"])], "tokens_per_s")
+                n += 1
+        check(n == len(want), "fig-throughput: not every iteration")
+        count("fig-throughput", n)
+    # heatmaps: rank x iteration
+    for fid, table, col in (("fig-straggler-lead", "stragglers", "total_lead_ns"),
+                            ("fig-coll-wait", "stragglers", "coll_wait_ns")):
+        if fid not in figs:
+            continue
+        want = {(r, i): v for r, i, v in
+                q(f"SELECT rank, iteration, {col} FROM {table} WHERE iteration IS NOT NULL")}
+        got = {(int(r["data-rank"]), int(r["data-iteration"])): int(r["data-value"])
+               for r in tags(figs[fid][1], "rect") if "data-rank" in r and r["data-value"]}
+        check(got == want, f"{fid} differs from {table}.{col}")
+        count(fid, len(got))
+    # waterfall per phase: every part of the slowest rank's phase rows
+    parts = ["theoretical_ns", "instruction_ns", "utilization_ns", "overlap_ns", "frequency_ns",
+             "residual_ns"]
+    if "fig-waterfall-phase" in figs:
+        n = 0
+        for g, inner in groups(figs["fig-waterfall-phase"][1], "bar"):
+            row = q("SELECT observed_ns, " + ", ".join(parts) + " FROM waterfall WHERE rank = ? "
+                    "AND iteration = ? AND phase = ? AND operation IS NULL",
+                    int(g["data-rank"]), int(g["data-iteration"]), g["data-phase"])
+            check(len(row) == 1, f"waterfall row {g}")
+            if not row:
+                continue
+            check(int(g["data-observed"]) == row[0][0], "waterfall observed_ns")
+            vals = dict(zip(parts, row[0][1:]))
+            for r in tags(inner, "rect"):
+                check(float(r["data-value"]) == vals[r["data-series"]],
+                      f"waterfall {g['data-phase']} {r['data-series']}")
+                n += 1
+        count("fig-waterfall-phase", n)
+    # launch overhead per operation: the sums over ranks, iterations, phases and layers
+    if "fig-launch" in figs:
+        want = {(o if o is not None else "(none)"): s for o, s in
+                q("SELECT operation, SUM(launch_overhead_ns) FROM launch_overhead "
+                  "GROUP BY operation")}
+        n = 0
+        for g, _ in groups(figs["fig-launch"][1], "bar"):
+            check(float(g["data-sum-launch-overhead-ns"]) == want[g["data-operation"]],
+                  f"launch overhead of {g['data-operation']}")
+            n += 1
+        count("fig-launch", n)
+    # distributions: quantiles of kernel_ns per (operation, phase)
+    for fid in ("fig-dist-gemm", "fig-dist-vector"):
+        if fid not in figs:
+            continue
+        n = 0
+        for g, _ in groups(figs[fid][1], "boxplot"):
+            v = [x for (x,) in q("SELECT kernel_ns FROM operation_instances WHERE operation = ? "
+                                 "AND phase = ?", g["data-operation"], g["data-phase"])]
+            check(int(g["data-n"]) == len(v), f"{fid} {g['data-group']}: n")
+            for k, qq in (("data-min", 0), ("data-q1", .25), ("data-median", .5), ("data-q3", .75),
+                          ("data-max", 1)):
+                check(close(g[k], quantile(v, qq)), f"{fid} {g['data-group']}: {k}")
+            n += 1
+        count(fid, n)
+    # collectives per type
+    for fid, col in (("fig-coll-latency", "latency_ns"), ("fig-coll-busbw", "busbw_gbs"),
+                     ("fig-coll-skew", "arrival_skew_ns")):
+        if fid not in figs:
+            continue
+        n = 0
+        for g, _ in groups(figs[fid][1], "boxplot"):
+            v = [x for (x,) in q(f"SELECT {col} FROM collectives WHERE COALESCE(called, type) = ? "
+                                 f"AND {col} IS NOT NULL", g["data-type"])]
+            check(int(g["data-n"]) == len(v), f"{fid} {g['data-type']}: n")
+            check(close(g["data-median"], quantile(v, .5)), f"{fid} {g['data-type']}: median")
+            check(close(g["data-max"], max(v)), f"{fid} {g['data-type']}: max")
+            n += 1
+        count(fid, n)
+    # overlap CDF: each drawn point is an order statistic of the phase's overlap ratios
+    if "fig-overlap-cdf" in figs:
+        n = 0
+        for line in tags(figs["fig-overlap-cdf"][1], "polyline"):
+            if "data-phase" not in line:
+                continue
+            v = sorted(x for (x,) in q("SELECT overlap_ratio FROM operation_instances WHERE "
+                                       "phase = ? AND overlap_ratio IS NOT NULL",
+                                       line["data-phase"]))
+            check(int(line["data-n"]) == len(v), "overlap CDF n")
+            xs = [float(x) for x in line["data-x"].split(",")]
+            ys = [float(y) for y in line["data-y"].split(",")]
+            for x, y in zip(xs, ys):
+                check(x == v[round(y * len(v)) - 1], f"overlap CDF point {x},{y}")
+                n += 1
+        count("fig-overlap-cdf", n)
+    # telemetry: every sample of every rank, in table order
+    for fid in ("fig-power", "fig-clock", "fig-temp"):
+        if fid not in figs:
+            continue
+        n = 0
+        for line in tags(figs[fid][1], "polyline"):
+            if "data-rank" not in line:
+                continue
+            rows = q("SELECT t_ns, value FROM telemetry WHERE rank = ? AND metric = ? "
+                     "ORDER BY rowid", int(line["data-rank"]), line["data-metric"])
+            xs = [int(x) for x in line["data-x"].split(",")]
+            ys = [float(y) for y in line["data-y"].split(",")]
+            check(xs == [t for t, _ in rows] and ys == [v for _, v in rows],
+                  f"{fid} rank {line['data-rank']} differs from telemetry")
+            n += len(xs)
+        marks = [int(m["data-x"]) for m in tags(figs[fid][1], "line") if "data-iteration" in m
+                 and m["data-iteration"] != "end"]
+        starts = [s for (s,) in q("SELECT start_ns FROM temporal_breakdown WHERE iteration IS NOT "
+                                  "NULL AND rank = (SELECT MIN(rank) FROM temporal_breakdown) "
+                                  "ORDER BY start_ns")]
+        check(marks == starts, f"{fid}: iteration boundaries {marks} != {starts}")
+        count(fid, n)
+    # energy per iteration: whole-window and phase rows
+    if "fig-energy" in figs:
+        n = 0
+        for g, inner in groups(figs["fig-energy"][1], "bar"):
+            rk, it = int(g["data-rank"]), int(g["data-iteration"])
+            (e,), = q("SELECT energy_j FROM power_energy WHERE rank = ? AND iteration = ? AND "
+                      "phase IS NULL", rk, it)
+            check(float(g["data-energy-j"]) == e, f"energy r{rk} i{it}")
+            for r in tags(inner, "rect"):
+                (pe,), = q("SELECT energy_j FROM power_energy WHERE rank = ? AND iteration = ? "
+                           "AND phase = ?", rk, it, r["data-series"])
+                check(float(r["data-value"]) == pe, f"energy r{rk} i{it} {r['data-series']}")
+                n += 1
+        count("fig-energy", n)
+
+    print("values compared with " + os.path.basename(db) + ": " +
+          ", ".join(f"{k} {v}" for k, v in sorted(checked.items())))
+    for f in ("fig-e2e", "fig-findings", "fig-split", "fig-straggler-lead", "fig-power",
+              "fig-energy", "fig-waterfall-phase"):
+        check(checked.get(f, 0) > 0, f"{f}: no value compared")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,214 @@
+// The HTML report's SVG primitives and sections: every drawn mark carries the value it was given
+// (data attributes), the document is self-contained (CSP, no external reference).
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <regex>
+#include <string>
+#include <vector>
+
+#include "chopper/report/html/report_html.hpp"
+#include "chopper/report/html/svg.hpp"
+
+namespace chopper::html {
+namespace {
+
+// Every value of attribute `name` in document order.
+std::vector<std::string> attrs(const std::string& s, const std::string& name) {
+  std::vector<std::string> out;
+  const std::regex re(" " + name + "=\"([^\"]*)\"");
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), re); it != std::sregex_iterator(); ++it)
+    out.push_back((*it)[1]);
+  return out;
+}
+
+TEST(ReportSvg, NumRoundTrips) {
+  for (double v : {0.0, 1.0, -3.0, 0.1, 1.0 / 3.0, 123456789012.0, 2.5e-7, 6.02e23})
+    EXPECT_EQ(std::stod(num(v)), v) << num(v);
+  EXPECT_EQ(num(42.0), "42");
+  EXPECT_EQ(num(std::nan("")), "");
+  EXPECT_EQ(esc("<a & \"b\">"), "&lt;a &amp; &quot;b&quot;&gt;");
+}
+
+TEST(ReportSvg, NiceTicksCoverTheRange) {
+  const std::vector<double> t = nice_ticks(0, 9.3);
+  ASSERT_FALSE(t.empty());
+  EXPECT_EQ(t.front(), 0);
+  EXPECT_GE(t.back(), 8);
+  for (size_t i = 1; i < t.size(); ++i) EXPECT_NEAR(t[i] - t[i - 1], 2.0, 1e-12);
+}
+
+TEST(ReportSvg, StackedBarsCarryTheirValues) {
+  StackedBars c;
+  c.value_label = "time (ms)";
+  c.category_label = "iteration";
+  c.scale = 1e6;
+  c.categories = {"5", "6"};
+  c.cat_attrs = {" data-iteration=\"5\"", " data-iteration=\"6\""};
+  c.series = {"compute", "idle", "residual"};
+  c.values = {{12345678, 0, -2000}, {7, 1e6, std::nan("")}};
+  const std::string s = stacked_bars(c);
+  // zero and NaN parts are not drawn; the others carry their raw value
+  EXPECT_EQ(attrs(s, "data-value"),
+            (std::vector<std::string>{"12345678", "-2000", "7", "1000000"}));
+  EXPECT_EQ(attrs(s, "data-series"),
+            (std::vector<std::string>{"compute", "residual", "compute", "idle"}));
+  EXPECT_EQ(attrs(s, "data-iteration"), (std::vector<std::string>{"5", "6"}));
+  EXPECT_NE(s.find(">time (ms)<"), std::string::npos);  // the axis title with its unit
+  EXPECT_NE(s.find(">iteration<"), std::string::npos);
+}
+
+TEST(ReportSvg, HeatmapHasOneCellPerValue) {
+  Heatmap h;
+  h.rows = {"0", "1"};
+  h.cols = {"5", "6", "7"};
+  h.row_attr = "data-rank";
+  h.col_attr = "data-iteration";
+  h.value_label = "lead (ms)";
+  h.values = {{1, 2, 3}, {4, std::nan(""), 6.5}};
+  const std::string s = heatmap(h);
+  EXPECT_EQ(attrs(s, "data-value"), (std::vector<std::string>{"1", "2", "3", "4", "", "6.5"}));
+  EXPECT_EQ(attrs(s, "data-rank"), (std::vector<std::string>{"0", "0", "0", "1", "1", "1"}));
+}
+
+TEST(ReportSvg, BoxPlotQuantilesAreNumpys) {
+  BoxPlot b;
+  b.value_label = "latency (µs)";
+  b.groups = {{"all_gather", "", 0, {5, 1, 4, 2, 3}}, {"one", "", 1, {7}}};
+  const std::string s = box_plot(b);
+  EXPECT_EQ(attrs(s, "data-n"), (std::vector<std::string>{"5", "1"}));
+  EXPECT_EQ(attrs(s, "data-min"), (std::vector<std::string>{"1", "7"}));
+  EXPECT_EQ(attrs(s, "data-q1"), (std::vector<std::string>{"2", "7"}));
+  EXPECT_EQ(attrs(s, "data-median"), (std::vector<std::string>{"3", "7"}));
+  EXPECT_EQ(attrs(s, "data-q3"), (std::vector<std::string>{"4", "7"}));
+  EXPECT_EQ(attrs(s, "data-max"), (std::vector<std::string>{"5", "7"}));
+  const std::vector<double> v = {1, 2, 3, 4};
+  EXPECT_DOUBLE_EQ(quantile(v, 0.25), 1.75);  // numpy.quantile([1,2,3,4], 0.25)
+}
+
+TEST(ReportSvg, LinesKeepEverySample) {
+  Lines l;
+  l.x_label = "time (s)";
+  l.y_label = "power (W)";
+  l.x_scale = 1e9;
+  Line line;
+  line.name = "rank 0";
+  line.attrs = " data-rank=\"0\"";
+  line.x = {1000, 2000, 3000};
+  line.y = {300.5, 310, 305.25};
+  line.xi = {1000, 2000, 1767225605123456789};  // exact beyond 2^53
+  l.lines = {line};
+  Marker m;
+  m.x = 1500;
+  m.label = "iter 1";
+  l.markers = {m};
+  const std::string s = lines(l);
+  EXPECT_EQ(attrs(s, "data-x"),
+            (std::vector<std::string>{"1500", "1000,2000,1767225605123456789"}));
+  EXPECT_EQ(attrs(s, "data-y"), (std::vector<std::string>{"300.5,310,305.25"}));
+  EXPECT_NE(s.find(">power (W)<"), std::string::npos);
+}
+
+TEST(ReportHtml, EndToEndFigureAndSelfContained) {
+  TableStore ts(report_tables());
+  Table e({"end_to_end",
+           "",
+           {{"iteration", ColType::kInt, ""},
+            {"rank", ColType::kInt, ""},
+            {"component", ColType::kText, ""},
+            {"time_ns", ColType::kInt, ""},
+            {"share", ColType::kReal, ""},
+            {"per_token_ns", ColType::kReal, ""}}});
+  e.add_row({Cell::of(int64_t{3}), Cell::of(int64_t{1}), Cell::of("forward.gemm"),
+             Cell::of(int64_t{5000000}), Cell::of(0.5), Cell::null()});
+  e.add_row({Cell::of(int64_t{3}), Cell::of(int64_t{1}), Cell::of("exposed_comm"),
+             Cell::of(int64_t{4000000}), Cell::of(0.4), Cell::null()});
+  e.add_row({Cell::of(int64_t{3}), Cell::of(int64_t{1}), Cell::of("idle"),
+             Cell::of(int64_t{1000000}), Cell::of(0.1), Cell::null()});
+  write_table(e, ts);
+  Table ignored({"gpu_activities", "", {{"x", ColType::kInt, ""}}});
+  write_table(ignored, ts);
+  EXPECT_EQ(ts.get("gpu_activities"), nullptr);  // not one of the report's tables
+  ReportInfo info;
+  info.title = "run <1>";
+  std::vector<std::string> ids;
+  const std::string s = render_report(ts, info, &ids);
+  EXPECT_NE(std::find(ids.begin(), ids.end(), "fig-e2e"), ids.end());
+  EXPECT_NE(s.find("<figure id=\"fig-e2e\" data-table=\"end_to_end\">"), std::string::npos);
+  EXPECT_NE(s.find("run &lt;1&gt;"), std::string::npos);
+  const std::string e2e = s.substr(s.find("id=\"fig-e2e\""));
+  EXPECT_EQ(attrs(e2e.substr(0, e2e.find("</figure>")), "data-value"),
+            (std::vector<std::string>{"5000000", "4000000", "1000000"}));
+  EXPECT_NE(s.find("default-src 'none'"), std::string::npos);
+  EXPECT_NE(s.find("download=\"fig-e2e.csv\" href=\"data:text/csv;base64,"), std::string::npos);
+  // nothing to fetch: no src/href to another origin (the SVG namespace is a name, not a request)
+  EXPECT_EQ(s.find(" src="), std::string::npos);
+  std::string rest = s;
+  for (size_t p; (p = rest.find("http://www.w3.org/2000/svg")) != std::string::npos;)
+    rest.erase(p, 26);
+  EXPECT_EQ(rest.find("http://"), std::string::npos);
+  EXPECT_EQ(rest.find("https://"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace chopper::html
+
+namespace chopper::html {
+namespace {
+
+// Above ReportInfo::many_ranks the per-rank figures aggregate: a heatmap of the split, quantile
+// bands of the telemetry (over the ranks' means per time bin).
+TEST(ReportHtml, ManyRanksAggregate) {
+  TableStore ts(report_tables());
+  Table b({"temporal_breakdown",
+           "",
+           {{"rank", ColType::kInt, ""},
+            {"iteration", ColType::kInt, ""},
+            {"start_ns", ColType::kInt, ""},
+            {"total_ns", ColType::kInt, ""},
+            {"compute_ns", ColType::kInt, ""},
+            {"non_compute_ns", ColType::kInt, ""},
+            {"idle_ns", ColType::kInt, ""},
+            {"exposed_comm_ns", ColType::kInt, ""},
+            {"exposed_memcpy_ns", ColType::kInt, ""},
+            {"compute_share", ColType::kReal, ""}}});
+  Table t({"telemetry",
+           "",
+           {{"rank", ColType::kInt, ""},
+            {"device", ColType::kInt, ""},
+            {"metric", ColType::kText, ""},
+            {"t_ns", ColType::kInt, ""},
+            {"value", ColType::kReal, ""}}});
+  const int64_t ranks = 70;
+  for (int64_t r = 0; r < ranks; ++r) {
+    for (int64_t i = 0; i < 2; ++i)
+      b.add_row({Cell::of(r), Cell::of(i), Cell::of(i * 1000000), Cell::of(int64_t{1000000}),
+                 Cell::of(int64_t{500000}), Cell::of(int64_t{0}), Cell::of(int64_t{500000}),
+                 Cell::of(int64_t{0}), Cell::of(int64_t{0}), Cell::of(0.5)});
+    for (int64_t k = 0; k < 10; ++k)  // rank r draws 100 + r watts
+      t.add_row({Cell::of(r), Cell::of(int64_t{0}), Cell::of("power_w"), Cell::of(k * 200000),
+                 Cell::of(100.0 + static_cast<double>(r))});
+  }
+  write_table(b, ts);
+  write_table(t, ts);
+  ReportInfo info;
+  info.many_ranks = 64;
+  const std::string s = render_report(ts, info);
+  const std::string split = s.substr(s.find("<figure id=\"fig-split\""));
+  const std::string split_fig = split.substr(0, split.find("</figure>"));
+  EXPECT_NE(split_fig.find("chart heatmap"), std::string::npos);
+  EXPECT_EQ(attrs(split_fig, "data-rank").size(), 140u);  // one cell per rank and iteration
+  const std::string power = s.substr(s.find("<figure id=\"fig-power\""));
+  const std::string power_fig = power.substr(0, power.find("</figure>"));
+  EXPECT_EQ(attrs(power_fig, "data-ranks"), (std::vector<std::string>{"70"}));
+  EXPECT_EQ(attrs(power_fig, "data-rank").size(), 0u);  // no line per rank
+  // every bin: min 100 W, max 169 W, median 134.5 W over the 70 ranks
+  const std::vector<std::string> med = attrs(power_fig, "data-median");
+  ASSERT_EQ(med.size(), 1u);
+  EXPECT_EQ(med[0].substr(0, med[0].find(',')), "134.5");
+  EXPECT_EQ(attrs(power_fig, "data-min")[0].substr(0, 3), "100");
+  EXPECT_EQ(attrs(power_fig, "data-max")[0].substr(0, 3), "169");
+}
+
+}  // namespace
+}  // namespace chopper::html
