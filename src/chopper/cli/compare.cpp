@@ -12,12 +12,14 @@
 
 #include "chopper/analysis/findings.hpp"
 #include "chopper/base/error.hpp"
+#include "chopper/base/output_file.hpp"
 #include "chopper/cli/commands.hpp"
 #include "chopper/cli/common.hpp"
 #include "chopper/ingest/hardware_files.hpp"
 #include "chopper/link/hardware_align.hpp"
 #include "chopper/report/compare_report.hpp"
 #include "chopper/report/csv_sink.hpp"
+#include "chopper/report/html/report_html.hpp"
 #include "chopper/report/output_dir.hpp"
 #include "chopper/report/sqlite_sink.hpp"
 
@@ -27,6 +29,7 @@ namespace {
 struct CompareOptions {
   RunOptions run;  // run.paths: one run per path
   std::string out;
+  std::string html;  // the comparison as a self-contained HTML page ("" = none)
   bool no_csv = false, json = false, no_hardware = false;
   std::vector<std::string> labels;
   std::vector<int64_t> tokens;  // one for all runs, or one per run
@@ -124,7 +127,22 @@ int compare_main(const CompareOptions& o) {
       return 2;
     }
   }
+  if (!o.html.empty()) {
+    try {
+      html::TableStore ts;
+      compare_tables(c, ts);
+      html::ReportInfo info;
+      for (const CompareRun& r : c.runs) info.title += (info.title.empty() ? "" : " vs ") + r.label;
+      OutputFile f(o.html, false);
+      f.write(html::render_compare_report(ts, info));
+      f.commit();
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "chopper compare: {}\n", e.what());
+      return 2;
+    }
+  }
   std::string out = o.json ? compare_json(c) : compare_summary(c);
+  if (!o.json && !o.html.empty()) out += fmt::format("\nwrote {} (open it in a browser)\n", o.html);
   if (!o.json && outdir)
     out += fmt::format("\nwrote {}/chopper.sqlite{}\n", o.out,
                        o.no_csv ? "" : fmt::format(" and {}/*.csv", o.out));
@@ -148,6 +166,9 @@ Command add_compare(CLI::App& root) {
   app->add_option("-o,--out", o->out, "Output directory for chopper.sqlite and the CSV tables")
       ->check(output_directory());
   app->add_flag("--no-csv", o->no_csv, "Write only the SQLite database");
+  app->add_option("--html", o->html,
+                  "Also write the comparison as one self-contained HTML page (the runs, sweep "
+                  "figures, the split per run and the largest differences)");
   app->add_flag("--json", o->json,
                 "Print the comparison as one JSON object instead of the summary");
   app->add_option("--labels", o->labels, "Run labels, comma-separated, one per run")

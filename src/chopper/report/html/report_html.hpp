@@ -45,4 +45,12 @@ struct ReportInfo {
 std::string render_report(const TableStore& tables, const ReportInfo& info,
                           std::vector<std::string>* figure_ids = nullptr);
 
+// The comparison of runs (`chopper compare --html`), from the tables compare writes (sweep,
+// compare_components, compare_operations, compare_kernels, compare_collectives,
+// compare_findings): the runs, the sweep figures, the split per run and the largest differences,
+// the operations, kernels and collectives that changed, the findings that appeared or
+// disappeared.
+std::string render_compare_report(const TableStore& tables, const ReportInfo& info,
+                                  std::vector<std::string>* figure_ids = nullptr);
+
 }  // namespace chopper::html
