@@ -27,7 +27,7 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--disable-dev-shm-usage"]
 
-EXPECTED = ["fig-findings", "fig-e2e", "fig-split", "fig-idle", "fig-throughput",
+EXPECTED = ["fig-findings", "fig-e2e", "fig-rank-e2e", "fig-split", "fig-idle", "fig-throughput",
             "fig-waterfall-phase", "fig-waterfall-op", "fig-launch", "fig-dist-gemm",
             "fig-dist-vector", "fig-coll-latency", "fig-coll-busbw", "fig-coll-skew",
             "fig-coll-wait", "fig-straggler-lead", "fig-straggler-run", "fig-overlap-cdf",
@@ -206,6 +206,18 @@ def compare(figs, report, db, outdir):
         check(n == sum(1 for v in want.values() if v != 0), "fig-findings: not every finding")
         count("fig-findings", n)
     # temporal breakdown per rank and iteration
+    if "fig-rank-e2e" in figs:
+        want = {(rk, it, k): v for rk, it, k, v in
+                q("SELECT rank, iteration, component, time_ns FROM rank_components") if v}
+        got = {}
+        for g, inner in groups(figs["fig-rank-e2e"][1], "bar"):
+            for r in tags(inner, "rect"):
+                got[(int(g["data-rank"]), int(g["data-iteration"]), r["data-series"])] = \
+                    float(r["data-value"])
+        check(set(got) == set(want), "fig-rank-e2e: marks != rank_components rows")
+        for k, v in want.items():
+            check(k in got and close(got[k], v), f"fig-rank-e2e {k}")
+        count("fig-rank-e2e", len(got))
     if "fig-split" in figs:
         rows = q("SELECT rank, iteration, compute_ns, exposed_comm_ns, exposed_memcpy_ns, "
                  "non_compute_ns, idle_ns FROM temporal_breakdown WHERE iteration IS NOT NULL")

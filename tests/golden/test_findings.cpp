@@ -134,6 +134,28 @@ TEST(FindingsGolden, StragglerIsNamedWithItsCost) {
     want /= static_cast<double>(r.ra.iterations.size());
     EXPECT_NEAR(f->cost_ns, want, 0.02 * mean_iteration(r));
     EXPECT_FALSE(significant(r.f, FindingKind::kHostStall));
+    // Every rank's components (rank_components) carry the same split as the slowest rank's:
+    // where the straggler is significant, each other rank's waiting for it is straggler_wait,
+    // not exposed communication, and the parts still add up to the rank's window.
+    size_t split = 0;
+    for (const RankAnalysis& ra : r.ra.ranks)
+      for (const auto& [it, comp] : ra.components) {
+        Ns sum = 0;
+        for (const auto& [k, v] : comp) sum += v;
+        Ns window = -1;
+        for (const BreakdownRow& b : ra.breakdown)
+          if (b.iteration == it) window = b.total_ns;
+        EXPECT_EQ(sum, window);
+        for (const StragglerRow& w : r.ra.stragglers)
+          if (w.rank == ra.rank && w.iteration == it && w.straggler_wait_ns > 0 &&
+              ra.rank != c.straggler_rank) {
+            auto sw = comp.find("straggler_wait");
+            ASSERT_NE(sw, comp.end()) << "rank " << ra.rank << " iteration " << it;
+            EXPECT_GT(sw->second, 0);
+            ++split;
+          }
+      }
+    EXPECT_GT(split, 0u);
     std::printf("%s straggler: rank %lld, finding %.3f ms, truth %.3f ms\n", dev,
                 static_cast<long long>(f->rank), f->cost_ns / 1e6, want / 1e6);
   }

@@ -351,7 +351,8 @@ struct RankAnalysis {
   std::vector<QueueRow> queues;
   std::vector<NameStat> kernels, operations, classes;  // full, unfolded
   std::vector<CollRecord> colls;
-  // Per iteration window: the components (compute by phase.class, exposed comm, ...).
+  // Per iteration window: the components (compute by phase.class, exposed comm, ...); after
+  // finalize, exposed comm less the waiting for a significant straggler (straggler_wait).
   std::map<int64_t, std::map<std::string, Ns>> components;
   std::map<int64_t, double> flops;
   Ns gpu_time_ns = 0;

@@ -167,6 +167,23 @@ void finalize_end_to_end(RunAnalysis& ra, const AnalysisOptions& o) {
     }
     ra.iterations.push_back(std::move(row));
   }
+  // Every rank's components the same way (rank_components): in an iteration with a significant
+  // straggler, the waiting for it leaves each other rank's exposed communication.
+  for (const StragglerRow& w : ra.stragglers) {
+    if (w.straggler_wait_ns <= 0) continue;
+    auto sc = ra.straggler_cost.find(w.iteration);
+    if (sc == ra.straggler_cost.end() || !sc->second.significant || w.rank == sc->second.rank)
+      continue;
+    for (RankAnalysis& r : ra.ranks) {
+      if (r.rank != w.rank) continue;
+      auto c = r.components.find(w.iteration);
+      if (c == r.components.end()) continue;
+      Ns& exposed = c->second["exposed_comm"];
+      const Ns wait = std::min(w.straggler_wait_ns, exposed);
+      exposed -= wait;
+      c->second["straggler_wait"] = wait;
+    }
+  }
 }
 
 }  // namespace chopper

@@ -481,6 +481,27 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
                  x.least_lead_rank >= 0 ? Cell::of(x.straggler_lead_ns) : Cell::null()});
     t.end();
   }
+  // rank_components
+  {
+    Rows t = make(
+        sink, "rank_components",
+        "Every rank's iteration window split into the components of end_to_end, which add up to "
+        "the window: compute by phase.class, exposed_comm, straggler_wait, exposed_memcpy, "
+        "host_stall, host_late, launch_overhead, graph_gap, idle",
+        {{"rank", I, "rank"},
+         {"iteration", I, "iteration window"},
+         {"component", T, "as in end_to_end"},
+         {"time_ns", I, "time"},
+         {"share", R, "of the rank's iteration window"}});
+    for (const RankAnalysis& r : ra.ranks)
+      for (const auto& [it, comp] : r.components) {
+        Ns total = 0;
+        for (const auto& [k, v] : comp) total += v;
+        for (const auto& [k, v] : comp)
+          t.add_row({Cell::of(r.rank), Cell::of(it), Cell::of(k), Cell::of(v), share(v, total)});
+      }
+    t.end();
+  }
   // end_to_end
   {
     Rows t = make(

@@ -34,10 +34,10 @@ const Table* TableStore::get(const std::string& name) const {
 }
 
 std::set<std::string> report_tables() {
-  return {"temporal_breakdown", "idle_breakdown", "operation_instances", "launch_overhead",
-          "collectives",        "stragglers",     "iterations",          "end_to_end",
-          "telemetry",          "power_energy",   "waterfall",           "findings",
-          "label_coverage",     "diagnostics",    "clock_offsets"};
+  return {"temporal_breakdown", "rank_components", "idle_breakdown", "operation_instances",
+          "launch_overhead",    "collectives",     "stragglers",     "iterations",
+          "end_to_end",         "telemetry",       "power_energy",   "waterfall",
+          "findings",           "label_coverage",  "diagnostics",    "clock_offsets"};
 }
 
 namespace {
@@ -393,6 +393,49 @@ void time_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
                 "exposed communication, waiting for a straggler, exposed copies, host stall, host "
                 "late, launch overhead, graph gaps and other idle (end_to_end.time_ns).",
                 "End to end (`iterations`, `end_to_end`)", csv_of(e.table(), all_rows(e)), ""});
+  }
+  // rank_components: every rank's split into the end-to-end components
+  const View rc(ts.get("rank_components"));
+  std::vector<int64_t> rc_ranks;
+  for (size_t r = 0; r < rc.rows(); ++r) rc_ranks.push_back(rc.i(r, "rank"));
+  rc_ranks = sorted_unique(rc_ranks);
+  if (rc.rows() > 0 && rc_ranks.size() <= info.many_ranks) {
+    StackedBars c;
+    c.scale = kMs;
+    c.value_label = "time (ms)";
+    c.category_label = "rank / iteration";
+    std::vector<std::string> names;
+    for (size_t r = 0; r < rc.rows(); ++r) names.push_back(rc.s(r, "component"));
+    std::vector<std::string> order;
+    for (const std::string& n : sorted_unique_s(names))
+      if (n.find('.') != std::string::npos) order.push_back(n);
+    for (const std::string& n : sorted_unique_s(names))
+      if (n.find('.') == std::string::npos) order.push_back(n);
+    std::map<std::string, size_t> ser;
+    for (size_t k = 0; k < order.size(); ++k) {
+      ser[order[k]] = k;
+      c.series.push_back(order[k]);
+      c.series_colors.push_back(component_color(order[k]));
+    }
+    std::map<std::pair<int64_t, int64_t>, size_t> cat;
+    for (size_t r = 0; r < rc.rows(); ++r) {
+      const std::pair<int64_t, int64_t> key{rc.i(r, "rank"), rc.i(r, "iteration")};
+      if (!cat.count(key)) {
+        cat[key] = c.categories.size();
+        c.categories.push_back(fmt::format("r{} i{}", key.first, key.second));
+        c.cat_attrs.push_back(
+            fmt::format(" data-rank=\"{}\" data-iteration=\"{}\"", key.first, key.second));
+        c.values.emplace_back(order.size(), std::nan(""));
+      }
+      c.values[cat[key]][ser[rc.s(r, "component")]] = rc.d(r, "time_ns");
+    }
+    doc.figure({"fig-rank-e2e", "rank_components",
+                "Iteration time split per rank and iteration, by cause", stacked_bars(c),
+                "Every rank's iteration window split into the same parts as the slowest rank's "
+                "above (compute by phase.class, exposed communication, waiting for a straggler, "
+                "exposed copies, host stall, host late, launch latency, graph gaps, idle), adding "
+                "up to the window (rank_components.time_ns).",
+                "End to end (`iterations`, `end_to_end`)", csv_of(rc.table(), all_rows(rc)), ""});
   }
   // temporal_breakdown per rank and iteration
   const View b(ts.get("temporal_breakdown"));
