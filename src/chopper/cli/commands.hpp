@@ -58,7 +58,9 @@ struct ReportCliOptions {
   std::vector<std::string> telemetry, counters;
   bool no_hardware = false;
   HardwareAlignOptions align;
-  bool quiet = false;  // no "wrote ..." line
+  std::string manifest;      // TOML run manifest (as analyze's); "" = none
+  bool dtype_given = false;  // --dtype was given: the manifest's dtype does not override it
+  bool quiet = false;        // no "wrote ..." line
 };
 int report_run(const ReportCliOptions& o);
 

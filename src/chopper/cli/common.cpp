@@ -1,6 +1,7 @@
 #include "chopper/cli/common.hpp"
 
 #include <fmt/format.h>
+#include <toml++/toml.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -13,6 +14,7 @@
 #include "chopper/base/error.hpp"
 #include "chopper/base/input.hpp"
 #include "chopper/base/memory.hpp"
+#include "chopper/devices/device_db.hpp"
 #include "chopper/hierarchy/label.hpp"
 #include "chopper/ingest/load.hpp"
 #include "chopper/link/validate.hpp"
@@ -271,6 +273,46 @@ std::optional<LabelledRun> load_labelled(const RunOptions& o, const char* cmd) {
   release_free_memory();
   return_freed_memory();
   return lr;
+}
+
+// The run manifest: what the traces do not say. Keys: tokens_per_step, device, dtype.
+// A value given on the command line wins over the manifest's (tokens_per_step and device are
+// unset until given; dtype has a default, so whether it was given is passed).
+void read_manifest(const std::string& path, AnalysisOptions& a, bool dtype_given) {
+  toml::table t;
+  try {
+    t = toml::parse_file(path);
+  } catch (const toml::parse_error& e) {
+    throw Error(fmt::format("{}:{}: {}", path, e.source().begin.line, e.description()));
+  }
+  for (const auto& [k, v] : t) {
+    const std::string_view key = k.str();
+    if (key == "tokens_per_step") {
+      auto n = v.value<int64_t>();
+      if (!n || *n <= 0)
+        throw Error(fmt::format("{}:{}: tokens_per_step must be a positive integer", path,
+                                v.source().begin.line));
+      if (a.tokens_per_step == 0) a.tokens_per_step = *n;
+    } else if (key == "device") {
+      auto s = v.value<std::string>();
+      if (!s || find_device(*s) == nullptr)
+        throw Error(
+            fmt::format("{}:{}: unknown device (known: h100, h200, b200, a100, mi300x, "
+                        "mi250)",
+                        path, v.source().begin.line));
+      if (a.device.empty()) a.device = *s;
+    } else if (key == "dtype") {
+      auto s = v.value<std::string>();
+      auto d = s ? parse_dtype(*s) : std::nullopt;
+      if (!d)
+        throw Error(fmt::format("{}:{}: dtype must be one of bf16, fp16, fp8, tf32, fp32", path,
+                                v.source().begin.line));
+      if (!dtype_given) a.dtype = *d;
+    } else {
+      throw Error(fmt::format("{}:{}: unknown key '{}' (tokens_per_step, device, dtype)", path,
+                              v.source().begin.line, key));
+    }
+  }
 }
 
 }  // namespace chopper::cli

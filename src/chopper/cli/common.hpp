@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "chopper/analysis/analysis.hpp"
 #include "chopper/hierarchy/taxonomy.hpp"
 #include "chopper/ingest/load.hpp"
 #include "chopper/model/run.hpp"
@@ -72,5 +73,10 @@ struct LabelledRun {
 // nothing can be analysed (exit status 2): no readable file, or files that are not one run
 // (different runs, a rank twice, world sizes that differ) without --split-runs.
 std::optional<LabelledRun> load_labelled(const RunOptions& o, const char* cmd);
+
+// Reads a TOML run manifest (tokens_per_step, device, dtype) into `a`; a value given on the
+// command line wins (tokens_per_step and device are unset until given; dtype has a default, so
+// whether it was given is passed). Throws Error naming the file and line.
+void read_manifest(const std::string& path, AnalysisOptions& a, bool dtype_given);
 
 }  // namespace chopper::cli

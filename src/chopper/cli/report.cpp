@@ -27,9 +27,15 @@
 namespace chopper::cli {
 
 int report_run(const ReportCliOptions& o) {
+  AnalysisOptions ao = o.analysis;
+  try {
+    if (!o.manifest.empty()) read_manifest(o.manifest, ao, o.dtype_given);
+  } catch (const Error& e) {
+    fmt::print(stderr, "chopper report: {}\n", e.what());
+    return 2;
+  }
   auto lr = load_labelled(o.run, "report");
   if (!lr) return 2;
-  AnalysisOptions ao = o.analysis;
   ao.threads = o.run.threads;
   HardwareRun hw;
   size_t hw_errors = 0;
@@ -93,6 +99,9 @@ Command add_report(CLI::App& root) {
       ->check(
           CLI::IsMember({"bf16", "fp16", "fp8", "tf32", "fp32", "bfloat16", "float16", "float32"}))
       ->capture_default_str();
+  app->add_option("--manifest", o->manifest,
+                  "TOML run manifest: tokens_per_step, device, dtype (flags win), as analyze")
+      ->check(CLI::ExistingFile);
   app->add_option("--telemetry", o->telemetry, "GPU telemetry files besides the run's own")
       ->check(CLI::ExistingFile);
   app->add_option("--counters", o->counters, "Hardware-counter files besides the run's own")
@@ -120,7 +129,8 @@ Command add_report(CLI::App& root) {
                   "Idle gaps shorter than this count as kernel wait (HTA: 30 µs)")
       ->check(integer_at_least(0))
       ->capture_default_str();
-  return {app, [o, dtype]() -> int {
+  return {app, [o, dtype, app]() -> int {
+            o->dtype_given = app->count("--dtype") > 0;
             auto d = parse_dtype(*dtype);
             if (!d) {
               fmt::print(stderr, "chopper report: --dtype: unknown dtype '{}'\n", *dtype);
