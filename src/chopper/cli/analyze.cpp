@@ -8,7 +8,6 @@
 #include "chopper/cli/commands.hpp"
 #include "chopper/cli/common.hpp"
 #include "chopper/hierarchy/aggregate.hpp"
-#include "chopper/ingest/hardware_files.hpp"
 #include "chopper/link/hardware_align.hpp"
 #include "chopper/report/analysis_report.hpp"
 #include "chopper/report/csv_sink.hpp"
@@ -58,20 +57,8 @@ int analyze_run(const AnalyzeOptions& in) {
   // --telemetry / --counters, put on the trace clock.
   HardwareRun hw;
   size_t hw_errors = 0;
-  if (!o.no_hardware) {
-    // Telemetry is read only where the alignment can use it (a profile covers seconds of what a
-    // recording may hold for hours).
-    // CUPTI counter passes found among the traces are counter files too.
-    std::vector<std::string> counters = o.counters;
-    counters.insert(counters.end(), lr->run.counter_passes.begin(), lr->run.counter_passes.end());
-    HardwareFiles hf = load_hardware(o.run.paths, o.telemetry, counters, o.run.threads,
-                                     telemetry_window(lr->run, o.align));
-    for (const auto& [f, why] : hf.skipped)
-      fmt::print(stderr, "chopper analyze: skipped {} ({})\n", f, why);
-    for (const std::string& e : hf.errors) fmt::print(stderr, "chopper analyze: {}\n", e);
-    hw_errors = hf.errors.size();
-    hw = align_hardware(lr->run, std::move(hf.telemetry), std::move(hf.counters), o.align);
-  }
+  if (!o.no_hardware)
+    hw = load_run_hardware(lr->run, o.run, o.telemetry, o.counters, o.align, "analyze", hw_errors);
   std::string out;
   try {
     SqliteSink db(outdir->stage("chopper.sqlite"));
@@ -160,22 +147,7 @@ Command add_analyze(CLI::App& root) {
                   "besides those found in the run's directories and their counters/ folders")
       ->check(CLI::ExistingFile);
   app->add_flag("--no-hardware", o->no_hardware, "Ignore telemetry and counter files");
-  app->add_option(
-         "--telemetry-utc-offset",
-         [o](const CLI::results_t& r) {
-           try {
-             size_t used = 0;
-             o->align.utc_offset_h = std::stod(r.front(), &used);
-             if (used != r.front().size() || std::abs(o->align.utc_offset_h) > 14) return false;
-           } catch (const std::exception&) {
-             return false;
-           }
-           o->align.utc_offset_known = true;
-           return true;
-         },
-         "Hours east of UTC of telemetry stamped in local time (nvidia-smi, dcgmi); default: "
-         "the zone that puts the trace inside the recording")
-      ->type_name("HOURS");
+  add_utc_offset_option(app, o->align);
   app->add_option("--top", o->analysis.top_n, "Rows per rank in the name breakdowns")
       ->check(CLI::Range(size_t{0}, size_t{1000000}))
       ->capture_default_str();

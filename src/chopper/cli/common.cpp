@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdio>
 #include <filesystem>
 #include <thread>
@@ -16,6 +17,7 @@
 #include "chopper/base/memory.hpp"
 #include "chopper/devices/device_db.hpp"
 #include "chopper/hierarchy/label.hpp"
+#include "chopper/ingest/hardware_files.hpp"
 #include "chopper/ingest/load.hpp"
 #include "chopper/link/validate.hpp"
 
@@ -313,6 +315,42 @@ void read_manifest(const std::string& path, AnalysisOptions& a, bool dtype_given
                               v.source().begin.line, key));
     }
   }
+}
+
+HardwareRun load_run_hardware(const Run& run, const RunOptions& o,
+                              const std::vector<std::string>& telemetry,
+                              const std::vector<std::string>& counters,
+                              const HardwareAlignOptions& align, const char* cmd, size_t& errors) {
+  // Telemetry is read only where the alignment can use it (a profile covers seconds of what a
+  // recording may hold for hours). CUPTI counter passes found among the traces are counter files.
+  std::vector<std::string> all_counters = counters;
+  all_counters.insert(all_counters.end(), run.counter_passes.begin(), run.counter_passes.end());
+  HardwareFiles hf =
+      load_hardware(o.paths, telemetry, all_counters, o.threads, telemetry_window(run, align));
+  for (const auto& [f, why] : hf.skipped)
+    fmt::print(stderr, "chopper {}: skipped {} ({})\n", cmd, f, why);
+  for (const std::string& e : hf.errors) fmt::print(stderr, "chopper {}: {}\n", cmd, e);
+  errors = hf.errors.size();
+  return align_hardware(run, std::move(hf.telemetry), std::move(hf.counters), align);
+}
+
+void add_utc_offset_option(CLI::App* app, HardwareAlignOptions& align) {
+  app->add_option(
+         "--telemetry-utc-offset",
+         [&align](const CLI::results_t& r) {
+           try {
+             size_t used = 0;
+             align.utc_offset_h = std::stod(r.front(), &used);
+             if (used != r.front().size() || std::abs(align.utc_offset_h) > 14) return false;
+           } catch (const std::exception&) {
+             return false;
+           }
+           align.utc_offset_known = true;
+           return true;
+         },
+         "Hours east of UTC of telemetry stamped in local time (nvidia-smi, dcgmi); default: "
+         "the zone that puts the trace inside the recording")
+      ->type_name("HOURS");
 }
 
 }  // namespace chopper::cli

@@ -11,6 +11,7 @@
 #include "chopper/analysis/analysis.hpp"
 #include "chopper/hierarchy/taxonomy.hpp"
 #include "chopper/ingest/load.hpp"
+#include "chopper/link/hardware_align.hpp"
 #include "chopper/model/run.hpp"
 
 namespace chopper::cli {
@@ -78,5 +79,18 @@ std::optional<LabelledRun> load_labelled(const RunOptions& o, const char* cmd);
 // command line wins (tokens_per_step and device are unset until given; dtype has a default, so
 // whether it was given is passed). Throws Error naming the file and line.
 void read_manifest(const std::string& path, AnalysisOptions& a, bool dtype_given);
+
+// The run's hardware files, on its trace clock: telemetry and counters found in the run's
+// directories (and their telemetry/, counters/ folders), those named, and the CUPTI counter passes
+// found among the traces; read only around the traced span (telemetry_window), then aligned.
+// Skipped files and read errors are printed as "chopper CMD: ..."; `errors` receives how many
+// files could not be read.
+HardwareRun load_run_hardware(const Run& run, const RunOptions& o,
+                              const std::vector<std::string>& telemetry,
+                              const std::vector<std::string>& counters,
+                              const HardwareAlignOptions& align, const char* cmd, size_t& errors);
+
+// Adds --telemetry-utc-offset HOURS (|hours| <= 14), filling `align` (which must outlive `app`).
+void add_utc_offset_option(CLI::App* app, HardwareAlignOptions& align);
 
 }  // namespace chopper::cli

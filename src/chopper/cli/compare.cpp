@@ -15,7 +15,6 @@
 #include "chopper/base/output_file.hpp"
 #include "chopper/cli/commands.hpp"
 #include "chopper/cli/common.hpp"
-#include "chopper/ingest/hardware_files.hpp"
 #include "chopper/link/hardware_align.hpp"
 #include "chopper/report/compare_report.hpp"
 #include "chopper/report/csv_sink.hpp"
@@ -89,15 +88,9 @@ int compare_main(const CompareOptions& o) {
     partial = partial || run_errors(lr->run) > 0;
     HardwareRun hw;
     if (!o.no_hardware) {
-      std::vector<std::string> counters = lr->run.counter_passes;
-      HardwareAlignOptions align;
-      HardwareFiles hf =
-          load_hardware(ro.paths, {}, counters, ro.threads, telemetry_window(lr->run, align));
-      for (const auto& [f, why] : hf.skipped)
-        fmt::print(stderr, "chopper compare: skipped {} ({})\n", f, why);
-      for (const std::string& e : hf.errors) fmt::print(stderr, "chopper compare: {}\n", e);
-      partial = partial || !hf.errors.empty();
-      hw = align_hardware(lr->run, std::move(hf.telemetry), std::move(hf.counters), align);
+      size_t hw_errors = 0;
+      hw = load_run_hardware(lr->run, ro, {}, {}, {}, "compare", hw_errors);
+      partial = partial || hw_errors > 0;
     }
     const RunAnalysis ra = analyze_run(lr->run, ao, &hw);
     const Findings f = decide_findings(ra, ao);

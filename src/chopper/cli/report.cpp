@@ -3,7 +3,6 @@
 // HTML file (report/html/report_html.hpp). Nothing is computed here that analyze does not.
 #include <fmt/format.h>
 
-#include <cmath>
 #include <cstdio>
 #include <filesystem>
 
@@ -14,7 +13,6 @@
 #include "chopper/cli/commands.hpp"
 #include "chopper/cli/common.hpp"
 #include "chopper/hierarchy/aggregate.hpp"
-#include "chopper/ingest/hardware_files.hpp"
 #include "chopper/link/hardware_align.hpp"
 #include "chopper/link/validate.hpp"
 #include "chopper/report/analysis_report.hpp"
@@ -39,17 +37,8 @@ int report_run(const ReportCliOptions& o) {
   ao.threads = o.run.threads;
   HardwareRun hw;
   size_t hw_errors = 0;
-  if (!o.no_hardware) {
-    std::vector<std::string> counters = o.counters;
-    counters.insert(counters.end(), lr->run.counter_passes.begin(), lr->run.counter_passes.end());
-    HardwareFiles hf = load_hardware(o.run.paths, o.telemetry, counters, o.run.threads,
-                                     telemetry_window(lr->run, o.align));
-    for (const auto& [f, why] : hf.skipped)
-      fmt::print(stderr, "chopper report: skipped {} ({})\n", f, why);
-    for (const std::string& e : hf.errors) fmt::print(stderr, "chopper report: {}\n", e);
-    hw_errors = hf.errors.size();
-    hw = align_hardware(lr->run, std::move(hf.telemetry), std::move(hf.counters), o.align);
-  }
+  if (!o.no_hardware)
+    hw = load_run_hardware(lr->run, o.run, o.telemetry, o.counters, o.align, "report", hw_errors);
   try {
     html::TableStore store(html::report_tables());
     html::ReportInfo info;
@@ -110,21 +99,7 @@ Command add_report(CLI::App& root) {
   app->add_flag(
       "--no-align", [o](int64_t) { o->analysis.align_clocks = false; },
       "Do not apply the clock offsets estimated from collectives");
-  app->add_option(
-         "--telemetry-utc-offset",
-         [o](const CLI::results_t& r) {
-           try {
-             size_t used = 0;
-             o->align.utc_offset_h = std::stod(r.front(), &used);
-             if (used != r.front().size() || std::abs(o->align.utc_offset_h) > 14) return false;
-           } catch (const std::exception&) {
-             return false;
-           }
-           o->align.utc_offset_known = true;
-           return true;
-         },
-         "Hours east of UTC of telemetry stamped in local time (as analyze)")
-      ->type_name("HOURS");
+  add_utc_offset_option(app, o->align);
   app->add_option("--kernel-wait-ns", o->analysis.kernel_wait_ns,
                   "Idle gaps shorter than this count as kernel wait (HTA: 30 µs)")
       ->check(integer_at_least(0))

@@ -8,7 +8,6 @@
 #include "chopper/base/error.hpp"
 #include "chopper/cli/commands.hpp"
 #include "chopper/cli/common.hpp"
-#include "chopper/ingest/hardware_files.hpp"
 #include "chopper/link/hardware_align.hpp"
 
 namespace chopper::cli {
@@ -27,13 +26,8 @@ int timeline_run(const TimelineCliOptions& o) {
   if (!lr) return 2;
   HardwareRun hw;
   size_t hw_errors = 0;
-  if (!o.no_hardware) {
-    HardwareFiles hf =
-        load_hardware(o.run.paths, o.telemetry, {}, o.run.threads, telemetry_window(lr->run, {}));
-    for (const std::string& e : hf.errors) fmt::print(stderr, "chopper timeline: {}\n", e);
-    hw_errors = hf.errors.size();
-    hw = align_hardware(lr->run, std::move(hf.telemetry), std::move(hf.counters), {});
-  }
+  if (!o.no_hardware)
+    hw = load_run_hardware(lr->run, o.run, o.telemetry, {}, {}, "timeline", hw_errors);
   AnalysisOptions ao;
   ao.threads = o.run.threads;
   ao.align_clocks = !o.no_align;
