@@ -160,6 +160,35 @@ CompareRun profile_run(const Run& run, const RunAnalysis& ra, const Findings& f,
   return c;
 }
 
+namespace {
+
+// Matches two runs' amounts by key (an operation, a kernel name): each key of either run gets a
+// row with both sides' time and count, the difference, and whether it was added, removed,
+// slower, faster or the same; sorted by the size of the difference. `label` fills the key and
+// its group into the row.
+template <class Key, class Diff, class Label>
+void diff_amounts(const std::map<Key, CompareAmount>& a, const std::map<Key, CompareAmount>& b,
+                  double it, std::vector<Diff>& out, Label label) {
+  std::map<Key, std::pair<const CompareAmount*, const CompareAmount*>> m;
+  for (const auto& [k, v] : a) m[k].first = &v;
+  for (const auto& [k, v] : b) m[k].second = &v;
+  for (const auto& [k, v] : m) {
+    Diff d;
+    label(d, k, v.first != nullptr ? v.first->group : v.second->group);
+    if (v.first != nullptr) d.a_ns = v.first->ns, d.a_count = v.first->count;
+    if (v.second != nullptr) d.b_ns = v.second->ns, d.b_count = v.second->count;
+    d.diff_ns = d.b_ns - d.a_ns;
+    d.diff_points = points(d.diff_ns, it);
+    d.status = v.first == nullptr    ? ChangeStatus::kAdded
+               : v.second == nullptr ? ChangeStatus::kRemoved
+                                     : classify_change(d.a_ns, d.b_ns, it);
+    out.push_back(std::move(d));
+  }
+  sort_by_diff(out);
+}
+
+}  // namespace
+
 PairComparison compare_pair(const CompareRun& a, const CompareRun& b) {
   PairComparison p;
   const double it = a.iteration_ns;
@@ -181,46 +210,17 @@ PairComparison compare_pair(const CompareRun& a, const CompareRun& b) {
     }
     sort_by_diff(p.components);
   }
-  // Operations, matched by (phase, layer, operation).
-  {
-    std::map<OperationKey, std::pair<const CompareAmount*, const CompareAmount*>> m;
-    for (const auto& [k, v] : a.operations) m[k].first = &v;
-    for (const auto& [k, v] : b.operations) m[k].second = &v;
-    for (const auto& [k, v] : m) {
-      OperationDiff d;
-      d.key = k;
-      d.op_class = v.first != nullptr ? v.first->group : v.second->group;
-      if (v.first != nullptr) d.a_ns = v.first->ns, d.a_count = v.first->count;
-      if (v.second != nullptr) d.b_ns = v.second->ns, d.b_count = v.second->count;
-      d.diff_ns = d.b_ns - d.a_ns;
-      d.diff_points = points(d.diff_ns, it);
-      d.status = v.first == nullptr    ? ChangeStatus::kAdded
-                 : v.second == nullptr ? ChangeStatus::kRemoved
-                                       : classify_change(d.a_ns, d.b_ns, it);
-      p.operations.push_back(std::move(d));
-    }
-    sort_by_diff(p.operations);
-  }
-  // Kernels, matched by name.
-  {
-    std::map<std::string, std::pair<const CompareAmount*, const CompareAmount*>> m;
-    for (const auto& [k, v] : a.kernels) m[k].first = &v;
-    for (const auto& [k, v] : b.kernels) m[k].second = &v;
-    for (const auto& [k, v] : m) {
-      KernelDiff d;
-      d.name = k;
-      d.kernel_class = v.first != nullptr ? v.first->group : v.second->group;
-      if (v.first != nullptr) d.a_ns = v.first->ns, d.a_count = v.first->count;
-      if (v.second != nullptr) d.b_ns = v.second->ns, d.b_count = v.second->count;
-      d.diff_ns = d.b_ns - d.a_ns;
-      d.diff_points = points(d.diff_ns, it);
-      d.status = v.first == nullptr    ? ChangeStatus::kAdded
-                 : v.second == nullptr ? ChangeStatus::kRemoved
-                                       : classify_change(d.a_ns, d.b_ns, it);
-      p.kernels.push_back(std::move(d));
-    }
-    sort_by_diff(p.kernels);
-  }
+  // Operations, matched by (phase, layer, operation); kernels, by name.
+  diff_amounts(a.operations, b.operations, it, p.operations,
+               [](OperationDiff& d, const OperationKey& k, const std::string& group) {
+                 d.key = k;
+                 d.op_class = group;
+               });
+  diff_amounts(a.kernels, b.kernels, it, p.kernels,
+               [](KernelDiff& d, const std::string& k, const std::string& group) {
+                 d.name = k;
+                 d.kernel_class = group;
+               });
   // Collectives, matched by (type, size).
   {
     std::map<std::pair<std::string, int64_t>, CollectiveDiff> m;
