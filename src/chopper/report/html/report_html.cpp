@@ -349,6 +349,23 @@ void findings_section(Doc& doc, const TableStore& ts) {
   doc.body += t + "</table>\n";
 }
 
+// The components of an end_to_end-like table (a `component` column) in drawing order: compute
+// parts (phase.class) first, then the losses in the order the summary uses, then any other.
+std::vector<std::string> component_order(const View& v) {
+  std::vector<std::string> names;
+  for (size_t r = 0; r < v.rows(); ++r) names.push_back(v.s(r, "component"));
+  names = sorted_unique_s(std::move(names));
+  std::vector<std::string> order;
+  for (const std::string& n : names)
+    if (n.find('.') != std::string::npos) order.push_back(n);
+  for (const char* k : {"exposed_comm", "straggler_wait", "exposed_memcpy", "host_stall",
+                        "host_late", "launch_overhead", "graph_gap", "idle"})
+    if (std::binary_search(names.begin(), names.end(), std::string(k))) order.emplace_back(k);
+  for (const std::string& n : names)
+    if (std::find(order.begin(), order.end(), n) == order.end()) order.push_back(n);
+  return order;
+}
+
 void time_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
   doc.section("time", "Where the iteration time goes");
   // end_to_end: one bar per iteration
@@ -360,17 +377,7 @@ void time_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
     c.category_label = "iteration (slowest rank)";
     std::map<int64_t, size_t> cat;
     std::map<std::string, size_t> ser;
-    std::vector<std::string> names;
-    for (size_t r = 0; r < e.rows(); ++r) names.push_back(e.s(r, "component"));
-    // compute parts first (phase.class), then the losses in the order the summary uses
-    std::vector<std::string> order;
-    for (const std::string& n : sorted_unique_s(names))
-      if (n.find('.') != std::string::npos) order.push_back(n);
-    for (const char* k : {"exposed_comm", "straggler_wait", "exposed_memcpy", "host_stall",
-                          "host_late", "launch_overhead", "graph_gap", "idle"})
-      if (std::find(names.begin(), names.end(), k) != names.end()) order.emplace_back(k);
-    for (const std::string& n : sorted_unique_s(names))
-      if (std::find(order.begin(), order.end(), n) == order.end()) order.push_back(n);
+    const std::vector<std::string> order = component_order(e);
     for (size_t k = 0; k < order.size(); ++k) {
       ser[order[k]] = k;
       c.series.push_back(order[k]);
@@ -404,13 +411,7 @@ void time_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
     c.scale = kMs;
     c.value_label = "time (ms)";
     c.category_label = "rank / iteration";
-    std::vector<std::string> names;
-    for (size_t r = 0; r < rc.rows(); ++r) names.push_back(rc.s(r, "component"));
-    std::vector<std::string> order;
-    for (const std::string& n : sorted_unique_s(names))
-      if (n.find('.') != std::string::npos) order.push_back(n);
-    for (const std::string& n : sorted_unique_s(names))
-      if (n.find('.') == std::string::npos) order.push_back(n);
+    const std::vector<std::string> order = component_order(rc);
     std::map<std::string, size_t> ser;
     for (size_t k = 0; k < order.size(); ++k) {
       ser[order[k]] = k;
