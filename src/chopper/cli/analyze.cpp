@@ -77,8 +77,9 @@ int analyze_run(const AnalyzeOptions& in) {
       // The analyses' per-instance rows are written and freed before the hierarchy is
       // aggregated, so the two never take memory at the same time.
       const RunAnalysis ra = analyze_run(lr->run, o.analysis, &hw);
-      analysis_tables(ra, o.analysis, sink);
-      hardware_tables(lr->run, ra, o.analysis, sink);
+      InMemoryRankRows per_rank(lr->run, ra, o.analysis);
+      analysis_tables(ra, o.analysis, sink, per_rank);
+      hardware_tables(ra, o.analysis, sink, per_rank);
       const Findings findings = decide_findings(ra, o.analysis);
       findings_table(findings, sink);
       out = o.json ? findings_json(findings) : analysis_summary(ra, o.analysis, findings);

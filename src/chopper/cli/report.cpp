@@ -47,8 +47,9 @@ int report_run(const ReportCliOptions& o) {
     {
       const RunAnalysis ra = analyze_run(lr->run, ao, &hw);
       if (ra.device != nullptr) info.device = std::string(ra.device->marketing_name);
-      analysis_tables(ra, ao, store);
-      hardware_tables(lr->run, ra, ao, store);
+      InMemoryRankRows per_rank(lr->run, ra, ao);
+      analysis_tables(ra, ao, store, per_rank);
+      hardware_tables(ra, ao, store, per_rank);
       findings_table(decide_findings(ra, ao), store);
     }
     write_table(coverage_table(label_coverage(lr->run)), store);

@@ -9,53 +9,71 @@
 #include "chopper/ingest/load.hpp"
 
 namespace chopper {
+
+BusyTime::BusyTime(const GpuActivities& g, Which which) {
+  std::vector<std::pair<Ns, Ns>> v;
+  v.reserve(g.size());
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (g.kind[i] == GpuKind::kSync || g.dur_ns[i] <= 0) continue;
+    const bool compute = g.cls.size() == g.size() && g.cls[i] == GpuClass::kCompute;
+    if ((which == kCompute && !compute) || (which == kOther && compute)) continue;
+    v.push_back({g.start_ns[i], g.start_ns[i] + g.dur_ns[i]});
+  }
+  std::sort(v.begin(), v.end());
+  for (const auto& [s, e] : v) {
+    if (!start_.empty() && s <= end_.back()) {
+      end_.back() = std::max(end_.back(), e);
+    } else {
+      start_.push_back(s);
+      end_.push_back(e);
+    }
+  }
+  sum();
+}
+
+BusyTime::BusyTime(std::vector<Ns> start, std::vector<Ns> end)
+    : start_(std::move(start)), end_(std::move(end)) {
+  if (start_.size() != end_.size()) start_.clear(), end_.clear();
+  sum();
+}
+
+void BusyTime::sum() {
+  cum_.assign(start_.size() + 1, 0);
+  for (size_t i = 0; i < start_.size(); ++i) cum_[i + 1] = cum_[i] + (end_[i] - start_[i]);
+}
+
+Ns BusyTime::upto(Ns t) const {
+  const size_t k =
+      static_cast<size_t>(std::upper_bound(start_.begin(), start_.end(), t) - start_.begin());
+  if (k == 0) return 0;
+  return cum_[k - 1] + (std::min(t, end_[k - 1]) - start_[k - 1]);
+}
+
+RankActivity rank_activity(const RankTrace& t, int64_t rank) {
+  RankActivity r;
+  r.ok = true;
+  r.rank = rank;
+  std::map<int32_t, size_t> dev;
+  for (int32_t d : t.gpu.device) ++dev[d];
+  size_t most = 0;
+  for (const auto& [d, n] : dev)
+    if (n > most) most = n, r.device = d;
+  r.devices = static_cast<int64_t>(t.meta.devices.size());
+  r.busy = BusyTime(t.gpu);
+  r.compute = BusyTime(t.gpu, BusyTime::kCompute);
+  r.other = BusyTime(t.gpu, BusyTime::kOther);
+  for (const ThreadKey& th : t.threads)
+    if (std::find(r.pids.begin(), r.pids.end(), th.pid) == r.pids.end()) r.pids.push_back(th.pid);
+  const GpuActivities& g = t.gpu;
+  for (size_t i = 0; i < g.size(); ++i)
+    if (g.kind[i] != GpuKind::kSync && g.dur_ns[i] > 0) {
+      r.gpu_first_ns = std::min(r.gpu_first_ns, g.start_ns[i]);
+      r.gpu_last_ns = std::max(r.gpu_last_ns, g.start_ns[i] + g.dur_ns[i]);
+    }
+  return r;
+}
+
 namespace {
-
-// The union of a rank's GPU activity as sorted, disjoint intervals with a running sum, so the busy
-// time in any window costs two binary searches.
-class Busy {
- public:
-  enum Which { kAll, kCompute, kOther };
-  explicit Busy(const GpuActivities& g, Which which = kAll) {
-    std::vector<std::pair<Ns, Ns>> v;
-    v.reserve(g.size());
-    for (size_t i = 0; i < g.size(); ++i) {
-      if (g.kind[i] == GpuKind::kSync || g.dur_ns[i] <= 0) continue;
-      const bool compute = g.cls.size() == g.size() && g.cls[i] == GpuClass::kCompute;
-      if ((which == kCompute && !compute) || (which == kOther && compute)) continue;
-      v.push_back({g.start_ns[i], g.start_ns[i] + g.dur_ns[i]});
-    }
-    std::sort(v.begin(), v.end());
-    for (const auto& [s, e] : v) {
-      if (!start_.empty() && s <= end_.back()) {
-        end_.back() = std::max(end_.back(), e);
-      } else {
-        start_.push_back(s);
-        end_.push_back(e);
-      }
-    }
-    cum_.resize(start_.size() + 1, 0);
-    for (size_t i = 0; i < start_.size(); ++i) cum_[i + 1] = cum_[i] + (end_[i] - start_[i]);
-  }
-  bool empty() const { return start_.empty(); }
-  Ns first() const { return start_.front(); }
-  Ns last() const { return end_.back(); }
-  // |busy ∩ [lo, hi)|
-  Ns in(Ns lo, Ns hi) const {
-    if (hi <= lo || start_.empty()) return 0;
-    return upto(hi) - upto(lo);
-  }
-
- private:
-  // |busy ∩ (-inf, t)|
-  Ns upto(Ns t) const {
-    const size_t k = static_cast<size_t>(std::upper_bound(start_.begin(), start_.end(), t) -
-                                         start_.begin());  // intervals starting at or before t
-    if (k == 0) return 0;
-    return cum_[k - 1] + (std::min(t, end_[k - 1]) - start_[k - 1]);
-  }
-  std::vector<Ns> start_, end_, cum_;
-};
 
 // The alignment's margins, shared with telemetry_window(): the refinement looks at most
 // kFinePeriods sample periods either side of a coarse offset, and at least kFineMinNs; the samples
@@ -70,12 +88,15 @@ Ns margin_ns(Ns span) {
   return std::max<Ns>(1000000000, span);
 }
 
+// A rank as the alignment sees it: its activity and its node.
 struct RankInfo {
   int64_t rank = -1;
   int32_t device = -1;
   int64_t node = -1;
-  const RankTrace* trace = nullptr;
-  std::unique_ptr<Busy> busy, compute, other;
+  const RankActivity* act = nullptr;
+  const BusyTime* busy = nullptr;
+  const BusyTime* compute = nullptr;
+  const BusyTime* other = nullptr;
 };
 
 Ns median_interval(const Series& s) {
@@ -327,24 +348,24 @@ void align_one(const Unit& u, TelemetryAlignment& a, const std::vector<RankInfo*
 }  // namespace
 
 TelemetryWindow telemetry_window(const Run& run, const HardwareAlignOptions& o) {
+  std::vector<RankActivity> acts;
+  for (const RankSlot& s : run.ranks)
+    if (s.ok) acts.push_back(rank_activity(s.trace, s.rank));
+  return telemetry_window(acts, o);
+}
+
+TelemetryWindow telemetry_window(const std::vector<RankActivity>& ranks,
+                                 const HardwareAlignOptions& o) {
   TelemetryWindow w;
   // The samples align_hardware reads or keeps for a node lie within [lo, hi] + the offset: a
   // rank's busy span ± its margin (the correlation looks inside the span, the kept samples reach
   // the margin), for the offsets it tries, ± the refinement (pad).
   Ns lo = std::numeric_limits<Ns>::max(), hi = std::numeric_limits<Ns>::min();
-  for (const RankSlot& s : run.ranks) {
-    if (!s.ok) continue;
-    const GpuActivities& g = s.trace.gpu;
-    Ns first = std::numeric_limits<Ns>::max(), last = std::numeric_limits<Ns>::min();
-    for (size_t i = 0; i < g.size(); ++i)
-      if (g.kind[i] != GpuKind::kSync && g.dur_ns[i] > 0) {
-        first = std::min(first, g.start_ns[i]);
-        last = std::max(last, g.start_ns[i] + g.dur_ns[i]);
-      }
-    if (first > last) continue;
-    const Ns m = margin_ns(last - first);
-    lo = std::min(lo, first - m);
-    hi = std::max(hi, last + m);
+  for (const RankActivity& r : ranks) {
+    if (!r.ok || r.gpu_first_ns > r.gpu_last_ns) continue;
+    const Ns m = margin_ns(r.gpu_last_ns - r.gpu_first_ns);
+    lo = std::min(lo, r.gpu_first_ns - m);
+    hi = std::max(hi, r.gpu_last_ns + m);
   }
   if (lo > hi) return w;
   w.utc.push_back({lo, hi});
@@ -431,32 +452,27 @@ double integral_hold(const Series& s, Ns lo, Ns hi) {
   return sum;
 }
 
-HardwareRun align_hardware(const Run& run, std::vector<TelemetryData> telemetry,
-                           std::vector<CounterTable> counters, const HardwareAlignOptions& o) {
+HardwareRun align_telemetry(const std::vector<RankActivity>& ranks,
+                            std::vector<TelemetryData> telemetry, const HardwareAlignOptions& o) {
   HardwareRun hw;
   hw.telemetry_data = std::move(telemetry);
-  hw.counter_data = std::move(counters);
-  hw.ranks.resize(run.ranks.size());
+  hw.ranks.resize(ranks.size());
   // Ranks: their GPU (the most common device of their activities) and node.
   int64_t gpn = 0;
-  std::vector<RankInfo> info(run.ranks.size());
-  for (size_t i = 0; i < run.ranks.size(); ++i) {
-    const RankSlot& s = run.ranks[i];
-    hw.ranks[i].rank = s.rank;
-    if (!s.ok) continue;
+  std::vector<RankInfo> info(ranks.size());
+  for (size_t i = 0; i < ranks.size(); ++i) {
+    const RankActivity& a = ranks[i];
+    hw.ranks[i].rank = a.rank;
+    if (!a.ok) continue;
     RankInfo& r = info[i];
-    r.rank = s.rank;
-    r.trace = &s.trace;
-    std::map<int32_t, size_t> dev;
-    for (int32_t d : s.trace.gpu.device) ++dev[d];
-    size_t most = 0;
-    for (const auto& [d, n] : dev)
-      if (n > most) most = n, r.device = d;
+    r.rank = a.rank;
+    r.act = &a;
+    r.device = a.device;
     hw.ranks[i].device = r.device;
-    r.busy = std::make_unique<Busy>(s.trace.gpu);
-    r.compute = std::make_unique<Busy>(s.trace.gpu, Busy::kCompute);
-    r.other = std::make_unique<Busy>(s.trace.gpu, Busy::kOther);
-    gpn = std::max<int64_t>(gpn, static_cast<int64_t>(s.trace.meta.devices.size()));
+    r.busy = &a.busy;
+    r.compute = &a.compute;
+    r.other = &a.other;
+    gpn = std::max<int64_t>(gpn, a.devices);
     gpn = std::max<int64_t>(gpn, r.device + 1);
   }
   if (gpn <= 0) gpn = 1;
@@ -521,11 +537,11 @@ HardwareRun align_hardware(const Run& run, std::vector<TelemetryData> telemetry,
         devices.push_back(se->gpu.index);
     u.single_gpu = devices.size() == 1;
     const int64_t node = std::get<0>(key);
-    std::vector<RankInfo*> ranks;
+    std::vector<RankInfo*> node_ranks;
     for (RankInfo& r : info)
-      if (r.rank >= 0 && r.node == node) ranks.push_back(&r);
+      if (r.rank >= 0 && r.node == node) node_ranks.push_back(&r);
     TelemetryAlignment a;
-    align_one(u, a, ranks, o);
+    align_one(u, a, node_ranks, o);
     for (size_t f : u.files) {
       TelemetryAlignment& fa = hw.telemetry[f];
       const std::string file = fa.file, format = fa.format;
@@ -537,7 +553,7 @@ HardwareRun align_hardware(const Run& run, std::vector<TelemetryData> telemetry,
         // The ranks this file itself describes.
         fa.ranks.clear();
         fa.samples = 0;
-        for (RankInfo* r : ranks) {
+        for (RankInfo* r : node_ranks) {
           bool any = false;
           for (const Series& se : hw.telemetry_data[f].series)
             if (describes(se, *r, u.single_gpu)) any = true;
@@ -577,115 +593,143 @@ HardwareRun align_hardware(const Run& run, std::vector<TelemetryData> telemetry,
     }
   }
 
+  return hw;
+}
+
+std::vector<size_t> assign_counter_files(const std::vector<RankActivity>& ranks,
+                                         const std::vector<CounterTable>& counters,
+                                         std::vector<CounterJoin>& joins) {
   // Counters -> ranks: the rank in the file name, else a process id of the rank's trace, else the
   // only rank.
-  hw.counters.resize(hw.counter_data.size());
-  for (size_t f = 0; f < hw.counter_data.size(); ++f) {
-    const CounterTable& ct = hw.counter_data[f];
-    CounterJoin& j = hw.counters[f];
+  std::vector<size_t> out(counters.size(), SIZE_MAX);
+  std::vector<bool> taken(ranks.size(), false);
+  joins.assign(counters.size(), CounterJoin{});
+  for (size_t f = 0; f < counters.size(); ++f) {
+    const CounterTable& ct = counters[f];
+    CounterJoin& j = joins[f];
     j.file = ct.file;
     j.dispatches = ct.size();
     // The rank the file says (a Kineto counter pass's distributedInfo), else its file name's.
     const int64_t rank = ct.rank >= 0 ? ct.rank : rank_from_file_name(ct.file);
     size_t slot = SIZE_MAX;
-    for (size_t i = 0; i < info.size(); ++i)
-      if (info[i].rank >= 0 && info[i].rank == rank) slot = i;
+    for (size_t i = 0; i < ranks.size(); ++i)
+      if (ranks[i].ok && ranks[i].rank >= 0 && ranks[i].rank == rank) slot = i;
     if (slot == SIZE_MAX && !ct.pid.empty()) {
-      for (size_t i = 0; i < info.size() && slot == SIZE_MAX; ++i) {
-        if (info[i].rank < 0) continue;
-        for (const ThreadKey& th : info[i].trace->threads)
-          if (th.pid == ct.pid.front()) {
-            slot = i;
-            break;
-          }
+      for (size_t i = 0; i < ranks.size() && slot == SIZE_MAX; ++i) {
+        if (!ranks[i].ok || ranks[i].rank < 0) continue;
+        const std::vector<int64_t>& p = ranks[i].pids;
+        if (std::find(p.begin(), p.end(), ct.pid.front()) != p.end()) slot = i;
       }
     }
     if (slot == SIZE_MAX) {
       size_t ok = 0;
-      for (size_t i = 0; i < info.size(); ++i)
-        if (info[i].rank >= 0) ++ok, slot = i;
+      for (size_t i = 0; i < ranks.size(); ++i)
+        if (ranks[i].ok && ranks[i].rank >= 0) ++ok, slot = i;
       if (ok != 1) slot = SIZE_MAX;
     }
     if (slot == SIZE_MAX) {
       j.method = "none: no rank in the file name, no matching process id";
       continue;
     }
-    j.rank = info[slot].rank;
-    RankHardware& rh = hw.ranks[slot];
-    if (rh.counters != nullptr) {
+    j.rank = ranks[slot].rank;
+    if (taken[slot]) {
       j.method = "none: the rank already has a counter file";
       continue;
     }
-    const GpuActivities& g = info[slot].trace->gpu;
-    const RankTrace& tr = *info[slot].trace;
-    rh.counters = &ct;
-    rh.counter_row.assign(g.size(), -1);
-    std::unordered_map<int64_t, int32_t> by_corr;
-    for (size_t i = 0; i < g.size(); ++i)
-      if (g.kind[i] == GpuKind::kKernel && g.correlation[i] >= 0)
-        by_corr.emplace(g.correlation[i], static_cast<int32_t>(i));
-    uint64_t by_id = 0;
-    for (size_t row = 0; row < ct.size(); ++row) {
-      if (ct.correlation_id[row] < 0) continue;
-      auto it = by_corr.find(ct.correlation_id[row]);
-      if (it == by_corr.end()) continue;
-      if (rh.counter_row[static_cast<size_t>(it->second)] >= 0) {
-        ++j.ambiguous;
-        continue;
-      }
-      rh.counter_row[static_cast<size_t>(it->second)] = static_cast<int32_t>(row);
-      ++by_id;
-    }
-    if (by_id * 2 >= ct.size() && by_id > 0) {
-      j.method = "correlation id";
-      j.matched = by_id;
-      j.same_run = rh.counters_same_run = true;
-    } else {
-      // Kernel name and occurrence order (Chopper): the k-th dispatch of a name is the k-th kernel
-      // of that name in the trace, in start order.
-      rh.counter_row.assign(g.size(), -1);
-      std::vector<int32_t> kernels;
-      for (size_t i = 0; i < g.size(); ++i)
-        if (g.kind[i] == GpuKind::kKernel) kernels.push_back(static_cast<int32_t>(i));
-      std::stable_sort(kernels.begin(), kernels.end(),
-                       [&](int32_t a, int32_t b) { return g.start_ns[a] < g.start_ns[b]; });
-      std::unordered_map<std::string_view, std::vector<int32_t>> by_name;
-      for (int32_t i : kernels) by_name[tr.strings.str(g.name[i])].push_back(i);
-      std::vector<size_t> rows(ct.size());
-      for (size_t i = 0; i < rows.size(); ++i) rows[i] = i;
-      if (!ct.start_ns.empty())
-        std::stable_sort(rows.begin(), rows.end(),
-                         [&](size_t a, size_t b) { return ct.start_ns[a] < ct.start_ns[b]; });
-      std::unordered_map<std::string_view, size_t> seen;
-      for (size_t row : rows) {
-        auto it = by_name.find(ct.kernel[row]);
-        if (it == by_name.end()) continue;
-        size_t& k = seen[ct.kernel[row]];
-        if (k < it->second.size()) {
-          rh.counter_row[static_cast<size_t>(it->second[k])] = static_cast<int32_t>(row);
-          ++j.matched;
-        }
-        ++k;
-      }
-      for (const auto& [name, n] : seen)
-        if (n != by_name[name].size())
-          j.ambiguous +=
-              n > by_name[name].size() ? n - by_name[name].size() : by_name[name].size() - n;
-      j.method = j.matched > 0 ? "kernel name + order" : "none: no dispatch matched a kernel";
-    }
-    // Counter clock − trace clock, median over matched dispatches with a timestamp.
-    std::vector<Ns> d;
-    for (size_t i = 0; i < g.size(); ++i) {
-      const int32_t row = rh.counter_row[i];
-      if (row >= 0 && static_cast<size_t>(row) < ct.start_ns.size() &&
-          ct.start_ns[static_cast<size_t>(row)] != kNoTime)
-        d.push_back(ct.start_ns[static_cast<size_t>(row)] - g.start_ns[i]);
-    }
-    if (!d.empty()) {
-      std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
-      j.offset_ns = d[d.size() / 2];
-    }
+    taken[slot] = true;
+    out[f] = slot;
   }
+  return out;
+}
+
+void join_counters(const RankTrace& tr, const CounterTable& ct, CounterJoin& j, RankHardware& rh) {
+  const GpuActivities& g = tr.gpu;
+  rh.counters = &ct;
+  rh.counter_row.assign(g.size(), -1);
+  std::unordered_map<int64_t, int32_t> by_corr;
+  for (size_t i = 0; i < g.size(); ++i)
+    if (g.kind[i] == GpuKind::kKernel && g.correlation[i] >= 0)
+      by_corr.emplace(g.correlation[i], static_cast<int32_t>(i));
+  uint64_t by_id = 0;
+  for (size_t row = 0; row < ct.size(); ++row) {
+    if (ct.correlation_id[row] < 0) continue;
+    auto it = by_corr.find(ct.correlation_id[row]);
+    if (it == by_corr.end()) continue;
+    if (rh.counter_row[static_cast<size_t>(it->second)] >= 0) {
+      ++j.ambiguous;
+      continue;
+    }
+    rh.counter_row[static_cast<size_t>(it->second)] = static_cast<int32_t>(row);
+    ++by_id;
+  }
+  if (by_id * 2 >= ct.size() && by_id > 0) {
+    j.method = "correlation id";
+    j.matched = by_id;
+    j.same_run = rh.counters_same_run = true;
+  } else {
+    // Kernel name and occurrence order (Chopper): the k-th dispatch of a name is the k-th kernel
+    // of that name in the trace, in start order.
+    rh.counter_row.assign(g.size(), -1);
+    std::vector<int32_t> kernels;
+    for (size_t i = 0; i < g.size(); ++i)
+      if (g.kind[i] == GpuKind::kKernel) kernels.push_back(static_cast<int32_t>(i));
+    std::stable_sort(kernels.begin(), kernels.end(),
+                     [&](int32_t a, int32_t b) { return g.start_ns[a] < g.start_ns[b]; });
+    std::unordered_map<std::string_view, std::vector<int32_t>> by_name;
+    for (int32_t i : kernels) by_name[tr.strings.str(g.name[i])].push_back(i);
+    std::vector<size_t> rows(ct.size());
+    for (size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+    if (!ct.start_ns.empty())
+      std::stable_sort(rows.begin(), rows.end(),
+                       [&](size_t a, size_t b) { return ct.start_ns[a] < ct.start_ns[b]; });
+    std::unordered_map<std::string_view, size_t> seen;
+    for (size_t row : rows) {
+      auto it = by_name.find(ct.kernel[row]);
+      if (it == by_name.end()) continue;
+      size_t& k = seen[ct.kernel[row]];
+      if (k < it->second.size()) {
+        rh.counter_row[static_cast<size_t>(it->second[k])] = static_cast<int32_t>(row);
+        ++j.matched;
+      }
+      ++k;
+    }
+    for (const auto& [name, n] : seen)
+      if (n != by_name[name].size())
+        j.ambiguous +=
+            n > by_name[name].size() ? n - by_name[name].size() : by_name[name].size() - n;
+    j.method = j.matched > 0 ? "kernel name + order" : "none: no dispatch matched a kernel";
+  }
+  // Counter clock − trace clock, median over matched dispatches with a timestamp.
+  std::vector<Ns> d;
+  for (size_t i = 0; i < g.size(); ++i) {
+    const int32_t row = rh.counter_row[i];
+    if (row >= 0 && static_cast<size_t>(row) < ct.start_ns.size() &&
+        ct.start_ns[static_cast<size_t>(row)] != kNoTime)
+      d.push_back(ct.start_ns[static_cast<size_t>(row)] - g.start_ns[i]);
+  }
+  if (!d.empty()) {
+    std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
+    j.offset_ns = d[d.size() / 2];
+  }
+}
+
+HardwareRun align_hardware(const Run& run, std::vector<TelemetryData> telemetry,
+                           std::vector<CounterTable> counters, const HardwareAlignOptions& o) {
+  std::vector<RankActivity> acts(run.ranks.size());
+  for (size_t i = 0; i < run.ranks.size(); ++i) {
+    const RankSlot& s = run.ranks[i];
+    if (s.ok)
+      acts[i] = rank_activity(s.trace, s.rank);
+    else
+      acts[i].rank = s.rank;
+  }
+  HardwareRun hw = align_telemetry(acts, std::move(telemetry), o);
+  hw.counter_data = std::move(counters);
+  const std::vector<size_t> slot = assign_counter_files(acts, hw.counter_data, hw.counters);
+  for (size_t f = 0; f < hw.counter_data.size(); ++f)
+    if (slot[f] != SIZE_MAX)
+      join_counters(run.ranks[slot[f]].trace, hw.counter_data[f], hw.counters[f],
+                    hw.ranks[slot[f]]);
   return hw;
 }
 

@@ -12,6 +12,7 @@
 // order) as Chopper does; the match rate and ambiguous matches are reported.
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <string>
 #include <vector>
 
@@ -56,6 +57,46 @@ struct CounterJoin {
   bool same_run = false;
 };
 
+// The union of a rank's GPU activity as sorted, disjoint intervals with a running sum, so the busy
+// time in any window costs two binary searches.
+class BusyTime {
+ public:
+  enum Which { kAll, kCompute, kOther };
+  BusyTime() = default;
+  explicit BusyTime(const GpuActivities& g, Which which = kAll);
+  // From intervals as intervals() gives them (sorted, disjoint).
+  BusyTime(std::vector<Ns> start, std::vector<Ns> end);
+  bool empty() const { return start_.empty(); }
+  Ns first() const { return start_.front(); }
+  Ns last() const { return end_.back(); }
+  // |busy ∩ [lo, hi)|
+  Ns in(Ns lo, Ns hi) const {
+    if (hi <= lo || start_.empty()) return 0;
+    return upto(hi) - upto(lo);
+  }
+  const std::vector<Ns>& starts() const { return start_; }
+  const std::vector<Ns>& ends() const { return end_; }
+
+ private:
+  void sum();
+  Ns upto(Ns t) const;  // |busy ∩ (-inf, t)|
+  std::vector<Ns> start_, end_, cum_;
+};
+
+// What the alignment needs of one rank's trace, kept without its events (analyze streams ranks:
+// pipeline/ computes this for every rank before the analyses, and frees the trace).
+struct RankActivity {
+  bool ok = false;  // a readable trace (otherwise only `rank` is set)
+  int64_t rank = -1;
+  int32_t device = -1;            // the most common device of its activities
+  int64_t devices = 0;            // devices its metadata lists
+  BusyTime busy, compute, other;  // all GPU activity; compute kernels; the rest
+  std::vector<int64_t> pids;      // process ids of its threads, in first-seen order
+  Ns gpu_first_ns = std::numeric_limits<Ns>::max();  // activities that are not syncs, dur > 0
+  Ns gpu_last_ns = std::numeric_limits<Ns>::min();
+};
+RankActivity rank_activity(const RankTrace& t, int64_t rank);
+
 // The hardware data of one rank, on its trace clock.
 struct RankHardware {
   int64_t rank = -1;
@@ -80,9 +121,26 @@ struct HardwareRun {
 };
 
 // Matches, aligns and joins. Takes the files' contents; never throws on their contents (what
-// cannot be placed is reported in the alignment rows).
+// cannot be placed is reported in the alignment rows). The steps below, for a run in memory.
 HardwareRun align_hardware(const Run& run, std::vector<TelemetryData> telemetry,
                            std::vector<CounterTable> counters, const HardwareAlignOptions& o = {});
+
+// Telemetry: each file matched to its node and put on the node's trace clock; hw.ranks parallel
+// to `ranks` with their GPU's series (counter_data and counters left empty).
+HardwareRun align_telemetry(const std::vector<RankActivity>& ranks,
+                            std::vector<TelemetryData> telemetry,
+                            const HardwareAlignOptions& o = {});
+// Counter files to ranks: the rank the file says (a Kineto counter pass's distributedInfo), else
+// its file name's, else a process id of the rank's trace, else the only rank. Returns, per file,
+// the index into `ranks` (SIZE_MAX = none, or the rank already has a file: the reason is in
+// joins[f].method); fills joins[f]'s file, dispatches and rank.
+std::vector<size_t> assign_counter_files(const std::vector<RankActivity>& ranks,
+                                         const std::vector<CounterTable>& counters,
+                                         std::vector<CounterJoin>& joins);
+// Joins a rank's counter file to its GPU activities: by correlation id when at least half the
+// dispatches match one (same_run), else by kernel name and occurrence order; fills j and rh
+// (rh.counters points at ct).
+void join_counters(const RankTrace& t, const CounterTable& ct, CounterJoin& j, RankHardware& rh);
 
 // The telemetry rows the alignment of this run can use, for reading only those
 // (TelemetryWindow): on each clock a file may be stamped on, the traced span of every rank with
@@ -96,6 +154,8 @@ HardwareRun align_hardware(const Run& run, std::vector<TelemetryData> telemetry,
 // window as outside it (the period is the median interval of the samples read). Empty when no
 // rank has GPU activity.
 TelemetryWindow telemetry_window(const Run& run, const HardwareAlignOptions& o = {});
+TelemetryWindow telemetry_window(const std::vector<RankActivity>& ranks,
+                                 const HardwareAlignOptions& o = {});
 
 // Node number a telemetry file name gives ("node1.nvidia-smi.csv", "host-03_smi.csv"), or -1.
 int64_t node_from_file_name(std::string_view path);

@@ -8,6 +8,7 @@
 
 #include "chopper/report/findings_report.hpp"
 #include "chopper/report/hardware_report.hpp"
+#include "chopper/report/rank_tables.hpp"
 #include "chopper/report/rows.hpp"
 
 namespace chopper {
@@ -58,100 +59,12 @@ void name_table(TableSink& sink, const char* name, const char* doc, const char* 
 
 }  // namespace
 
-void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink& sink) {
-  // temporal_breakdown
-  {
-    Rows t = make(
-        sink, "temporal_breakdown",
-        "GPU time of each rank per iteration window and for the whole trace (iteration NULL): "
-        "HTA's idle/compute/non-compute and TraceLens's compute/exposed comm/exposed memcpy/idle",
-        {{"rank", I, "rank"},
-         {"iteration", I, "iteration window (NULL = whole trace: first start to last end)"},
-         {"start_ns", I, "window start"},
-         {"total_ns", I, "window length"},
-         {"compute_ns", I, "|union of compute kernels and memsets|"},
-         {"non_compute_ns", I,
-          "total − compute − idle (communication and copies not under compute)"},
-         {"idle_ns", I, "total − |union of all GPU activities|"},
-         {"exposed_comm_ns", I, "|union(comm) \\ union(compute)|"},
-         {"exposed_memcpy_ns", I, "|union(memcpy) \\ union(compute) \\ union(comm)|"},
-         {"comm_ns", I, "|union(comm)|"},
-         {"memcpy_ns", I, "|union(memcpy)|"},
-         {"compute_share", R, "compute_ns / total_ns"},
-         {"idle_share", R, "idle_ns / total_ns"}});
-    for (const RankAnalysis& r : ra.ranks)
-      for (const BreakdownRow& b : r.breakdown)
-        t.add_row({Cell::of(b.rank), opt_iter(b.iteration), Cell::of(b.start_ns),
-                   Cell::of(b.total_ns), Cell::of(b.compute_ns), Cell::of(b.non_compute_ns),
-                   Cell::of(b.idle_ns), Cell::of(b.exposed_comm_ns), Cell::of(b.exposed_memcpy_ns),
-                   Cell::of(b.comm_ns), Cell::of(b.memcpy_ns), share(b.compute_ns, b.total_ns),
-                   share(b.idle_ns, b.total_ns)});
-    t.end();
-  }
-  // idle_breakdown
-  {
-    Rows t =
-        make(sink, "idle_breakdown",
-             "Idle gaps of each stream by cause (HTA): host_wait = the launch was issued after "
-             "the stream went idle; kernel_wait = a shorter gap than the threshold; other",
-             {{"rank", I, "rank"},
-              {"device", I, "GPU index"},
-              {"stream", I, "stream"},
-              {"iteration", I, "window of the gap's end (NULL = whole trace)"},
-              {"gaps", I, "idle gaps"},
-              {"idle_ns", I, "host_wait_ns + kernel_wait_ns + other_ns"},
-              {"host_wait_ns", I, "gaps whose activity was launched after the stream went idle"},
-              {"kernel_wait_ns", I, "other gaps shorter than the kernel-wait threshold"},
-              {"other_ns", I, "the rest"}});
-    for (const RankAnalysis& r : ra.ranks)
-      for (const IdleRow& x : r.idle)
-        t.add_row({Cell::of(x.rank), Cell::of(x.device), Cell::of(x.stream), opt_iter(x.iteration),
-                   Cell::of(x.gaps), Cell::of(x.host_wait_ns + x.kernel_wait_ns + x.other_ns),
-                   Cell::of(x.host_wait_ns), Cell::of(x.kernel_wait_ns), Cell::of(x.other_ns)});
-    t.end();
-  }
-  // overlap
-  {
-    Rows t = make(sink, "overlap",
-                  "Communication-computation overlap per rank and iteration window (NULL = whole "
-                  "trace): the share of communication time during which compute ran (HTA)",
-                  {{"rank", I, "rank"},
-                   {"iteration", I, "iteration window (NULL = whole trace)"},
-                   {"comm_ns", I, "|union(comm)|"},
-                   {"overlapped_comm_ns", I, "|union(comm) ∩ union(compute)|"},
-                   {"exposed_comm_ns", I, "comm_ns − overlapped_comm_ns"},
-                   {"overlap_share", R, "overlapped_comm_ns / comm_ns (NULL without comm)"}});
-    for (const RankAnalysis& r : ra.ranks)
-      for (const BreakdownRow& b : r.breakdown)
-        t.add_row({Cell::of(b.rank), opt_iter(b.iteration), Cell::of(b.comm_ns),
-                   Cell::of(b.overlapped_comm_ns), Cell::of(b.exposed_comm_ns),
-                   share(b.overlapped_comm_ns, b.comm_ns)});
-    t.end();
-  }
-  // exposed_comm
-  {
-    Rows t = make(sink, "exposed_comm",
-                  "Communication per label: each instant of communication time goes to one "
-                  "collective (no double counting); exposed = no compute ran",
-                  cat(cat({{"rank", I, "rank"}}, label_cols()),
-                      {{"op_class", T, "collective type class"},
-                       {"kernels", I, "communication activities"},
-                       {"comm_ns", I, "this label's share of |union(comm)|"},
-                       {"exposed_comm_ns", I, "of which no compute ran"},
-                       {"exposed_share", R, "exposed_comm_ns / comm_ns"}}));
-    for (const RankAnalysis& r : ra.ranks)
-      for (const ExposedRow& x : r.exposed) {
-        std::vector<Cell> c{Cell::of(x.rank)};
-        push_label(c, x.key);
-        c.push_back(opt_text(op_class_name(x.op_class)));
-        c.push_back(Cell::of(x.kernels));
-        c.push_back(Cell::of(x.comm_ns));
-        c.push_back(Cell::of(x.exposed_ns));
-        c.push_back(share(x.exposed_ns, x.comm_ns));
-        t.add_row(c);
-      }
-    t.end();
-  }
+void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& /*o*/, TableSink& sink,
+                     RankRows& per_rank) {
+  write_rank_table(RankStream::kTemporalBreakdown, per_rank, sink);
+  write_rank_table(RankStream::kIdleBreakdown, per_rank, sink);
+  write_rank_table(RankStream::kOverlap, per_rank, sink);
+  write_rank_table(RankStream::kExposedComm, per_rank, sink);
   // operation_instances
   {
     Rows t = make(
@@ -187,99 +100,9 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
       }
     t.end();
   }
-  // launch_overhead
-  {
-    Rows t = make(
-        sink, "launch_overhead",
-        "Gaps before compute kernels (Chopper's launch overhead), per label: the part where "
-        "communication or copies ran is GPU wait, the rest splits into prep (before the host "
-        "issued the launch) and call (launch call to kernel start); a graph's later kernels "
-        "and kernels that waited on the GPU after their launch are named apart",
-        cat(cat({{"rank", I, "rank"}}, label_cols()),
-            {{"kernels", I, "compute kernels"},
-             {"gaps", I, "kernels that started after the GPU's compute went idle"},
-             {"gap_ns", I, "Σ (start − latest end of earlier compute kernels)"},
-             {"gpu_wait_ns", I, "of gap_ns: communication or copies ran"},
-             {"prep_ns", I, "of the rest: before the launch call started"},
-             {"call_ns", I,
-              "of the rest: from the launch call to the kernel start, up to the call's end + "
-              "the launch-delay cutoff"},
-             {"wait_ns", I, "of the rest: later still (launched, the GPU waited: event, sync)"},
-             {"graph_gap_ns", I,
-              "of the rest: a graph launch's kernel after its first (the GPU's gap)"},
-             {"no_launch_ns", I, "of the rest: the kernel has no launch in the trace"},
-             {"launch_overhead_ns", I, "prep_ns + call_ns"}}));
-    for (const RankAnalysis& r : ra.ranks)
-      for (const LaunchRow& x : r.launch) {
-        std::vector<Cell> c{Cell::of(x.rank)};
-        push_label(c, x.key);
-        for (int64_t v : {static_cast<int64_t>(x.kernels), static_cast<int64_t>(x.gaps), x.gap_ns,
-                          x.gpu_wait_ns, x.prep_ns, x.call_ns, x.wait_ns, x.graph_ns,
-                          x.no_launch_ns, x.overhead_ns()})
-          c.push_back(Cell::of(v));
-        t.add_row(c);
-      }
-    t.end();
-  }
-  // launch_stats
-  {
-    Rows t = make(
-        sink, "launch_stats",
-        "HTA's launch statistics per rank, one per launch call (a graph launch once): launch call "
-        "duration (cpu), launch delay (first activity's start − launch call end, ≥ 0), short "
-        "kernels and outliers",
-        {{"rank", I, "rank"},
-         {"launches", I, "launch calls with a GPU activity (a graph launch counts once)"},
-         {"activities", I, "GPU activities with a launch call"},
-         {"graph_launches", I, "of the launches: graph launches"},
-         {"kernels_per_graph_launch", R, "GPU activities per graph launch, mean (NULL = none)"},
-         {"cpu_mean_ns", I, "launch call duration, mean"},
-         {"cpu_p50_ns", I, "median"},
-         {"cpu_p95_ns", I, "95th percentile"},
-         {"cpu_max_ns", I, "max"},
-         {"launch_delay_mean_ns", I, "launch delay, mean"},
-         {"launch_delay_p50_ns", I, "median"},
-         {"launch_delay_p95_ns", I, "95th percentile"},
-         {"launch_delay_max_ns", I, "max"},
-         {"short_kernels", I, "launch call ≤ runtime cutoff and Σ GPU time < launch call"},
-         {"runtime_outliers", I, "launch call > runtime cutoff"},
-         {"launch_delay_outliers", I, "launch delay > delay cutoff"},
-         {"runtime_cutoff_ns", I, "HTA default 50 µs"},
-         {"launch_delay_cutoff_ns", I, "HTA default 100 µs"}});
-    for (const RankAnalysis& r : ra.ranks) {
-      if (!r.ok) continue;
-      const LaunchStats& s = r.launch_stats;
-      t.add_row({Cell::of(s.rank), Cell::of(s.launches), Cell::of(s.activities),
-                 Cell::of(s.graph_launches),
-                 s.graph_launches > 0 ? Cell::of(static_cast<double>(s.graph_activities) /
-                                                 static_cast<double>(s.graph_launches))
-                                      : Cell::null(),
-                 Cell::of(s.cpu_mean_ns), Cell::of(s.cpu_p50_ns), Cell::of(s.cpu_p95_ns),
-                 Cell::of(s.cpu_max_ns), Cell::of(s.delay_mean_ns), Cell::of(s.delay_p50_ns),
-                 Cell::of(s.delay_p95_ns), Cell::of(s.delay_max_ns), Cell::of(s.short_kernels),
-                 Cell::of(s.runtime_outliers), Cell::of(s.delay_outliers),
-                 Cell::of(o.runtime_cutoff_ns), Cell::of(o.launch_delay_cutoff_ns)});
-    }
-    t.end();
-  }
-  // queue_length
-  {
-    Rows t = make(sink, "queue_length",
-                  "Launch queue per stream (HTA): +1 at the launch call, −1 when its first "
-                  "activity on the stream starts on the GPU (a graph launch once)",
-                  {{"rank", I, "rank"},
-                   {"device", I, "GPU index"},
-                   {"stream", I, "stream"},
-                   {"launches", I, "launch calls with an activity on the stream"},
-                   {"max_queue", I, "longest queue"},
-                   {"mean_queue", R, "time-weighted mean, first launch to last start"},
-                   {"full_queue_ns", I, "time with queue ≥ the blocking length (1024)"}});
-    for (const RankAnalysis& r : ra.ranks)
-      for (const QueueRow& q : r.queues)
-        t.add_row({Cell::of(q.rank), Cell::of(q.device), Cell::of(q.stream), Cell::of(q.launches),
-                   Cell::of(q.max_queue), Cell::of(q.mean_queue), Cell::of(q.full_ns)});
-    t.end();
-  }
+  write_rank_table(RankStream::kLaunchOverhead, per_rank, sink);
+  write_rank_table(RankStream::kLaunchStats, per_rank, sink);
+  write_rank_table(RankStream::kQueueLength, per_rank, sink);
   name_table(sink, "kernel_breakdown",
              "GPU activities by kernel name, top N per rank and over all ranks",
              "compute, communication, memcpy, memset", ra.kernels);

@@ -7,6 +7,7 @@
 #include "chopper/analysis/analysis.hpp"
 #include "chopper/analysis/findings.hpp"
 #include "chopper/model/table.hpp"
+#include "chopper/report/rank_tables.hpp"
 
 namespace chopper {
 
@@ -14,8 +15,11 @@ namespace chopper {
 // overlap, exposed_comm, operation_instances, launch_overhead, launch_stats, queue_length,
 // kernel_breakdown, operation_breakdown, class_breakdown, collectives, collective_summary,
 // clock_offsets, stragglers, iterations, end_to_end.
-// Each table is streamed to `sink` row by row (begin, rows, end), never held whole in memory.
-void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink& sink);
+// Each table is streamed to `sink` row by row (begin, rows, end), never held whole in memory. The
+// per-rank tables (report/rank_tables.hpp) take their rows from `per_rank`: the run's ranks in
+// memory (InMemoryRankRows), or the spool of a streamed analyze.
+void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink& sink,
+                     RankRows& per_rank);
 
 // The terminal summary: run, iteration time, throughput, MFU, where the time goes, the hardware
 // summary, and the significant findings (decided by decide_findings) ordered by their cost.

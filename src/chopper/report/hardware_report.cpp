@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "chopper/report/rank_tables.hpp"
 #include "chopper/report/rows.hpp"
 
 namespace chopper {
@@ -19,13 +20,6 @@ std::string ms(double ns) {
 }
 std::string pct(double x) {
   return fmt::format("{:.1f}%", 100.0 * x);
-}
-
-const RankSlot* slot_of(const Run& run, int64_t rank, size_t index) {
-  if (index < run.ranks.size() && run.ranks[index].rank == rank) return &run.ranks[index];
-  for (const RankSlot& s : run.ranks)
-    if (s.rank == rank) return &s;
-  return nullptr;
 }
 
 // Sums over the iteration rows (phase NULL) of the waterfall, per rank.
@@ -70,8 +64,8 @@ std::pair<Totals, double> slowest_totals(const RunAnalysis& ra) {
 
 }  // namespace
 
-void hardware_tables(const Run& run, const RunAnalysis& ra, const AnalysisOptions& o,
-                     TableSink& sink) {
+void hardware_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink& sink,
+                     RankRows& per_rank) {
   (void)o;
   const HardwareRun* hw = ra.hardware;
   // telemetry_alignment
@@ -123,84 +117,8 @@ void hardware_tables(const Run& run, const RunAnalysis& ra, const AnalysisOption
                    Cell::of(j.ambiguous), Cell::of(j.method), Cell::of(j.offset_ns)});
     t.end();
   }
-  // telemetry: aligned samples over each rank's traced span (one period either side)
-  {
-    Rows t =
-        make_rows(sink, "telemetry",
-                  "Telemetry samples of each rank's GPU on its trace clock, over the traced "
-                  "span and one sample period either side",
-                  {{"rank", I, "rank"},
-                   {"device", I, "GPU index on the node"},
-                   {"metric", T, "power_w, sm_clock_mhz, temp_hotspot_c, … (unit in the name)"},
-                   {"t_ns", I, "sample time on the rank's trace clock"},
-                   {"value", R, "in the unit the metric names"}});
-    if (hw != nullptr)
-      for (size_t i = 0; i < hw->ranks.size(); ++i) {
-        const RankHardware& rh = hw->ranks[i];
-        const RankSlot* s = i < run.ranks.size() ? &run.ranks[i] : nullptr;
-        if (s == nullptr || !s->ok || s->trace.gpu.size() == 0) continue;
-        const GpuActivities& g = s->trace.gpu;
-        Ns lo = std::numeric_limits<Ns>::max(), hi = std::numeric_limits<Ns>::min();
-        for (size_t k = 0; k < g.size(); ++k) {
-          lo = std::min(lo, g.start_ns[k]);
-          hi = std::max(hi, g.start_ns[k] + std::max<Ns>(0, g.dur_ns[k]));
-        }
-        for (const Series& se : rh.series) {
-          if (se.t_ns.empty()) continue;
-          auto a = std::lower_bound(se.t_ns.begin(), se.t_ns.end(), lo);
-          auto b = std::upper_bound(se.t_ns.begin(), se.t_ns.end(), hi);
-          if (a != se.t_ns.begin()) --a;
-          if (b != se.t_ns.end()) ++b;
-          for (auto it = a; it != b; ++it) {
-            const size_t k = static_cast<size_t>(it - se.t_ns.begin());
-            t.add_row({Cell::of(rh.rank), Cell::of(rh.device), Cell::of(metric_name(se.metric)),
-                       Cell::of(*it), Cell::of(se.value[k])});
-          }
-        }
-      }
-    t.end();
-  }
-  // kernel_hw
-  {
-    Rows t = make_rows(
-        sink, "kernel_hw",
-        "Per GPU activity: telemetry at its time and its hardware counters (NULL = not recorded)",
-        {{"rank", I, "rank"},
-         {"correlation", I, "correlation id (joins gpu_activities)"},
-         {"start_ns", I, "GPU start on the rank's clock (joins gpu_activities)"},
-         {"dur_ns", I, "GPU duration"},
-         {"name", T, "kernel or copy name"},
-         {"clock_mhz", R, "SM/GFX clock, time-weighted mean of the interpolated samples"},
-         {"power_w", R, "board power, time-weighted mean over the activity"},
-         {"energy_j", R, "∫ power over the activity (the board's, not the kernel's alone)"},
-         {"temp_c", R, "hotspot (else GPU) temperature, time-weighted mean"},
-         {"active_cycles", R,
-          "cycles active at the clock run: GRBM_GUI_ACTIVE ÷ XCDs, gpc__cycles_elapsed.max"},
-         {"matrix_busy_cycles", R,
-          "matrix-unit busy cycles: SQ_VALU_MFMA_BUSY_CYCLES, sm__pipe_tensor_cycles_active.sum"},
-         {"matrix_flops", R,
-          "issued matrix FLOPs of the dtype: 512 × SQ_INSTS_VALU_MFMA_MOPS_<dt>, "
-          "sm__ops_path_tensor_src_<dt>_dst_*.sum"},
-         {"vector_flops", R, "CUDA-core FLOPs from SASS counters (add + mul + 2 × fma)"},
-         {"counter_clock_mhz", R,
-          "active_cycles ÷ dur: the clock the counters imply (counters of the traced run only)"}});
-    for (size_t i = 0; i < ra.ranks.size(); ++i) {
-      const RankAnalysis& r = ra.ranks[i];
-      const RankSlot* s = slot_of(run, r.rank, i);
-      if (s == nullptr || !s->ok) continue;
-      const GpuActivities& g = s->trace.gpu;
-      for (const KernelHw& k : r.kernel_hw) {
-        const size_t j = static_cast<size_t>(k.row);
-        t.add_row({Cell::of(r.rank), Cell::of(g.correlation[j]), Cell::of(g.start_ns[j]),
-                   Cell::of(g.dur_ns[j]), Cell::of(s->trace.strings.str(g.name[j])),
-                   opt_real(k.clock_mhz), opt_real(k.power_w), opt_real(k.energy_j),
-                   opt_real(k.temp_c), opt_real(k.active_cycles), opt_real(k.matrix_busy_cycles),
-                   opt_real(k.matrix_flops), opt_real(k.vector_flops),
-                   opt_real(k.counter_clock_mhz)});
-      }
-    }
-    t.end();
-  }
+  write_rank_table(RankStream::kTelemetry, per_rank, sink);
+  write_rank_table(RankStream::kKernelHw, per_rank, sink);
   // power_energy
   {
     Rows t = make_rows(
@@ -285,38 +203,7 @@ void hardware_tables(const Run& run, const RunAnalysis& ra, const AnalysisOption
       }
     t.end();
   }
-  // hierarchy_hw
-  {
-    std::vector<ColumnSpec> cols = {{"rank", I, "rank"},
-                                    {"level", T, "gpu, iteration, phase, layer, operation"}};
-    for (ColumnSpec& c : label_cols()) cols.push_back(std::move(c));
-    for (ColumnSpec c : std::vector<ColumnSpec>{
-             {"time_ns", I,
-              "GPU time given to the node (each moment to the first-started activity)"},
-             {"energy_j", R, "∫ power over that time (the trace-guided energy model)"},
-             {"mean_power_w", R, "energy_j ÷ time_ns"},
-             {"mean_clock_mhz", R, "SM/GFX clock, time-weighted over that time"},
-             {"max_temp_c", R, "hotspot (else GPU) temperature, largest sample over that time"}})
-      cols.push_back(std::move(c));
-    Rows t = make_rows(sink, "hierarchy_hw",
-                       "Per rank and hierarchy node (GPU, iteration, phase, layer, operation): GPU "
-                       "time, energy, power, clock and temperature from aligned telemetry",
-                       std::move(cols));
-    for (const RankAnalysis& r : ra.ranks)
-      for (const HwLevelRow& h : r.hw_levels) {
-        std::vector<Cell> c = {Cell::of(r.rank), Cell::of(std::string_view(h.level))};
-        push_label(c, h.key);
-        c.push_back(Cell::of(h.time_ns));
-        c.push_back(Cell::of(h.energy_j));
-        c.push_back(h.time_ns > 0 ? Cell::of(h.energy_j / (static_cast<double>(h.time_ns) * 1e-9))
-                                  : Cell::null());
-        c.push_back(h.clock_ns > 0 ? Cell::of(h.clock_mhz_ns / static_cast<double>(h.clock_ns))
-                                   : Cell::null());
-        c.push_back(opt_real(h.max_temp_c));
-        t.add_row(c);
-      }
-    t.end();
-  }
+  write_rank_table(RankStream::kHierarchyHw, per_rank, sink);
   // waterfall
   {
     std::vector<ColumnSpec> cols = {{"rank", I, "rank"}};

@@ -11,11 +11,14 @@
 #include "chopper/analysis/analysis.hpp"
 #include "chopper/model/run.hpp"
 #include "chopper/model/table.hpp"
+#include "chopper/report/rank_tables.hpp"
 
 namespace chopper {
 
-void hardware_tables(const Run& run, const RunAnalysis& ra, const AnalysisOptions& o,
-                     TableSink& sink);
+// The per-rank tables among them (telemetry, kernel_hw, hierarchy_hw) take their rows from
+// `per_rank` (report/rank_tables.hpp).
+void hardware_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink& sink,
+                     RankRows& per_rank);
 
 // `chopper info`: each telemetry and counter file, what it holds and whom it describes; skipped
 // files and unreadable ones.

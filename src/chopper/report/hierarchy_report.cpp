@@ -7,6 +7,8 @@
 #include <map>
 #include <tuple>
 
+#include "chopper/report/rank_tables.hpp"
+
 namespace chopper {
 
 namespace {
@@ -41,10 +43,6 @@ std::string ms(Ns ns) {
   return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6);
 }
 
-Cell opt_int(int64_t v, bool present) {
-  return present ? Cell::of(v) : Cell::null();
-}
-
 }  // namespace
 
 std::string level_value(const Aggregation& a, const AggRow& r, Level l) {
@@ -68,151 +66,24 @@ std::string level_value(const Aggregation& a, const AggRow& r, Level l) {
 }
 
 void write_gpu_activities(const Run& run, TableSink& sink) {
-  TableSchema s{
-      "gpu_activities",
-      "One row per GPU activity (kernel, memcpy, memset, sync) of every readable rank, "
-      "with its place in the hierarchy and the rule that set each label",
-      {
-          {"rank", ColType::kInt, "rank (distributedInfo, else the file name)"},
-          {"device", ColType::kInt, "GPU index on the rank's node"},
-          {"stream", ColType::kInt, "stream (CUDA) or queue (HIP)"},
-          {"kind", ColType::kText, "kernel, memcpy, memset or sync"},
-          {"name", ColType::kText, "kernel or copy name as recorded"},
-          {"correlation", ColType::kInt, "correlation id (links to the runtime call)"},
-          {"start_ns", ColType::kInt, "GPU start, ns on the rank's clock"},
-          {"dur_ns", ColType::kInt, "GPU duration, ns"},
-          {"iteration", ColType::kInt,
-           "iteration (ProfilerStep number) it was launched in, or whose GPU-side span holds it "
-           "(gpu_step_span)"},
-          {"phase", ColType::kText, "forward, backward, optimizer, other or data_dist"},
-          {"layer", ColType::kInt, "transformer block index; NULL outside blocks"},
-          {"operation", ColType::kText, "the operation that launched it"},
-          {"op_class", ColType::kText,
-           "gemm, conv, attention, norm, elementwise, embedding, loss, optimizer, a "
-           "collective type, memcpy, memset, sync"},
-          {"iteration_rule", ColType::kText, "rule that set iteration"},
-          {"phase_rule", ColType::kText, "rule that set phase"},
-          {"layer_rule", ColType::kText, "rule that set layer"},
-          {"operation_rule", ColType::kText, "rule that set operation"},
-          {"op_class_rule", ColType::kText, "rule that set op_class"},
-      }};
-  sink.begin(s);
-  std::vector<Cell> row(s.columns.size());
-  for (const RankSlot& slot : run.ranks) {
-    if (!slot.ok) continue;
-    const RankTrace& t = slot.trace;
-    const GpuActivities& g = t.gpu;
-    const bool lab = t.labelled();
-    auto rule = [&](const std::vector<uint16_t>& v, size_t a) {
-      return lab && v[a] != kNoRule && v[a] < t.label_rules.size()
-                 ? Cell::of(std::string_view(t.label_rules[v[a]]))
-                 : Cell::null();
-    };
-    for (size_t a = 0; a < g.size(); ++a) {
-      row[0] = Cell::of(slot.rank);
-      row[1] = Cell::of(g.device[a]);
-      row[2] = Cell::of(g.stream[a]);
-      row[3] = Cell::of(gpu_kind_name(g.kind[a]));
-      row[4] = Cell::of(t.strings.str(g.name[a]));
-      row[5] = opt_int(g.correlation[a], g.correlation[a] != kNoId);
-      row[6] = Cell::of(g.start_ns[a]);
-      row[7] = Cell::of(g.dur_ns[a]);
-      row[8] = lab ? opt_int(g.iteration[a], g.iteration[a] != kNoId) : Cell::null();
-      row[9] = lab && g.phase[a] != Phase::kNone ? Cell::of(phase_name(g.phase[a])) : Cell::null();
-      row[10] = lab ? opt_int(g.layer[a], g.layer[a] >= 0) : Cell::null();
-      row[11] = lab && g.operation[a] != 0 ? Cell::of(t.strings.str(g.operation[a])) : Cell::null();
-      row[12] = lab && g.op_class[a] != OpClass::kNone ? Cell::of(op_class_name(g.op_class[a]))
-                                                       : Cell::null();
-      row[13] = rule(g.iteration_rule, a);
-      row[14] = rule(g.phase_rule, a);
-      row[15] = rule(g.layer_rule, a);
-      row[16] = rule(g.operation_rule, a);
-      row[17] = rule(g.op_class_rule, a);
-      sink.row(row);
-    }
-  }
+  sink.begin(rank_table_schema(RankStream::kGpuActivities));
+  for (const RankSlot& slot : run.ranks)
+    rank_rows(RankStream::kGpuActivities, RankView{&slot}, AnalysisOptions{}, sink);
   sink.end();
 }
 
 void write_hierarchy(const std::vector<Aggregation>& prefixes, TableSink& sink) {
-  const TableSchema schema{
-      "hierarchy",
-      "GPU time at every level of the hierarchy: one row per node of the tree (gpu; gpu x "
-      "iteration; ... x operation). Levels not in a row are NULL",
-      {
-          {"level", ColType::kText, "the deepest level of the row"},
-          {"rank", ColType::kInt, "rank"},
-          {"device", ColType::kInt, "GPU index"},
-          {"iteration", ColType::kInt, "iteration"},
-          {"phase", ColType::kText, "phase ('' = none)"},
-          {"layer", ColType::kInt, "layer (-1 = none)"},
-          {"operation", ColType::kText, "operation ('' = none)"},
-          {"op_class", ColType::kText, "class with the most kernel time in the operation"},
-          {"count", ColType::kInt, "GPU activities"},
-          {"kernel_ns", ColType::kInt, "summed durations"},
-          {"busy_ns", ColType::kInt, "union of the intervals per GPU, summed over GPUs"},
-          {"first_start_ns", ColType::kInt, "earliest start"},
-          {"last_end_ns", ColType::kInt, "latest end"},
-          {"elapsed_ns", ColType::kInt, "last_end_ns - first_start_ns"},
-          {"share_of_parent", ColType::kReal,
-           "kernel_ns / the parent row's kernel_ns (fraction; the top level: of all)"},
-      }};
-  sink.begin(schema);
-  std::vector<Cell> row(schema.columns.size());
-  // The kernel time of each row of the level above, by key, sorted: built for one level at a
-  // time, so the whole tree is never held twice (it can have millions of rows).
-  std::vector<std::pair<PKey, Ns>> parent_ns;
-  for (size_t k = 0; k < prefixes.size(); ++k) {
-    const Aggregation& a = prefixes[k];
-    Ns top_total = 0;
-    if (k == 0) {
-      for (const AggRow& r : a.rows) top_total += r.kernel_ns;
-    } else {
-      const Aggregation& up = prefixes[k - 1];
-      parent_ns.clear();
-      parent_ns.reserve(up.rows.size());
-      for (const AggRow& r : up.rows)
-        parent_ns.emplace_back(key_upto(r, up.levels, k), r.kernel_ns);
-      std::sort(parent_ns.begin(), parent_ns.end());
-      size_t n = 0;  // equal keys summed
-      for (size_t i = 0; i < parent_ns.size(); ++i) {
-        if (n > 0 && parent_ns[n - 1].first == parent_ns[i].first)
-          parent_ns[n - 1].second += parent_ns[i].second;
-        else
-          parent_ns[n++] = parent_ns[i];
-      }
-      parent_ns.resize(n);
-    }
-    for (const AggRow& r : a.rows) {
-      auto has = [&](Level l) {
-        return std::find(a.levels.begin(), a.levels.end(), l) != a.levels.end();
-      };
-      Ns parent = top_total;
-      if (k > 0) {
-        const PKey want = key_upto(r, a.levels, k);
-        auto it = std::lower_bound(parent_ns.begin(), parent_ns.end(), want,
-                                   [](const auto& e, const PKey& x) { return e.first < x; });
-        parent = it == parent_ns.end() || it->first != want ? 0 : it->second;
-      }
-      row = {Cell::of(level_name(a.levels.back())),
-             has(Level::kGpu) ? Cell::of(r.rank) : Cell::null(),
-             has(Level::kGpu) ? Cell::of(r.device) : Cell::null(),
-             has(Level::kIteration) ? opt_int(r.iteration, r.iteration != kNoId) : Cell::null(),
-             has(Level::kPhase) ? Cell::of(phase_name(r.phase)) : Cell::null(),
-             has(Level::kLayer) ? Cell::of(r.layer) : Cell::null(),
-             has(Level::kOperation) ? Cell::of(a.operation(r)) : Cell::null(),
-             has(Level::kOperation) ? Cell::of(op_class_name(r.op_class)) : Cell::null(),
-             Cell::of(r.count),
-             Cell::of(r.kernel_ns),
-             Cell::of(r.busy_ns),
-             Cell::of(r.first_start_ns),
-             Cell::of(r.last_end_ns),
-             Cell::of(r.elapsed_ns()),
-             parent > 0 ? Cell::of(static_cast<double>(r.kernel_ns) / static_cast<double>(parent))
-                        : Cell::null()};
-      sink.row(row);
-    }
-  }
+  sink.begin(rank_table_schema(RankStream::kHierarchyIteration));
+  for (size_t k = 0; k < prefixes.size(); ++k) hierarchy_level_rows(prefixes, k, sink);
+  sink.end();
+}
+
+void write_hierarchy(const Aggregation& gpu_level, RankRows& per_rank, TableSink& sink) {
+  sink.begin(rank_table_schema(RankStream::kHierarchyIteration));
+  hierarchy_level_rows(std::vector<Aggregation>{gpu_level}, 0, sink);
+  for (RankStream s : {RankStream::kHierarchyIteration, RankStream::kHierarchyPhase,
+                       RankStream::kHierarchyLayer, RankStream::kHierarchyOperation})
+    per_rank.rows(s, sink);
   sink.end();
 }
 

@@ -8,6 +8,7 @@
 #include "chopper/hierarchy/taxonomy.hpp"
 #include "chopper/model/run.hpp"
 #include "chopper/model/table.hpp"
+#include "chopper/report/rank_tables.hpp"
 
 namespace chopper {
 
@@ -16,6 +17,9 @@ void write_gpu_activities(const Run& run, TableSink& sink);
 // Every prefix of `levels` (gpu; gpu x iteration; ...), one table ("hierarchy"), `level` = the
 // deepest level; streamed to the sink.
 void write_hierarchy(const std::vector<Aggregation>& prefixes, TableSink& sink);
+// The same table from a streamed analyze: `gpu_level` holds every rank's GPU rows (levels
+// {gpu}); the deeper levels come from `per_rank` (report/rank_tables.hpp), rank by rank.
+void write_hierarchy(const Aggregation& gpu_level, RankRows& per_rank, TableSink& sink);
 Table coverage_table(const std::vector<CoverageRow>& rows);
 Table rules_table(const Taxonomy& taxonomy);
 
