@@ -2,6 +2,7 @@
 #include "chopper/analysis/analysis.hpp"
 
 #include "chopper/analysis/parts.hpp"
+#include "chopper/base/phase_log.hpp"
 #include "chopper/base/thread_pool.hpp"
 
 namespace chopper {
@@ -26,8 +27,11 @@ RunAnalysis finalize(std::vector<RankAnalysis> partials, const AnalysisOptions& 
   ra.ranks = std::move(partials);
   ra.hardware = hw;
   finalize_collectives(ra, o);
+  phase_mark("finalize: collectives");
   finalize_stragglers(ra);
+  phase_mark("finalize: stragglers");
   finalize_end_to_end(ra, o);
+  phase_mark("finalize: end to end");
   finalize_hardware(ra, o);
   return ra;
 }

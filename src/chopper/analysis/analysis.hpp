@@ -347,6 +347,7 @@ struct RankAnalysis {
   std::vector<ExposedRow> exposed;
   std::vector<OpInstance> ops;
   std::vector<LaunchRow> launch;
+  Ns launch_prep_ns = 0, launch_call_ns = 0;  // Σ prep_ns and Σ call_ns of `launch`
   LaunchStats launch_stats;
   std::vector<QueueRow> queues;
   std::vector<NameStat> kernels, operations, classes;  // full, unfolded

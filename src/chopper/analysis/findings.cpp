@@ -91,7 +91,8 @@ struct LaunchTotals {
 LaunchTotals launch_totals(const RunAnalysis& ra) {
   LaunchTotals t;
   for (const RankAnalysis& r : ra.ranks) {
-    for (const LaunchRow& x : r.launch) t.prep += x.prep_ns, t.call += x.call_ns;
+    t.prep += r.launch_prep_ns;
+    t.call += r.launch_call_ns;
     t.launches += r.launch_stats.launches;
     t.graph_launches += r.launch_stats.graph_launches;
     t.call_mean += static_cast<double>(r.launch_stats.cpu_mean_ns) *

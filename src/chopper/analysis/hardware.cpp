@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cmath>
 #include <optional>
+#include <set>
 #include <unordered_map>
 
 #include "chopper/analysis/flops.hpp"
@@ -611,8 +612,35 @@ void finalize_hardware(RunAnalysis& ra, const AnalysisOptions& o) {
     }
   const double rate = overlapped > 0 ? std::max(0.0, added / overlapped) : 0;
   const bool rate_known = overlapped > 0;
+  // Rows per operation instance (rank, label, class) and per phase and iteration (rank,
+  // iteration, phase): a rank's groups are made and moved to ra.waterfall before the next rank's,
+  // so only one rank's maps are held (a run of thousands of ranks has millions of instances).
   std::map<std::tuple<int64_t, LabelKey, OpClass>, WaterfallRow> by_op;
   std::map<std::tuple<int64_t, int64_t, Phase>, WaterfallRow> by_phase;
+  std::vector<WaterfallRow> phase_rows;
+  {
+    // Room for every row at once (a row per operation instance has at least one unit; a phase
+    // row per (rank, iteration, phase)): the vector is not regrown, copying millions of rows.
+    size_t bound = 0;
+    std::set<std::tuple<int64_t, int64_t, Phase>> phases;
+    for (const RankAnalysis& r : ra.ranks) {
+      bound += r.units.size();
+      for (const WaterfallUnit& u : r.units) {
+        phases.insert({r.rank, u.key.iteration, u.key.phase});
+        phases.insert({r.rank, u.key.iteration, Phase::kNone});
+      }
+    }
+    ra.waterfall.reserve(ra.waterfall.size() + bound + phases.size());
+  }
+  bool increasing = true;  // ranks in strictly increasing order: each rank's groups apart
+  for (size_t i = 1; i < ra.ranks.size(); ++i)
+    increasing = increasing && ra.ranks[i - 1].rank < ra.ranks[i].rank;
+  auto flush = [&] {
+    for (auto& [k, w] : by_op) ra.waterfall.push_back(std::move(w));
+    for (auto& [k, w] : by_phase) phase_rows.push_back(std::move(w));
+    by_op.clear();
+    by_phase.clear();
+  };
   auto add = [](WaterfallRow& w, const WaterfallUnit& u) {
     ++w.kernels;
     w.observed_ns += u.observed_ns;
@@ -628,7 +656,7 @@ void finalize_hardware(RunAnalysis& ra, const AnalysisOptions& o) {
     w.unknown_frequency += u.frequency_known ? 0 : 1;
     w.estimated_overlap += u.overlap_estimated ? 1 : 0;
   };
-  for (RankAnalysis& r : ra.ranks)
+  for (RankAnalysis& r : ra.ranks) {
     for (WaterfallUnit& u : r.units) {
       const Ref& f = refs[u.signature];
       const double theo = u.theoretical_known ? u.theoretical_ns : 0;
@@ -665,8 +693,14 @@ void finalize_hardware(RunAnalysis& ra, const AnalysisOptions& o) {
         add(it, u);
       }
     }
-  for (auto& [k, w] : by_op) ra.waterfall.push_back(std::move(w));
-  for (auto& [k, w] : by_phase) ra.waterfall.push_back(std::move(w));
+    // The rank's rows; the phase rows of every rank follow the operation rows (key order).
+    if (increasing) flush();
+  }
+  flush();
+  // With the ranks in increasing order a rank's groups sort after the lower ranks', so the rows
+  // are in the order one map over every rank gives.
+  ra.waterfall.insert(ra.waterfall.end(), std::make_move_iterator(phase_rows.begin()),
+                      std::make_move_iterator(phase_rows.end()));
 
   // What-if, per iteration on its slowest rank, one loss removed at a time (first order: the
   // compute stream's kernels run back to back, so time taken from them comes off the iteration).

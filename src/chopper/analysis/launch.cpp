@@ -102,6 +102,8 @@ void launch_partial(const RankContext& c, const AnalysisOptions& o, RankAnalysis
     LaunchRow& r = rows[id];
     r.rank = c.rank;
     r.key = c.label(index.key(id));
+    out.launch_prep_ns += r.prep_ns;
+    out.launch_call_ns += r.call_ns;
     out.launch.push_back(r);
   }
   std::sort(out.launch.begin(), out.launch.end(),

@@ -8,7 +8,10 @@
 
 namespace chopper {
 
-StringTable::StringTable() : slots_(1024, 0) {
+// 16 slots to start: a table grows by doubling, and tables are many and small where memory
+// matters (one per rank's trace and analysis: thousands of ranks, each table held until the run's
+// end in a streamed analyze, where 1,024 slots were 4 KiB apiece).
+StringTable::StringTable() : slots_(16, 0) {
   intern(std::string_view());
 }
 

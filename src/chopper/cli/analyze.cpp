@@ -4,11 +4,16 @@
 #include <filesystem>
 
 #include "chopper/analysis/analysis.hpp"
+#include "chopper/base/comm.hpp"
 #include "chopper/base/error.hpp"
+#include "chopper/base/memory.hpp"
+#include "chopper/base/phase_log.hpp"
 #include "chopper/cli/commands.hpp"
 #include "chopper/cli/common.hpp"
 #include "chopper/hierarchy/aggregate.hpp"
+#include "chopper/hierarchy/taxonomy.hpp"
 #include "chopper/link/hardware_align.hpp"
+#include "chopper/pipeline/stream.hpp"
 #include "chopper/report/analysis_report.hpp"
 #include "chopper/report/csv_sink.hpp"
 #include "chopper/report/diagnostics_report.hpp"
@@ -16,21 +21,94 @@
 #include "chopper/report/hardware_report.hpp"
 #include "chopper/report/hierarchy_report.hpp"
 #include "chopper/report/output_dir.hpp"
+#include "chopper/report/rank_tables.hpp"
 #include "chopper/report/sqlite_sink.hpp"
 #include "chopper/report/threaded_sink.hpp"
 
 namespace chopper::cli {
 
-int analyze_run(const AnalyzeOptions& in) {
-  AnalyzeOptions o = in;
+namespace {
+
+// The tables of a streamed run, and the terminal text.
+int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRun& sr,
+                   OutputDir& outdir) {
+  std::string out;
+  const std::vector<CoverageRow>& coverage = sr.coverage;
   try {
-    if (!o.manifest.empty()) read_manifest(o.manifest, o.analysis, o.dtype_given);
+    SqliteSink db(outdir.stage("chopper.sqlite"));
+    std::optional<CsvSink> csv;
+    std::optional<ThreadedSink> csv_thread;  // the CSV files written while the database fills
+    FanoutSink sink;
+    sink.add(db);
+    sink.add(outdir.recorder());
+    if (!o.no_csv) {
+      csv.emplace(o.out, &outdir);
+      csv_thread.emplace(*csv);
+      sink.add(*csv_thread);
+    }
+    write_rank_table(RankStream::kGpuActivities, *sr.rows, sink);
+    phase_mark("gpu_activities written");
+    analysis_tables(sr.ra, o.analysis, sink, *sr.rows);
+    phase_mark("analysis tables written");
+    hardware_tables(sr.ra, o.analysis, sink, *sr.rows);
+    phase_mark("hardware tables written");
+    const Findings findings = decide_findings(sr.ra, o.analysis);
+    findings_table(findings, sink);
+    out = o.json ? findings_json(findings) : analysis_summary(sr.ra, o.analysis, findings);
+    write_hierarchy(sr.gpu_level, *sr.rows, sink);
+    write_table(coverage_table(coverage), sink);
+    write_table(rules_table(taxonomy), sink);
+    write_diagnostics(sr.diagnostics, sink);
+    if (csv_thread) csv_thread->finish();
+    phase_mark("all tables written");
+  } catch (const std::exception& e) {
+    fmt::print(stderr, "chopper analyze: {}\n", e.what());
+    return 2;
+  }
+  try {
+    outdir.commit();  // every file complete: rename into place, remove stale CSVs
   } catch (const Error& e) {
     fmt::print(stderr, "chopper analyze: {}\n", e.what());
     return 2;
   }
+  if (!o.json) {
+    out += "\n" + coverage_text(coverage);
+    if (const std::string d = diagnostics_text(sr.diagnostics); !d.empty()) out += "\n" + d;
+    out += fmt::format("\nwrote {}/chopper.sqlite{}; per GPU and level: chopper tree\n", o.out,
+                       o.no_csv ? "" : fmt::format(" and {}/*.csv", o.out));
+  }
+  std::fwrite(out.data(), 1, out.size(), stdout);
+  return run_errors(sr.run) > 0 || !sr.hw_errors.empty() ? 1 : 0;
+}
+
+// Process 0's exit status to every process (the others wait for it: process 0 may be reading
+// their spool files).
+int share_status(Comm& c, int rc) {
+  if (c.size() <= 1) return rc;
+  std::string s = std::to_string(rc);
+  c.broadcast(s, 0);
+  return std::stoi(s);
+}
+
+}  // namespace
+
+int analyze_run(const AnalyzeOptions& in) {
+  AnalyzeOptions o = in;
+  Comm& c = comm();
+  const bool root = c.rank() == 0;
+  try {
+    if (!o.manifest.empty()) read_manifest(o.manifest, o.analysis, o.dtype_given);
+  } catch (const Error& e) {
+    if (root) fmt::print(stderr, "chopper analyze: {}\n", e.what());
+    return 2;
+  }
   // --split-runs: the files grouped into runs (link/validate.hpp), each analysed into OUT/run-<k>.
-  if (o.run.split_runs)
+  if (o.run.split_runs) {
+    if (c.size() > 1) {
+      if (root)
+        fmt::print(stderr, "chopper analyze: --split-runs runs in one process, not under MPI\n");
+      return 2;
+    }
     return for_each_run(o.run, "analyze", [&o](const RunOptions& run, size_t k) {
       AnalyzeOptions one = o;
       one.run = run;
@@ -39,77 +117,75 @@ int analyze_run(const AnalyzeOptions& in) {
       std::fflush(stdout);
       return analyze_run(one);
     });
+  }
+  Taxonomy taxonomy;
+  try {
+    taxonomy = Taxonomy::builtin();
+    if (!o.run.rules.empty()) taxonomy.load_toml(o.run.rules);
+  } catch (const Error& e) {
+    if (root) fmt::print(stderr, "chopper analyze: {}\n", e.what());
+    return 2;
+  }
   // The output directory, locked for this run before the (long) load: a second analyze into it
-  // stops here. Outputs are staged and renamed at the end (report/output_dir.hpp).
+  // stops here. Outputs are staged and renamed at the end (report/output_dir.hpp). Under MPI,
+  // process 0 holds it and the others write their spool files into it once it exists.
   std::optional<OutputDir> outdir;
-  try {
-    outdir.emplace(o.out);
-  } catch (const Error& e) {
-    fmt::print(stderr, "chopper analyze: {}\n", e.what());
-    return 2;
+  int ready = 0;
+  if (root) {
+    try {
+      outdir.emplace(o.out);
+    } catch (const Error& e) {
+      fmt::print(stderr, "chopper analyze: {}\n", e.what());
+      ready = 2;
+    }
   }
-  auto lr = load_labelled(o.run, "analyze");
-  if (!lr) return 2;
+  if (share_status(c, ready) != 0) return 2;
+  if (!root) {
+    std::error_code ec;
+    std::filesystem::create_directories(o.out, ec);  // a directory not shared with process 0
+  }
   o.analysis.threads = o.run.threads;
-  const std::vector<CoverageRow> coverage = label_coverage(lr->run);
-  const std::vector<DiagnosticRow> diagnostics = run_diagnostics(lr->run);  // link/validate.hpp
-  // The hardware's files: telemetry and counters in the run's directories and named with
-  // --telemetry / --counters, put on the trace clock.
-  HardwareRun hw;
-  size_t hw_errors = 0;
-  if (!o.no_hardware)
-    hw = load_run_hardware(lr->run, o.run, o.telemetry, o.counters, o.align, "analyze", hw_errors);
-  std::string out;
+  StreamOptions so;
+  so.paths = o.run.paths;
+  so.load = load_options(o.run);
+  so.analysis = o.analysis;
+  so.hardware = !o.no_hardware;
+  so.telemetry = o.telemetry;
+  so.counters = o.counters;
+  so.align = o.align;
+  so.preloaded = o.run.preloaded;
+  so.mpi_shared_files = o.mpi_shared_files;
+  std::unique_ptr<StreamedRun> sr;
   try {
-    SqliteSink db(outdir->stage("chopper.sqlite"));
-    std::optional<CsvSink> csv;
-    std::optional<ThreadedSink> csv_thread;  // the CSV files written while the database fills
-    FanoutSink sink;
-    sink.add(db);
-    sink.add(outdir->recorder());
-    if (!o.no_csv) {
-      csv.emplace(o.out, &*outdir);
-      csv_thread.emplace(*csv);
-      sink.add(*csv_thread);
-    }
-    write_gpu_activities(lr->run, sink);
-    {
-      // The analyses' per-instance rows are written and freed before the hierarchy is
-      // aggregated, so the two never take memory at the same time.
-      const RunAnalysis ra = analyze_run(lr->run, o.analysis, &hw);
-      InMemoryRankRows per_rank(lr->run, ra, o.analysis);
-      analysis_tables(ra, o.analysis, sink, per_rank);
-      hardware_tables(ra, o.analysis, sink, per_rank);
-      const Findings findings = decide_findings(ra, o.analysis);
-      findings_table(findings, sink);
-      out = o.json ? findings_json(findings) : analysis_summary(ra, o.analysis, findings);
-    }
-    const std::vector<Level> levels = {Level::kGpu, Level::kIteration, Level::kPhase, Level::kLayer,
-                                       Level::kOperation};
-    auto strings = std::make_shared<StringTable>();
-    write_hierarchy(aggregate_prefixes(lr->run, levels, strings), sink);
-    write_table(coverage_table(coverage), sink);
-    write_table(rules_table(lr->taxonomy), sink);
-    write_diagnostics(diagnostics, sink);
-    if (csv_thread) csv_thread->finish();
-  } catch (const std::exception& e) {
-    fmt::print(stderr, "chopper analyze: {}\n", e.what());
-    return 2;
-  }
-  try {
-    outdir->commit();  // every file complete: rename into place, remove stale CSVs
+    std::optional<LoadProgress> progress;
+    if (root) progress.emplace(o.run, "analyze", so.load);
+    sr = stream_run(so, taxonomy, o.out, c);
   } catch (const Error& e) {
-    fmt::print(stderr, "chopper analyze: {}\n", e.what());
+    if (root) fmt::print(stderr, "chopper analyze: {}\n", e.what());
+    if (c.size() > 1) abort_comm(2);
     return 2;
   }
-  if (!o.json) {
-    out += "\n" + coverage_text(coverage);
-    if (const std::string d = diagnostics_text(diagnostics); !d.empty()) out += "\n" + d;
-    out += fmt::format("\nwrote {}/chopper.sqlite{}; per GPU and level: chopper tree\n", o.out,
-                       o.no_csv ? "" : fmt::format(" and {}/*.csv", o.out));
+  if (!root) return share_status(c, 0);
+  int rc = 0;
+  if (!o.run.preloaded) print_run_problems(sr->run);  // for_each_run printed a split run's
+  if (!sr->analysed) {
+    if (sr->run.ranks.size() == sr->run.failed())
+      fmt::print(stderr, "chopper analyze: no readable trace files\n");
+    else
+      fmt::print(stderr,
+                 "chopper analyze: the files are not one run (above): nothing analysed; name one "
+                 "run's files, or use --split-runs\n");
+    rc = 2;
+  } else {
+    for (const auto& [f, why] : sr->hw_skipped)
+      fmt::print(stderr, "chopper analyze: skipped {} ({})\n", f, why);
+    for (const std::string& e : sr->hw_errors) fmt::print(stderr, "chopper analyze: {}\n", e);
+    release_free_memory();
+    return_freed_memory();
+    rc = write_streamed(o, taxonomy, *sr, *outdir);
   }
-  std::fwrite(out.data(), 1, out.size(), stdout);
-  return run_errors(lr->run) > 0 || hw_errors > 0 ? 1 : 0;
+  sr.reset();
+  return share_status(c, rc);
 }
 
 Command add_analyze(CLI::App& root) {
@@ -148,6 +224,10 @@ Command add_analyze(CLI::App& root) {
                   "besides those found in the run's directories and their counters/ folders")
       ->check(CLI::ExistingFile);
   app->add_flag("--no-hardware", o->no_hardware, "Ignore telemetry and counter files");
+  app->add_flag("--mpi-shared-files", o->mpi_shared_files,
+                "Under mpirun: process 0 reads the other processes' per-rank rows from the output "
+                "directory (which must be on a filesystem every process sees) instead of "
+                "receiving them over MPI");
   add_utc_offset_option(app, o->align);
   app->add_option("--top", o->analysis.top_n, "Rows per rank in the name breakdowns")
       ->check(CLI::Range(size_t{0}, size_t{1000000}))

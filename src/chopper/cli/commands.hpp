@@ -37,6 +37,9 @@ struct AnalyzeOptions {
   std::vector<std::string> telemetry, counters;  // named explicitly (besides the run's own)
   bool no_hardware = false;                      // ignore telemetry and counters
   HardwareAlignOptions align;
+  // Under MPI: process 0 reads the other processes' spool files from the output directory (a
+  // shared filesystem) instead of receiving them (--mpi-shared-files).
+  bool mpi_shared_files = false;
 };
 int analyze_run(const AnalyzeOptions& o);
 

@@ -155,49 +155,8 @@ std::optional<Run> load_validated(const RunOptions& o, const char* cmd,
   if (o.preloaded) return std::move(*o.preloaded);  // for_each_run printed its problems
   Run run;
   try {
-    LoadOptions lo;
-    lo.max_files = o.max_files;
-    lo.kineto.keep_python = o.keep_python;
-    lo.kineto.max_event_bytes = static_cast<size_t>(o.max_event_mib) << 20;
-    lo.threads = o.threads;
-    set_max_decompressed_bytes(o.max_decompressed_gib << 30);
-    // Progress on stderr for long loads: only on a terminal, from the first second on, a line
-    // redrawn five times a second (files done, bytes, elapsed).
-    std::atomic<size_t> done{0}, total{0};
-    std::atomic<uint64_t> bytes{0};
-    std::atomic<bool> finished{false};
-    std::thread ticker;
-    if (o.progress && ::isatty(2) != 0) {
-      lo.progress = [&](size_t d, size_t n, uint64_t b) {
-        done = d;
-        total = n;
-        bytes = b;
-      };
-      ticker = std::thread([&] {
-        const auto t0 = std::chrono::steady_clock::now();
-        bool shown = false;
-        while (!finished) {
-          std::this_thread::sleep_for(std::chrono::milliseconds(200));
-          const double secs =
-              std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-          if (secs < 1.0 || finished) continue;
-          shown = true;
-          fmt::print(stderr, "\rchopper {}: loading… {} file(s) done{}, {:.1f} MB, {:.1f} s\033[K",
-                     cmd, done.load(), total ? fmt::format(" of {}", total.load()) : "",
-                     static_cast<double>(bytes.load()) / 1e6, secs);
-          std::fflush(stderr);
-        }
-        if (shown) fmt::print(stderr, "\r\033[K");
-      });
-    }
-    struct Stop {
-      std::atomic<bool>& f;
-      std::thread& t;
-      ~Stop() {
-        f = true;
-        if (t.joinable()) t.join();
-      }
-    } stop{finished, ticker};
+    LoadOptions lo = load_options(o);
+    LoadProgress progress(o, cmd, lo);
     run = load_run(o.paths, lo);
     ValidateOptions vo;
     vo.split_runs = o.split_runs;
@@ -206,6 +165,13 @@ std::optional<Run> load_validated(const RunOptions& o, const char* cmd,
     fmt::print(stderr, "chopper {}: {}\n", cmd, e.what());
     return std::nullopt;
   }
+  print_run_problems(run);
+  return run;
+}
+
+}  // namespace
+
+void print_run_problems(const Run& run) {
   for (const auto& [file, why] : run.skipped) {
     const bool pass = std::find(run.counter_passes.begin(), run.counter_passes.end(), file) !=
                       run.counter_passes.end();
@@ -213,10 +179,49 @@ std::optional<Run> load_validated(const RunOptions& o, const char* cmd,
                pass ? "" : "not a trace: ", why);
   }
   print_problems(run);
-  return run;
 }
 
-}  // namespace
+LoadOptions load_options(const RunOptions& o) {
+  LoadOptions lo;
+  lo.max_files = o.max_files;
+  lo.kineto.keep_python = o.keep_python;
+  lo.kineto.max_event_bytes = static_cast<size_t>(o.max_event_mib) << 20;
+  lo.threads = o.threads;
+  set_max_decompressed_bytes(o.max_decompressed_gib << 30);
+  return lo;
+}
+
+LoadProgress::LoadProgress(const RunOptions& o, const char* cmd, LoadOptions& lo) {
+  // Progress on stderr for long loads: only on a terminal, from the first second on, a line
+  // redrawn five times a second (files done, bytes, elapsed).
+  if (!o.progress || ::isatty(2) == 0) return;
+  lo.progress = [this](size_t d, size_t n, uint64_t b) {
+    done_ = d;
+    total_ = n;
+    bytes_ = b;
+  };
+  ticker_ = std::thread([this, cmd] {
+    const auto t0 = std::chrono::steady_clock::now();
+    bool shown = false;
+    while (!finished_) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(200));
+      const double secs =
+          std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      if (secs < 1.0 || finished_) continue;
+      shown = true;
+      fmt::print(stderr, "\rchopper {}: loading… {} file(s) done{}, {:.1f} MB, {:.1f} s\033[K", cmd,
+                 done_.load(), total_ ? fmt::format(" of {}", total_.load()) : "",
+                 static_cast<double>(bytes_.load()) / 1e6, secs);
+      std::fflush(stderr);
+    }
+    if (shown) fmt::print(stderr, "\r\033[K");
+  });
+}
+
+LoadProgress::~LoadProgress() {
+  finished_ = true;
+  if (ticker_.joinable()) ticker_.join();
+}
 
 std::optional<Run> load_reporting(const RunOptions& o, const char* cmd) {
   std::vector<RunGroup> groups;

@@ -2,10 +2,12 @@
 // What the analysis subcommands share: loading a run (with the diagnostics printed on stderr)
 // and labelling it with the built-in taxonomy plus an optional user rules file.
 #include <CLI/CLI.hpp>
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <optional>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "chopper/analysis/analysis.hpp"
@@ -55,6 +57,29 @@ CLI::Validator thread_count();
 // (unreadable files, missing paths, duplicate ranks, ...) on stderr. nullopt (after printing
 // "chopper CMD: ...") when the paths cannot be listed or are too many (--max-files).
 std::optional<Run> load_reporting(const RunOptions& o, const char* cmd);
+
+// The files skipped (not traces, counter passes) and the problems found, on stderr, as loading
+// a run prints them.
+void print_run_problems(const Run& run);
+
+// The reader's options from the command line's (and the decompression limit set).
+LoadOptions load_options(const RunOptions& o);
+
+// A progress line on stderr while a long load runs (only on a terminal, from the first second):
+// sets lo.progress; the line is cleared when this is destroyed.
+class LoadProgress {
+ public:
+  LoadProgress(const RunOptions& o, const char* cmd, LoadOptions& lo);
+  ~LoadProgress();
+  LoadProgress(const LoadProgress&) = delete;
+  LoadProgress& operator=(const LoadProgress&) = delete;
+
+ private:
+  std::atomic<size_t> done_{0}, total_{0};
+  std::atomic<uint64_t> bytes_{0};
+  std::atomic<bool> finished_{false};
+  std::thread ticker_;
+};
 
 // The error-severity problems of a run (unreadable files, missing paths, ...): the exit status is
 // 1 when there are any and the rest was analysed.

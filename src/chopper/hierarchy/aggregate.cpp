@@ -222,7 +222,7 @@ class Groups {
 // rank only, so its groups become rows as soon as the slots of that rank are done, and only one
 // rank's groups are held at a time (unless a rank's slots are not adjacent: then at the end). The
 // other groupings merge every rank's groups into one table of groups.
-std::vector<Aggregation> aggregate_groupings(const Run& run,
+std::vector<Aggregation> aggregate_groupings(std::span<const RankSlot> ranks,
                                              const std::vector<std::vector<Level>>& groupings,
                                              std::shared_ptr<StringTable> strings) {
   if (!strings) strings = std::make_shared<StringTable>();
@@ -241,7 +241,7 @@ std::vector<Aggregation> aggregate_groupings(const Run& run,
     }
   };
   std::vector<const RankSlot*> slots;
-  for (const RankSlot& slot : run.ranks)
+  for (const RankSlot& slot : ranks)
     if (slot.ok && slot.trace.labelled()) slots.push_back(&slot);
   bool adjacent = true;  // every rank's slots in one run
   {
@@ -338,20 +338,30 @@ std::vector<Aggregation> aggregate_groupings(const Run& run,
 
 Aggregation aggregate(const Run& run, std::span<const Level> levels,
                       std::shared_ptr<StringTable> strings) {
-  return std::move(aggregate_groupings(run, {std::vector<Level>(levels.begin(), levels.end())},
-                                       std::move(strings))[0]);
+  return std::move(aggregate_groupings(
+      run.ranks, {std::vector<Level>(levels.begin(), levels.end())}, std::move(strings))[0]);
 }
 
 std::vector<Aggregation> aggregate_prefixes(const Run& run, std::span<const Level> levels,
                                             std::shared_ptr<StringTable> strings) {
+  return aggregate_prefixes(std::span<const RankSlot>(run.ranks), levels, std::move(strings));
+}
+
+std::vector<Aggregation> aggregate_prefixes(std::span<const RankSlot> ranks,
+                                            std::span<const Level> levels,
+                                            std::shared_ptr<StringTable> strings) {
   std::vector<std::vector<Level>> g;
   for (size_t k = 1; k <= levels.size(); ++k) g.emplace_back(levels.begin(), levels.begin() + k);
-  return aggregate_groupings(run, g, std::move(strings));
+  return aggregate_groupings(ranks, g, std::move(strings));
 }
 
 std::vector<CoverageRow> label_coverage(const Run& run) {
+  return label_coverage(std::span<const RankSlot>(run.ranks));
+}
+
+std::vector<CoverageRow> label_coverage(std::span<const RankSlot> ranks) {
   std::vector<CoverageRow> out;
-  for (const RankSlot& slot : run.ranks) {
+  for (const RankSlot& slot : ranks) {
     if (!slot.ok || !slot.trace.labelled()) continue;
     const RankTrace& t = slot.trace;
     const GpuActivities& g = t.gpu;

@@ -52,6 +52,10 @@ Aggregation aggregate(const Run& run, std::span<const Level> levels,
 // activities: what the tree and the hierarchy table need.
 std::vector<Aggregation> aggregate_prefixes(const Run& run, std::span<const Level> levels,
                                             std::shared_ptr<StringTable> strings = nullptr);
+// The same over some ranks (a streamed analyze aggregates each rank alone).
+std::vector<Aggregation> aggregate_prefixes(std::span<const RankSlot> ranks,
+                                            std::span<const Level> levels,
+                                            std::shared_ptr<StringTable> strings = nullptr);
 
 // Label coverage: per rank, level and rule, the activities and GPU time the rule labelled
 // (rule "" = unlabelled). Scope "all" covers every activity; "in_iterations" only those that
@@ -66,6 +70,7 @@ struct CoverageRow {
   Ns scope_kernel_ns = 0;  // the scope's total
 };
 std::vector<CoverageRow> label_coverage(const Run& run);
+std::vector<CoverageRow> label_coverage(std::span<const RankSlot> ranks);
 
 // Share of GPU time in `scope` that has a label at `level` on rank (rank -1 = all ranks).
 double coverage_share(const std::vector<CoverageRow>& rows, std::string_view level,

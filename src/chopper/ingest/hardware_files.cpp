@@ -61,6 +61,20 @@ struct Result {
   std::string skipped, error;
 };
 
+// The first 4 KiB of a file (decompressed), for sniffing.
+std::string head_of(const std::string& path) {
+  std::string head(4096, '\0');
+  auto src = ByteSource::open_file(path);
+  size_t n = 0;
+  while (n < head.size()) {
+    const size_t k = src->read(head.data() + n, head.size() - n);
+    if (k == 0) break;
+    n += k;
+  }
+  head.resize(n);
+  return head;
+}
+
 void read_one(const Candidate& c, const TelemetryReadOptions& to, Result& r) {
   r.path = c.path;
   if (!c.skip.empty()) {
@@ -68,17 +82,7 @@ void read_one(const Candidate& c, const TelemetryReadOptions& to, Result& r) {
     return;
   }
   try {
-    std::string head(4096, '\0');
-    {
-      auto src = ByteSource::open_file(c.path);
-      size_t n = 0;
-      while (n < head.size()) {
-        const size_t k = src->read(head.data() + n, head.size() - n);
-        if (k == 0) break;
-        n += k;
-      }
-      head.resize(n);
-    }
+    const std::string head = head_of(c.path);
     if (c.want != Want::kTelemetry && !sniff_counters(head).empty()) {
       r.c = read_counters_file(c.path);
       r.counters = true;
@@ -106,14 +110,11 @@ void read_one(const Candidate& c, const TelemetryReadOptions& to, Result& r) {
   }
 }
 
-}  // namespace
-
-HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
-                            const std::vector<std::string>& telemetry,
-                            const std::vector<std::string>& counters, unsigned threads,
-                            const TelemetryWindow& window) {
-  TelemetryReadOptions to;
-  to.window = window;
+// The candidate files of a run: every .csv/.txt/.log of its directories, the JSON too in their
+// telemetry/ and counters/ folders, and the files named; a file found twice is read once, as named.
+std::vector<Candidate> list_candidates(const std::vector<std::string>& run_paths,
+                                       const std::vector<std::string>& telemetry,
+                                       const std::vector<std::string>& counters) {
   std::vector<Candidate> cands;
   auto list = [&](const fs::path& dir, bool json_too) {
     std::error_code ec;
@@ -156,6 +157,34 @@ HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
   cands.erase(std::unique(cands.begin(), cands.end(),
                           [](const Candidate& a, const Candidate& b) { return a.path == b.path; }),
               cands.end());
+  return cands;
+}
+
+}  // namespace
+
+bool has_hardware_files(const std::vector<std::string>& run_paths,
+                        const std::vector<std::string>& telemetry,
+                        const std::vector<std::string>& counters) {
+  if (!telemetry.empty() || !counters.empty()) return true;
+  for (const Candidate& c : list_candidates(run_paths, telemetry, counters)) {
+    if (!c.skip.empty()) continue;
+    try {
+      const std::string head = head_of(c.path);
+      if (!sniff_counters(head).empty() || !sniff_telemetry(head, c.path).empty()) return true;
+    } catch (const std::exception&) {
+      return true;  // unreadable: load_hardware reports it
+    }
+  }
+  return false;
+}
+
+HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
+                            const std::vector<std::string>& telemetry,
+                            const std::vector<std::string>& counters, unsigned threads,
+                            const TelemetryWindow& window) {
+  TelemetryReadOptions to;
+  to.window = window;
+  std::vector<Candidate> cands = list_candidates(run_paths, telemetry, counters);
   std::vector<Result> res(cands.size());
   parallel_for(cands.size(), threads == 0 ? default_threads() : threads,
                [&](size_t i) { read_one(cands[i], to, res[i]); });

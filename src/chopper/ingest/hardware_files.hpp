@@ -31,4 +31,11 @@ HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
                             const std::vector<std::string>& counters, unsigned threads = 0,
                             const TelemetryWindow& window = {});
 
+// Whether the run has any hardware file: one is named, or a candidate of its directories is
+// telemetry or counters by its first bytes (nothing is read beyond them). A streamed analyze asks
+// before reading the traces: aligning telemetry needs every rank's busy time first.
+bool has_hardware_files(const std::vector<std::string>& run_paths,
+                        const std::vector<std::string>& telemetry,
+                        const std::vector<std::string>& counters);
+
 }  // namespace chopper

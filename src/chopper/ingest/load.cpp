@@ -135,7 +135,7 @@ bool is_counter_pass(const RankTrace& t) {
   return false;
 }
 
-Run load_run(const std::vector<std::string>& paths, const LoadOptions& opt) {
+std::vector<TracePath> run_trace_files(const std::vector<std::string>& paths, size_t max_files) {
   std::vector<TracePath> files = expand_trace_paths(paths);
   std::sort(files.begin(), files.end(), [](const TracePath& a, const TracePath& b) {
     return a.path != b.path ? a.path < b.path : a.from_directory < b.from_directory;
@@ -144,11 +144,16 @@ Run load_run(const std::vector<std::string>& paths, const LoadOptions& opt) {
   files.erase(std::unique(files.begin(), files.end(),
                           [](const TracePath& a, const TracePath& b) { return a.path == b.path; }),
               files.end());
-  if (files.size() > opt.max_files)
+  if (files.size() > max_files)
     throw Error(fmt::format(
         "{} trace files found, more than the limit of {} per run: name the run's files or "
         "directory, or raise the limit with --max-files",
-        files.size(), opt.max_files));
+        files.size(), max_files));
+  return files;
+}
+
+Run load_run(const std::vector<std::string>& paths, const LoadOptions& opt) {
+  std::vector<TracePath> files = run_trace_files(paths, opt.max_files);
   Run run;
   std::vector<RankSlot> slots(files.size());
   std::vector<std::string> not_trace(files.size());

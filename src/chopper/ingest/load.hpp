@@ -39,6 +39,11 @@ struct TracePath {
 // its reason (TracePath::skip), not an error.
 std::vector<TracePath> expand_trace_paths(const std::vector<std::string>& paths);
 
+// The trace files of a run: paths expanded (directories listed), in path order, each once (a file
+// named and found in its directory counts as named). Throws Error above max_files, before any
+// file is opened.
+std::vector<TracePath> run_trace_files(const std::vector<std::string>& paths, size_t max_files);
+
 // Rank from a file name: "rank-3", "rank3_", "rank_3", "RANK3." -> 3; -1 if none.
 int64_t rank_from_file_name(std::string_view path);
 

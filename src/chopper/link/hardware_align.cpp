@@ -49,15 +49,21 @@ Ns BusyTime::upto(Ns t) const {
   return cum_[k - 1] + (std::min(t, end_[k - 1]) - start_[k - 1]);
 }
 
+int32_t main_device(const GpuActivities& g) {
+  std::map<int32_t, size_t> dev;
+  for (int32_t d : g.device) ++dev[d];
+  size_t most = 0;
+  int32_t device = -1;
+  for (const auto& [d, n] : dev)
+    if (n > most) most = n, device = d;
+  return device;
+}
+
 RankActivity rank_activity(const RankTrace& t, int64_t rank) {
   RankActivity r;
   r.ok = true;
   r.rank = rank;
-  std::map<int32_t, size_t> dev;
-  for (int32_t d : t.gpu.device) ++dev[d];
-  size_t most = 0;
-  for (const auto& [d, n] : dev)
-    if (n > most) most = n, r.device = d;
+  r.device = main_device(t.gpu);
   r.devices = static_cast<int64_t>(t.meta.devices.size());
   r.busy = BusyTime(t.gpu);
   r.compute = BusyTime(t.gpu, BusyTime::kCompute);

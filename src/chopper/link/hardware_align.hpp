@@ -96,6 +96,8 @@ struct RankActivity {
   Ns gpu_last_ns = std::numeric_limits<Ns>::min();
 };
 RankActivity rank_activity(const RankTrace& t, int64_t rank);
+// The device most of a rank's GPU activities ran on (-1: none).
+int32_t main_device(const GpuActivities& g);
 
 // The hardware data of one rank, on its trace clock.
 struct RankHardware {

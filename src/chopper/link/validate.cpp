@@ -124,7 +124,7 @@ std::vector<RunGroup> validate_run(Run& run, const ValidateOptions& opt) {
     const RankSlot& s = run.ranks[i];
     if (!s.ok) continue;
     items.push_back(Item{i, s.rank, s.trace.meta.world_size, s.trace.meta.backend,
-                         s.trace.first_ns(), s.trace.last_ns(), &s.file});
+                         s.span_first_ns(), s.span_last_ns(), &s.file});
   }
 
   // World sizes, and ranks at or above their world size.
@@ -397,7 +397,7 @@ std::vector<Run> split_run(Run&& run, const std::vector<RunGroup>& groups) {
   return out;
 }
 
-std::vector<DiagnosticRow> run_diagnostics(const Run& run) {
+std::vector<DiagnosticRow> run_level_diagnostics(const Run& run) {
   std::vector<DiagnosticRow> rows;
   for (const RunProblem& p : run.problems) {
     DiagnosticRow d;
@@ -422,47 +422,57 @@ std::vector<DiagnosticRow> run_diagnostics(const Run& run) {
     d.example = why;
     rows.push_back(std::move(d));
   }
-  for (const RankSlot& s : run.ranks) {
-    if (!s.ok) continue;
-    const RankTrace& t = s.trace;
-    const GpuActivities& g = t.gpu;
-    Ns gpu_time = 0, unlinked_time = 0;
-    for (size_t i = 0; i < g.size(); ++i) {
-      if (g.kind[i] == GpuKind::kSync) continue;
-      gpu_time += g.dur_ns[i];
-      if (g.host_op_idx[i] == kNoRow) unlinked_time += g.dur_ns[i];
-    }
-    for (const Diagnostics::Entry& e : t.diagnostics.entries()) {
-      DiagnosticRow d;
-      d.rank = s.rank;
-      d.file = s.file;
-      d.kind = e.kind;
-      d.severity = Severity::kWarning;
-      d.stage = "read";
-      d.count = e.count;
-      d.example = e.examples.empty() ? "" : e.examples.front();
-      if (t.total_events > 0)
-        d.share_of_events = static_cast<double>(e.count) / static_cast<double>(t.total_events);
-      rows.push_back(std::move(d));
-    }
+  return rows;
+}
+
+std::vector<DiagnosticRow> rank_diagnostics(const RankSlot& s) {
+  std::vector<DiagnosticRow> rows;
+  if (!s.ok) return rows;
+  const RankTrace& t = s.trace;
+  const GpuActivities& g = t.gpu;
+  Ns gpu_time = 0, unlinked_time = 0;
+  for (size_t i = 0; i < g.size(); ++i) {
+    if (g.kind[i] == GpuKind::kSync) continue;
+    gpu_time += g.dur_ns[i];
+    if (g.host_op_idx[i] == kNoRow) unlinked_time += g.dur_ns[i];
+  }
+  for (const Diagnostics::Entry& e : t.diagnostics.entries()) {
     DiagnosticRow d;
     d.rank = s.rank;
     d.file = s.file;
-    d.kind = run_diag_name(RunDiag::kGpuActivityUnlinked);
-    d.severity = run_diag_severity(RunDiag::kGpuActivityUnlinked);
-    d.stage = "link";
-    d.count = t.linkable_gpu_activities - t.linked_gpu_activities;
-    d.of_count = static_cast<int64_t>(t.linkable_gpu_activities);
-    d.gpu_time_ns = unlinked_time;
-    d.rank_gpu_time_ns = gpu_time;
-    if (gpu_time > 0)
-      d.share_of_gpu_time = static_cast<double>(unlinked_time) / static_cast<double>(gpu_time);
-    if (t.linkable_gpu_activities > 0)
-      d.example =
-          fmt::format("link rate {:.1f}% ({} of {} kernels/memcpys/memsets linked)",
-                      100.0 * t.link_rate(), t.linked_gpu_activities, t.linkable_gpu_activities);
+    d.kind = e.kind;
+    d.severity = Severity::kWarning;
+    d.stage = "read";
+    d.count = e.count;
+    d.example = e.examples.empty() ? "" : e.examples.front();
+    if (t.total_events > 0)
+      d.share_of_events = static_cast<double>(e.count) / static_cast<double>(t.total_events);
     rows.push_back(std::move(d));
   }
+  DiagnosticRow d;
+  d.rank = s.rank;
+  d.file = s.file;
+  d.kind = run_diag_name(RunDiag::kGpuActivityUnlinked);
+  d.severity = run_diag_severity(RunDiag::kGpuActivityUnlinked);
+  d.stage = "link";
+  d.count = t.linkable_gpu_activities - t.linked_gpu_activities;
+  d.of_count = static_cast<int64_t>(t.linkable_gpu_activities);
+  d.gpu_time_ns = unlinked_time;
+  d.rank_gpu_time_ns = gpu_time;
+  if (gpu_time > 0)
+    d.share_of_gpu_time = static_cast<double>(unlinked_time) / static_cast<double>(gpu_time);
+  if (t.linkable_gpu_activities > 0)
+    d.example =
+        fmt::format("link rate {:.1f}% ({} of {} kernels/memcpys/memsets linked)",
+                    100.0 * t.link_rate(), t.linked_gpu_activities, t.linkable_gpu_activities);
+  rows.push_back(std::move(d));
+  return rows;
+}
+
+std::vector<DiagnosticRow> run_diagnostics(const Run& run) {
+  std::vector<DiagnosticRow> rows = run_level_diagnostics(run);
+  for (const RankSlot& s : run.ranks)
+    for (DiagnosticRow& d : rank_diagnostics(s)) rows.push_back(std::move(d));
   return rows;
 }
 

@@ -69,5 +69,9 @@ struct DiagnosticRow {
 // row per kind) and its gpu_activity_unlinked row (always, so the link rate per rank is there).
 // A rank's GPU time is the summed duration of its kernels, memcpys and memsets.
 std::vector<DiagnosticRow> run_diagnostics(const Run& run);
+// Its parts: the problems and skipped files (run_level_diagnostics), then each readable rank's
+// rows (rank_diagnostics), in run.ranks order.
+std::vector<DiagnosticRow> run_level_diagnostics(const Run& run);
+std::vector<DiagnosticRow> rank_diagnostics(const RankSlot& slot);
 
 }  // namespace chopper

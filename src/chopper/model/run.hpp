@@ -15,6 +15,11 @@ struct RankSlot {
   std::string error;     // one line, naming the file and byte offset, when !ok
   bool missing = false;  // !ok because the path does not exist (missing_path)
   RankTrace trace;
+  // The trace's time span (RankTrace::first_ns/last_ns) kept when its events are not (a streamed
+  // analyze keeps a shell of each rank: metadata and span); kNoTime = take it from the trace.
+  Ns first_ns = kNoTime, last_ns = kNoTime;
+  Ns span_first_ns() const { return first_ns != kNoTime ? first_ns : trace.first_ns(); }
+  Ns span_last_ns() const { return last_ns != kNoTime ? last_ns : trace.last_ns(); }
 };
 
 // A problem of the run as a whole or of one file (ingest/load.cpp, link/validate.cpp): one line

@@ -42,6 +42,8 @@ class SpoolFile : public TableSink {
 
   void begin_chunk();
   SpoolChunk end_chunk();
+  // Gives up the open chunk (if any) after an error: its bytes stay, unreferenced.
+  void abort_chunk() { open_ = false; }
   // TableSink: row() appends a row to the open chunk; begin()/end() are not used.
   void begin(const TableSchema&) override {}
   void row(std::span<const Cell> cells) override;

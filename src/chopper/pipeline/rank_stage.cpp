@@ -1,0 +1,199 @@
+#include "chopper/pipeline/rank_stage.hpp"
+
+#include <new>
+
+#include "chopper/base/error.hpp"
+#include "chopper/hierarchy/label.hpp"
+
+namespace chopper {
+namespace {
+
+// The reader's NotATraceError for content that does not start like JSON, as opposed to a JSON
+// document that is not a trace (as load_run tells them apart).
+bool not_json(const NotATraceError& e) {
+  return e.reason().rfind("not a JSON trace", 0) == 0;
+}
+
+// Loads the file as load_run does for one slot: a trace, a skipped file or a failed slot.
+// Returns whether a trace was loaded into part.slot.trace.
+bool load_into(RankPart& part, const TracePath& path, const KinetoReadOptions& kineto) {
+  RankSlot& s = part.slot;
+  s.file = path.path;
+  if (path.missing) {
+    s.error = path.path + ": no such file or directory";
+    s.missing = true;
+    s.rank = rank_from_file_name(path.path);
+    return false;
+  }
+  if (!path.skip.empty()) {
+    part.not_trace = path.skip;
+    return false;
+  }
+  try {
+    s.trace = load_rank_file(path.path, kineto);
+    s.rank = s.trace.meta.rank;
+    s.ok = true;
+  } catch (const NotATraceError& e) {
+    if (path.from_directory && !not_json(e)) {
+      part.not_trace = e.reason();
+    } else {
+      s.error = e.what();
+      s.rank = rank_from_file_name(path.path);
+    }
+    return false;
+  } catch (const std::bad_alloc&) {
+    s.error = path.path + ": out of memory while reading this file";
+    s.rank = rank_from_file_name(path.path);
+    return false;
+  } catch (const std::exception& e) {
+    s.error = e.what();
+    s.rank = rank_from_file_name(path.path);
+    return false;
+  }
+  if (is_counter_pass(s.trace)) {
+    part.counter_pass = true;
+    part.not_trace =
+        "a CUPTI range-profiler pass (cuda_profiler_range events, no GPU activities): read as "
+        "hardware counters";
+    s.trace = RankTrace();
+    s.ok = false;
+    return false;
+  }
+  return true;
+}
+
+// The slot's trace reduced to what validation reads, and its span kept.
+void keep_shell(RankSlot& s) {
+  if (s.ok) {
+    s.first_ns = s.trace.first_ns();
+    s.last_ns = s.trace.last_ns();
+  }
+  RankTrace shell;
+  shell.file = s.trace.file;
+  shell.meta.rank = s.trace.meta.rank;
+  shell.meta.world_size = s.trace.meta.world_size;
+  shell.meta.backend = s.trace.meta.backend;
+  shell.meta.rank_source = s.trace.meta.rank_source;
+  s.trace = std::move(shell);
+}
+
+// The rows a streamed analyze wrote to the spool, gone from the partial.
+template <class T>
+void drop(std::vector<T>& v) {
+  std::vector<T>().swap(v);
+}
+
+}  // namespace
+
+RankPart shell_stage(size_t file, const TracePath& path, const KinetoReadOptions& kineto,
+                     bool want_activity, const RankSlot* preloaded) {
+  RankPart part;
+  part.file = file;
+  if (preloaded != nullptr) {
+    part.slot.file = preloaded->file;
+    part.slot.rank = preloaded->rank;
+    part.slot.ok = preloaded->ok;
+    part.slot.error = preloaded->error;
+    part.slot.missing = preloaded->missing;
+    part.slot.first_ns = preloaded->span_first_ns();
+    part.slot.last_ns = preloaded->span_last_ns();
+    if (preloaded->ok && want_activity)
+      part.activity = rank_activity(preloaded->trace, preloaded->rank);
+    part.slot.trace.meta.rank = preloaded->trace.meta.rank;
+    part.slot.trace.meta.world_size = preloaded->trace.meta.world_size;
+    part.slot.trace.meta.backend = preloaded->trace.meta.backend;
+    part.slot.trace.meta.rank_source = preloaded->trace.meta.rank_source;
+    return part;
+  }
+  if (load_into(part, path, kineto) && want_activity)
+    part.activity = rank_activity(part.slot.trace, part.slot.rank);
+  keep_shell(part.slot);
+  return part;
+}
+
+RankPart full_stage(size_t file, const TracePath& path, const StageSetup& setup, int64_t rank,
+                    SpoolFile& spool, int spool_index, RankSlot* preloaded) {
+  RankPart part;
+  part.file = file;
+  RankSlot& s = part.slot;
+  if (preloaded != nullptr) {
+    s.file = preloaded->file;
+    s.rank = preloaded->rank;
+    s.ok = preloaded->ok;
+    s.error = preloaded->error;
+    s.missing = preloaded->missing;
+    s.first_ns = preloaded->first_ns;
+    s.last_ns = preloaded->last_ns;
+    s.trace = std::move(preloaded->trace);
+    preloaded->trace = RankTrace();
+    if (!s.ok) {
+      keep_shell(s);
+      return part;
+    }
+  } else if (!load_into(part, path, setup.kineto)) {
+    keep_shell(s);
+    return part;
+  }
+  if (rank >= 0) {
+    s.rank = rank;
+  } else if (s.rank < 0) {
+    part.needs_rank = true;  // validation gives it one; then the stage runs again
+    keep_shell(s);
+    return part;
+  }
+  try {
+    label_trace(*setup.taxonomy, s.trace);
+    // The rank's hardware: its GPU's aligned telemetry and its counter file, joined here.
+    RankHardware rh;
+    const RankHardware* hwp = nullptr;
+    if (setup.hardware) {
+      if (setup.rank_hw != nullptr && file < setup.rank_hw->size()) {
+        rh = (*setup.rank_hw)[file];
+        const size_t c = setup.counter_of_file != nullptr && file < setup.counter_of_file->size()
+                             ? (*setup.counter_of_file)[file]
+                             : SIZE_MAX;
+        if (c != SIZE_MAX && setup.counters != nullptr) {
+          CounterJoin j = setup.counters->counters[c];
+          join_counters(s.trace, setup.counters->counter_data[c], j, rh);
+          part.joins.emplace_back(c, std::move(j));
+        }
+      } else {
+        rh.device = main_device(s.trace.gpu);
+      }
+      rh.rank = s.rank;
+      hwp = &rh;
+    }
+    RankAnalysis a = analyze_rank(s.trace, s.rank, setup.analysis, hwp);
+    const std::vector<Level> levels = {Level::kGpu, Level::kIteration, Level::kPhase, Level::kLayer,
+                                       Level::kOperation};
+    const std::span<const RankSlot> one(&s, 1);
+    const std::vector<Aggregation> prefixes = aggregate_prefixes(one, levels);
+    const RankView view{&s, &a, hwp, &prefixes};
+    part.spool = spool_index;
+    for (RankStream st : all_rank_streams()) {
+      spool.begin_chunk();
+      rank_rows(st, view, setup.analysis, spool);
+      part.chunks[static_cast<size_t>(st)] = spool.end_chunk();
+    }
+    spool.flush();
+    if (!prefixes.empty()) part.gpu_rows = prefixes.front().rows;
+    part.coverage = label_coverage(one);
+    part.diagnostics = rank_diagnostics(s);
+    drop(a.idle);
+    drop(a.launch);
+    drop(a.queues);
+    drop(a.kernel_hw);
+    drop(a.hw_levels);
+    part.analysis = std::move(a);
+    part.analysed = true;
+  } catch (const std::bad_alloc&) {
+    spool.abort_chunk();
+    s.ok = false;
+    s.error = s.file + ": out of memory while analysing this file";
+    part.analysed = false;
+  }
+  keep_shell(s);
+  return part;
+}
+
+}  // namespace chopper
