@@ -372,7 +372,7 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
     std::vector<int> spool_base(static_cast<size_t>(np), 0);
     if (np > 1 && me != 0) {
       std::vector<RankPart> sent;
-      for (size_t i : mine) sent.push_back(std::move(parts[i]));
+      for (size_t i : todo) sent.push_back(std::move(parts[i]));
       ByteWriter w;
       w.put_str(encode_parts(sent));
       w.put<uint64_t>(spool_files.size());
