@@ -126,7 +126,7 @@ Collect in_memory(const std::string& dir, bool hardware) {
   hardware_tables(ra, o, c, rows);
   findings_table(decide_findings(ra, o), c);
   write_hierarchy(aggregate_prefixes(run, kLevels), c);
-  write_table(coverage_table(label_coverage(run)), c);
+  write_coverage(label_coverage(run), c);
   write_table(rules_table(tax), c);
   write_diagnostics(run_diagnostics(run), c);
   return c;
@@ -142,7 +142,7 @@ Collect written(StreamedRun& sr, const Taxonomy& tax) {
   hardware_tables(sr.ra, o, c, *sr.rows);
   findings_table(decide_findings(sr.ra, o), c);
   write_hierarchy(sr.gpu_level, *sr.rows, c);
-  write_table(coverage_table(sr.coverage), c);
+  write_coverage(sr.coverage, c);
   write_table(rules_table(tax), c);
   write_diagnostics(sr.diagnostics, c);
   return c;

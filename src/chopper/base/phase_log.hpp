@@ -4,6 +4,12 @@
 // resident memory now and its peak so far (VmRSS, VmHWM). For benchmarks (bench/), never on by
 // default.
 #include <sys/resource.h>
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
+#if defined(__GLIBC__)
+#include <malloc.h>
+#endif
 
 #include <chrono>
 #include <cstdio>
@@ -38,10 +44,17 @@ inline void phase_mark(std::string_view what, int process = 0) {
     }
     std::fclose(f);
   }
+  double heap = -1, heap_free = -1;  // in use, and free but held (glibc's arenas)
+#if defined(__GLIBC__)
+  const struct mallinfo2 mi = mallinfo2();
+  heap = static_cast<double>(mi.uordblks + mi.hblkhd) / (1 << 20);
+  heap_free = static_cast<double>(mi.fordblks) / (1 << 20);
+#endif
   std::fprintf(stderr,
-               "phase p%d %-28.*s wall %8.3f s  cpu %8.3f s  rss %7.1f MiB  peak %7.1f MiB\n",
+               "phase p%d %-28.*s wall %8.3f s  cpu %8.3f s  rss %7.1f MiB  peak %7.1f MiB  heap "
+               "%7.1f MiB (+%.1f free)\n",
                process, static_cast<int>(what.size()), what.data(), wall, cpu,
-               static_cast<double>(rss) / 1024, static_cast<double>(hwm) / 1024);
+               static_cast<double>(rss) / 1024, static_cast<double>(hwm) / 1024, heap, heap_free);
 }
 
 }  // namespace chopper

@@ -56,7 +56,7 @@ int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRu
     findings_table(findings, sink);
     out = o.json ? findings_json(findings) : analysis_summary(sr.ra, o.analysis, findings);
     write_hierarchy(sr.gpu_level, *sr.rows, sink);
-    write_table(coverage_table(coverage), sink);
+    write_coverage(coverage, sink);
     write_table(rules_table(taxonomy), sink);
     write_diagnostics(sr.diagnostics, sink);
     if (csv_thread) csv_thread->finish();

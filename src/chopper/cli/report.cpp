@@ -52,7 +52,7 @@ int report_run(const ReportCliOptions& o) {
       hardware_tables(ra, ao, store, per_rank);
       findings_table(decide_findings(ra, ao), store);
     }
-    write_table(coverage_table(label_coverage(lr->run)), store);
+    write_coverage(label_coverage(lr->run), store);
     write_diagnostics(run_diagnostics(lr->run), store);
     std::vector<std::string> ids;
     const std::string doc = html::render_report(store, info, &ids);

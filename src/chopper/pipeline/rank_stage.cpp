@@ -178,12 +178,23 @@ RankPart full_stage(size_t file, const TracePath& path, const StageSetup& setup,
     spool.flush();
     if (!prefixes.empty()) part.gpu_rows = prefixes.front().rows;
     part.coverage = label_coverage(one);
+    part.coverage.shrink_to_fit();
     part.diagnostics = rank_diagnostics(s);
     drop(a.idle);
     drop(a.launch);
     drop(a.queues);
     drop(a.kernel_hw);
     drop(a.hw_levels);
+    // What is kept is held until the run's end: no room to spare.
+    a.breakdown.shrink_to_fit();
+    a.exposed.shrink_to_fit();
+    a.ops.shrink_to_fit();
+    a.kernels.shrink_to_fit();
+    a.operations.shrink_to_fit();
+    a.classes.shrink_to_fit();
+    a.colls.shrink_to_fit();
+    a.units.shrink_to_fit();
+    a.power.shrink_to_fit();
     part.analysis = std::move(a);
     part.analysed = true;
   } catch (const std::bad_alloc&) {

@@ -351,7 +351,10 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
         drop_counter_rows(hw.counter_data[counter_of_file[i]]);
     });
     std::vector<RankHardware>().swap(hw_of_file);
+    // The traces are gone: what they freed goes back, and from here on (the finalize, the
+    // tables) large blocks are mapped and returned when freed (base/memory.hpp).
     release_free_memory();
+    return_freed_memory();
     phase_mark("pass 2 (per-rank stage)", me);
     // A CUPTI counter pass among the traces when no hardware file was seen: its rank must be
     // analysed with it (rare: passes are usually in counters/), so everything is read again with
@@ -492,6 +495,7 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
       for (size_t j = 0; j < shells.ranks.size(); ++j) out->hw.ranks[j].rank = shells.ranks[j].rank;
     }
     out->run = std::move(shells);
+    release_free_memory();  // the parts, moved out and freed
     phase_mark("parts ordered", me);
     out->ra = finalize(std::move(partials), o.analysis, &out->hw);
     out->analysed = true;

@@ -87,30 +87,35 @@ void write_hierarchy(const Aggregation& gpu_level, RankRows& per_rank, TableSink
   sink.end();
 }
 
-Table coverage_table(const std::vector<CoverageRow>& rows) {
-  Table t(
-      {"label_coverage",
-       "How much GPU time each rule labelled, per rank and level (rule NULL = no label)",
-       {
-           {"rank", ColType::kInt, "rank"},
-           {"level", ColType::kText, "iteration, phase, layer, operation, op_class"},
-           {"scope", ColType::kText,
-            "all (every activity) or in_iterations (activities with an iteration: launched in one, "
-            "or inside its GPU-side span)"},
-           {"rule", ColType::kText, "the rule; NULL = not labelled"},
-           {"activities", ColType::kInt, "GPU activities"},
-           {"kernel_ns", ColType::kInt, "their summed duration"},
-           {"share", ColType::kReal, "kernel_ns / the scope's kernel time (fraction)"},
-       }});
-  for (const CoverageRow& r : rows)
-    t.add_row(
-        {Cell::of(r.rank), Cell::of(std::string_view(r.level)), Cell::of(std::string_view(r.scope)),
-         r.rule.empty() ? Cell::null() : Cell::of(std::string_view(r.rule)), Cell::of(r.activities),
-         Cell::of(r.kernel_ns),
-         r.scope_kernel_ns > 0
-             ? Cell::of(static_cast<double>(r.kernel_ns) / static_cast<double>(r.scope_kernel_ns))
-             : Cell::null()});
-  return t;
+void write_coverage(const std::vector<CoverageRow>& rows, TableSink& sink) {
+  const TableSchema schema{
+      "label_coverage",
+      "How much GPU time each rule labelled, per rank and level (rule NULL = no label)",
+      {
+          {"rank", ColType::kInt, "rank"},
+          {"level", ColType::kText, "iteration, phase, layer, operation, op_class"},
+          {"scope", ColType::kText,
+           "all (every activity) or in_iterations (activities with an iteration: launched in one, "
+           "or inside its GPU-side span)"},
+          {"rule", ColType::kText, "the rule; NULL = not labelled"},
+          {"activities", ColType::kInt, "GPU activities"},
+          {"kernel_ns", ColType::kInt, "their summed duration"},
+          {"share", ColType::kReal, "kernel_ns / the scope's kernel time (fraction)"},
+      }};
+  sink.begin(schema);
+  for (const CoverageRow& r : rows) {
+    const Cell row[] = {Cell::of(r.rank),
+                        Cell::of(std::string_view(r.level)),
+                        Cell::of(std::string_view(r.scope)),
+                        r.rule.empty() ? Cell::null() : Cell::of(std::string_view(r.rule)),
+                        Cell::of(r.activities),
+                        Cell::of(r.kernel_ns),
+                        r.scope_kernel_ns > 0 ? Cell::of(static_cast<double>(r.kernel_ns) /
+                                                         static_cast<double>(r.scope_kernel_ns))
+                                              : Cell::null()};
+    sink.row(row);
+  }
+  sink.end();
 }
 
 Table rules_table(const Taxonomy& taxonomy) {

@@ -20,7 +20,8 @@ void write_hierarchy(const std::vector<Aggregation>& prefixes, TableSink& sink);
 // The same table from a streamed analyze: `gpu_level` holds every rank's GPU rows (levels
 // {gpu}); the deeper levels come from `per_rank` (report/rank_tables.hpp), rank by rank.
 void write_hierarchy(const Aggregation& gpu_level, RankRows& per_rank, TableSink& sink);
-Table coverage_table(const std::vector<CoverageRow>& rows);
+// label_coverage, streamed to the sink.
+void write_coverage(const std::vector<CoverageRow>& rows, TableSink& sink);
 Table rules_table(const Taxonomy& taxonomy);
 
 struct TreeOptions {

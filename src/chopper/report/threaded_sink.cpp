@@ -48,7 +48,9 @@ void ThreadedSink::row(std::span<const Cell> cells) {
     }
   }
   cur_.ops.push_back({Op::kRow, first, static_cast<uint32_t>(cells.size())});
-  if (++cur_.rows >= batch_rows_) submit();
+  if (++cur_.rows >= batch_rows_ ||
+      cur_.cells.size() * sizeof(Cell) + cur_.text.size() >= kBatchBytes)
+    submit();
 }
 
 void ThreadedSink::end() {

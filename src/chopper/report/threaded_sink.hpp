@@ -16,13 +16,17 @@
 
 namespace chopper {
 
-// Calls are copied (text included) into batches of rows that the thread hands to `inner` in the
-// order they were made; at most two batches wait, so memory stays bounded however fast the caller
-// is. An exception thrown by `inner` ends its work and is rethrown to the caller: by the next
+// Calls are copied (text included) into batches of rows (batch_rows, and at most kBatchBytes of
+// cells and text) that the thread hands to `inner` in the order they were made; at most two
+// batches wait, so memory stays bounded however fast the caller is and however wide the rows. An
+// exception thrown by `inner` ends its work and is rethrown to the caller: by the next
 // begin/row/end, or at the latest by finish(). The inner sink must outlive this one.
 class ThreadedSink : public TableSink {
  public:
   explicit ThreadedSink(TableSink& inner, size_t batch_rows = 4096);
+  // A batch is handed over when it holds this much (4,096 rows of gpu_activities with their
+  // kernel names took 4 MiB a batch, 25 MiB with the batches in flight and spare).
+  static constexpr size_t kBatchBytes = 512 << 10;
   ~ThreadedSink() override;  // waits for the thread; an error not yet seen is dropped
   ThreadedSink(const ThreadedSink&) = delete;
   ThreadedSink& operator=(const ThreadedSink&) = delete;
