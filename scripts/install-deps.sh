@@ -8,6 +8,8 @@ PKGS=(
   libsimdjson-dev libisal-dev libzstd-dev libfmt-dev libcli11-dev
   libsqlite3-dev libtomlplusplus-dev libre2-dev
   libgtest-dev libgmock-dev libbenchmark-dev
+  # Open MPI: one command on several processes under mpirun (built in when found, CHOPPER_MPI)
+  libopenmpi-dev openmpi-bin
 )
 if [ "${1:-}" = "--ci" ]; then
   PKGS+=(clang libclang-rt-14-dev clang-format python3)

@@ -32,7 +32,7 @@ same() {  # same ONE OTHER LABEL
     n=$((n + 1))
     if ! cmp -s "$f" "$b/$(basename "$f")"; then
       echo "FAIL $what: $(basename "$f") differs"
-      diff <(head -c 2000 "$f") <(head -c 2000 "$b/$(basename "$f")") | head -5
+      diff <(head -c 2000 "$f") <(head -c 2000 "$b/$(basename "$f")") | head -5 || true
       return 1
     fi
   done
@@ -57,9 +57,9 @@ check() {  # check LABEL RUN [analyze options...]
     fi
     same "$out-1" "$out-$n" "$label, -n $n $extra" || fail=1
     # The summary too (the same words; only the output directory's name differs).
-    if ! diff -q <(sed "s|$out-1|OUT|" "$out-1.txt") <(sed "s|$out-$n|OUT|" "$out-$n.txt") >/dev/null; then
+    if ! diff -q <(sed "s|$out-1|OUT|g" "$out-1.txt") <(sed "s|$out-$n|OUT|g" "$out-$n.txt") >/dev/null; then
       echo "FAIL $label, -n $n: the terminal summary differs"
-      diff <(sed "s|$out-1|OUT|" "$out-1.txt") <(sed "s|$out-$n|OUT|" "$out-$n.txt") | head -10
+      diff <(sed "s|$out-1|OUT|g" "$out-1.txt") <(sed "s|$out-$n|OUT|g" "$out-$n.txt") | head -10 || true
       fail=1
     fi
   done
@@ -76,6 +76,17 @@ sed -E 's/"distributedInfo": \{.*"nccl_version": "[^"]*"\},?//' "$WORK/nohw/rank
 rm "$WORK/nohw/rank-5.json"
 
 check h100 "$WORK/h100"
+# The work was divided: process 1 ran the per-rank stage on its share of the files (CHOPPER_PHASES
+# prints each process's phases), and process 0 alone wrote the tables.
+CHOPPER_PHASES=1 "$MPIEXEC" "$NP" 2 "${FLAGS[@]}" "$CHOPPER" analyze "$WORK/h100" -o "$WORK/phases" \
+  >/dev/null 2>"$WORK/phases.txt"
+if grep -q "phase p1 pass 2" "$WORK/phases.txt" && ! grep -q "phase p1 .*written" "$WORK/phases.txt"; then
+  echo "ok   h100, -n 2: process 1 analysed ranks, process 0 wrote the tables"
+else
+  echo "FAIL h100, -n 2: the work was not divided"
+  cat "$WORK/phases.txt"
+  fail=1
+fi
 check mi300x "$WORK/mi300x"
 check nohw "$WORK/nohw"
 check nohw-no-hardware "$WORK/h100" --no-hardware

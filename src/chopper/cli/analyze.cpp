@@ -94,7 +94,7 @@ int share_status(Comm& c, int rc) {
 
 int analyze_run(const AnalyzeOptions& in) {
   AnalyzeOptions o = in;
-  Comm& c = comm();
+  Comm& c = o.distributed ? comm() : self_comm();
   const bool root = c.rank() == 0;
   try {
     if (!o.manifest.empty()) read_manifest(o.manifest, o.analysis, o.dtype_given);
@@ -160,9 +160,9 @@ int analyze_run(const AnalyzeOptions& in) {
     std::optional<LoadProgress> progress;
     if (root) progress.emplace(o.run, "analyze", so.load);
     sr = stream_run(so, taxonomy, o.out, c);
-  } catch (const Error& e) {
-    if (root) fmt::print(stderr, "chopper analyze: {}\n", e.what());
-    if (c.size() > 1) abort_comm(2);
+  } catch (const std::exception& e) {
+    if (root || c.size() > 1) fmt::print(stderr, "chopper analyze: {}\n", e.what());
+    if (c.size() > 1) abort_comm(2);  // the others may be waiting for this process
     return 2;
   }
   if (!root) return share_status(c, 0);
@@ -245,7 +245,8 @@ Command add_analyze(CLI::App& root) {
                   "Idle gaps shorter than this count as kernel wait (HTA: 30 µs)")
       ->check(integer_at_least(0))
       ->capture_default_str();
-  return {app, [o, dtype, app]() -> int {
+  return {app,
+          [o, dtype, app]() -> int {
             o->dtype_given = app->count("--dtype") > 0;
             auto d = parse_dtype(*dtype);
             if (!d) {
@@ -258,8 +259,10 @@ Command add_analyze(CLI::App& root) {
                          o->analysis.device);
               return 2;
             }
+            o->distributed = true;
             return analyze_run(*o);
-          }};
+          },
+          /*mpi=*/true};
 }
 
 }  // namespace chopper::cli

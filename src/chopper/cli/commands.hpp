@@ -13,6 +13,9 @@ namespace chopper::cli {
 struct Command {
   CLI::App* app;
   std::function<int()> run;
+  // Runs on every process of an MPI job and returns the same status on each (analyze); the other
+  // commands run on process 0 alone.
+  bool mpi = false;
 };
 
 Command add_info(CLI::App& root);
@@ -40,6 +43,9 @@ struct AnalyzeOptions {
   // Under MPI: process 0 reads the other processes' spool files from the output directory (a
   // shared filesystem) instead of receiving them (--mpi-shared-files).
   bool mpi_shared_files = false;
+  // Divide the work among the processes of an MPI job (the analyze command itself); false when
+  // another command (demo) runs an analysis on its own process.
+  bool distributed = false;
 };
 int analyze_run(const AnalyzeOptions& o);
 
