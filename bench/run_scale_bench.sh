@@ -24,7 +24,11 @@ OUT=${OUT:-/tmp/chopper_scale_bench}
 CHOPPER="$(cd "$(dirname "$BUILD/src/chopper")" && pwd)/chopper"
 [[ -x "$CHOPPER" ]] || { echo "missing $CHOPPER: build first" >&2; exit 2; }
 MPIRUN=${MPIRUN:-$(command -v mpirun || true)}
-MPIFLAGS=(--allow-run-as-root --oversubscribe --mca btl self,vader --mca btl_vader_single_copy_mechanism none)
+# As the tests start MPI on one machine (CHOPPER_MPIEXEC_FLAGS in CMakeLists.txt): as root, more
+# processes than cores, threads not pinned to one core, shared memory only.
+MPIFLAGS=(--allow-run-as-root --oversubscribe --bind-to none --mca pml ob1 --mca btl self,vader
+  --mca btl_vader_single_copy_mechanism none)
+export OMPI_MCA_plm_rsh_agent=
 fail=0
 mkdir -p "$OUT"
 

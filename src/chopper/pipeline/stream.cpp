@@ -138,7 +138,7 @@ bool analysable(const Run& run) {
 void send_file(Comm& comm, int to, const std::string& path) {
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (f == nullptr) throw Error(path + ": cannot open spool file to send");
-  std::string buf(64 << 20, '\0');
+  std::string buf(4 << 20, '\0');
   for (;;) {
     const size_t n = std::fread(buf.data(), 1, buf.size(), f);
     comm.send(to, kTagSpool, std::string_view(buf.data(), n));
@@ -249,6 +249,7 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
     HardwareRun hw;
     std::vector<size_t> counter_of_file(n, SIZE_MAX);
     std::vector<RankHardware> hw_of_file;
+    std::vector<int> stage_owner;  // after the first pass: who runs the stage on each file
 
     // Pass 1: each file's shell and activity; validation; the hardware aligned.
     if (need_m) {
@@ -309,8 +310,13 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
           std::vector<Ns>().swap(se.t_ns);
           std::vector<double>().swap(se.value);
         }
+      // Who runs the stage on each rank: the ranks dealt again by their bytes (a truth.json or a
+      // file that could not be read is no work now).
+      std::vector<uint64_t> rank_bytes(n, 0);
+      for (size_t i = 0; i < n; ++i) rank_bytes[i] = forced[i] >= 0 ? bytes[i] : 0;
+      stage_owner = assign_files(rank_bytes, np);
       for (size_t c = 0; c < slot_of_counter.size(); ++c)
-        if (slot_of_counter[c] == SIZE_MAX || owner[file_of_slot[slot_of_counter[c]]] != me)
+        if (slot_of_counter[c] == SIZE_MAX || stage_owner[file_of_slot[slot_of_counter[c]]] != me)
           drop_counter_rows(hw.counter_data[c]);
       phase_mark("hardware aligned", me);
       hw_of_file.resize(n);
@@ -337,8 +343,12 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
     }
     SpoolPool pool(dir, fmt::format("spool{}", me), out->scratch);
     std::vector<size_t> todo;
-    for (size_t i : mine)
-      if (!need_m || forced[i] >= 0) todo.push_back(i);
+    if (need_m) {
+      for (size_t i = 0; i < n; ++i)
+        if (forced[i] >= 0 && stage_owner[i] == me) todo.push_back(i);
+    } else {
+      todo = mine;
+    }
     std::atomic<bool> found_passes{false};
     for_files(todo, threads, o.load, todo.size(), bytes, [&](size_t i) {
       auto [spool, k] = pool.acquire();
@@ -378,6 +388,14 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
       for (size_t i : todo) sent.push_back(std::move(parts[i]));
       ByteWriter w;
       w.put_str(encode_parts(sent));
+      if (phase_log_on()) {
+        uint64_t spooled = 0;
+        for (size_t k = 0; k < pool.size(); ++k) spooled += pool.file(k).size();
+        phase_mark(fmt::format("parts to send: {} ranks, {:.1f} MB encoded, {:.1f} MB spooled",
+                               sent.size(), static_cast<double>(w.bytes().size()) / 1e6,
+                               static_cast<double>(spooled) / 1e6),
+                   me);
+      }
       w.put<uint64_t>(spool_files.size());
       for (const std::string& f : spool_files) w.put_str(fs::absolute(f).string());
       comm.send(0, kTagParts, w.bytes());
@@ -497,6 +515,13 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
     out->run = std::move(shells);
     release_free_memory();  // the parts, moved out and freed
     phase_mark("parts ordered", me);
+    if (phase_log_on() && np == 1) {
+      uint64_t bytes_spooled = 0;
+      for (size_t k = 0; k < pool.size(); ++k) bytes_spooled += pool.file(k).size();
+      phase_mark(fmt::format("spooled {:.1f} MB for {} ranks",
+                             static_cast<double>(bytes_spooled) / 1e6, partials.size()),
+                 me);
+    }
     out->ra = finalize(std::move(partials), o.analysis, &out->hw);
     out->analysed = true;
     phase_mark("finalized", me);
