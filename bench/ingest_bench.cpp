@@ -276,6 +276,8 @@ int main(int argc, char** argv) {
   fmt::print("  compression         {} ({:.1f} MB on disk)\n", compression,
              mb(static_cast<double>(file_bytes)));
   fmt::print("  uncompressed        {:.1f} MB ({} bytes)\n", mb(u), uncompressed);
+  fmt::print("  parser              {} (x86-64 level; CHOPPER_ISA=baseline|v2|v3 forces one)\n",
+             chopper::kineto_isa_name(chopper::kineto_isa()));
   fmt::print("  events              {} total, {} complete (ph X)\n", total_events, x_events);
   fmt::print("  rows                gpu {}, host {}, runtime {}, flows {}\n", gpu_rows, host_rows,
              runtime_rows, flow_rows);
@@ -336,9 +338,9 @@ int main(int argc, char** argv) {
       "wall_s={:.3f} cpu_s={:.3f} mbps_per_core={:.1f} link_classify_s={:.3f} "
       "label_aggregate_s={:.3f} "
       "peak_rss_mb={:.1f} rss_ratio={:.3f} median_cpu_s={:.3f} median_mbps_per_core={:.1f} "
-      "result={}\n",
+      "result={} isa={}\n",
       path, compression, mb(u), total_events, x_events, best.ingest.wall, best.ingest.cpu,
       mbps_core, best.link.cpu, best.label.cpu, mb(static_cast<double>(peak_total)), ratio,
-      median_cpu, mbps_core_median, verdict(ok));
+      median_cpu, mbps_core_median, verdict(ok), chopper::kineto_isa_name(chopper::kineto_isa()));
   return ok ? 0 : 1;
 }

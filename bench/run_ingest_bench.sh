@@ -12,7 +12,8 @@
 #    reference for how fast JSON can be parsed here at all;
 # 4. prints a summary table. Exits 1 if either bench run missed a target.
 #
-# Environment: LARGE, TARGET_MB (600), SOURCE (the real trace to repeat), REPEAT (3).
+# Environment: LARGE, TARGET_MB (600), SOURCE (the real trace to repeat), REPEAT (3); CHOPPER_ISA
+# (baseline, v2, v3) runs chopper's parser copy for that x86-64 level instead of the fastest.
 # Keep the large files in /tmp: never in the repository.
 set -u -o pipefail
 
@@ -115,6 +116,8 @@ for parser in dom on-demand; do
     "simdjson $parser (reference)" "$(field mb "$r")" "-" "$(field cpu_s "$r")" \
     "$(field mbps_per_core "$r")" "-" "-" "-" "-"
 done
+isa=$(field isa "${RES[$LARGE]}")
+[[ -n "$isa" ]] && echo "chopper's parser: the $isa copy (x86-64 level, chosen at run time; CHOPPER_ISA=baseline|v2|v3 forces one)"
 ours=$(field mbps_per_core "${RES[$LARGE]}")
 dom=$(field mbps_per_core "$(grep '^simdjson_result parser=dom ' <<<"$SJ")")
 if [[ -n "$ours" && -n "$dom" ]]; then

@@ -3,7 +3,9 @@
 // and array form [...]; plain, gzip or zstd, detected from the content. The file is streamed: the
 // decompressed text passes through a window of a few MiB, each event is parsed in one pass straight
 // from it, and only the columns chopper uses are kept (docs/formats.md).
+#include <cstdint>
 #include <string>
+#include <string_view>
 
 #include "chopper/base/input.hpp"
 #include "chopper/model/rank_trace.hpp"
@@ -28,5 +30,27 @@ struct KinetoReadOptions {
 // out while reading it. Anything smaller goes to RankTrace::diagnostics.
 RankTrace read_kineto(ByteSource& src, const KinetoReadOptions& opt = {});
 RankTrace read_kineto_file(const std::string& path, const KinetoReadOptions& opt = {});
+
+// The parser is compiled for three x86-64 levels, and read_kineto runs the one chosen once per
+// process: the fastest this CPU runs, or the one the environment variable CHOPPER_ISA names
+// (baseline, v2 or v3; auto or empty: the fastest) for tests and benchmarks. A value that is not
+// a level, or a level this CPU lacks, is reported once on stderr and the fastest used instead.
+// Every level gives the same RankTrace. Elsewhere than on x86-64 there is only the baseline.
+enum class KinetoIsa : uint8_t {
+  kBaseline,  // x86-64: SSE2
+  kV2,        // x86-64-v2: SSSE3, SSE4.1 (and SSE4.2, POPCNT)
+  kV3,        // x86-64-v3's AVX, AVX2, BMI1 and BMI2 (and v2's)
+};
+inline constexpr KinetoIsa kKinetoIsas[] = {KinetoIsa::kBaseline, KinetoIsa::kV2, KinetoIsa::kV3};
+std::string_view kineto_isa_name(KinetoIsa isa);  // "baseline", "v2", "v3"
+// Built in, and this CPU (and, for AVX, its OS) runs it.
+bool kineto_isa_supported(KinetoIsa isa);
+// The level for a CHOPPER_ISA value (null: unset): the one it names if this CPU runs it, else the
+// fastest it runs; *warning (if given) says why the value was not followed, empty if it was.
+KinetoIsa choose_kineto_isa(const char* forced, std::string* warning = nullptr);
+// The level read_kineto runs: choose_kineto_isa(getenv("CHOPPER_ISA")), on first use.
+KinetoIsa kineto_isa();
+// read_kineto with the given level, which must be supported (else std::invalid_argument).
+RankTrace read_kineto(ByteSource& src, const KinetoReadOptions& opt, KinetoIsa isa);
 
 }  // namespace chopper

@@ -1,0 +1,24 @@
+#pragma once
+// The Kineto parser's copies, one per x86-64 level (kineto_parser.inc, compiled by
+// kineto_parser_{baseline,v2,v3}.cpp), each in its own namespace; kineto_reader.cpp chooses one
+// at run time. Internal to the reader: the public side is KinetoIsa in kineto_reader.hpp.
+#include "chopper/base/input.hpp"
+#include "chopper/ingest/kineto/kineto_reader.hpp"
+#include "chopper/model/rank_trace.hpp"
+
+namespace chopper::kineto_parser {
+
+// Each reads the whole of src into t (whose file and file_bytes the caller has set).
+namespace baseline {
+void read(ByteSource& src, const KinetoReadOptions& opt, RankTrace& t);
+}
+#if defined(__x86_64__)
+namespace v2 {
+void read(ByteSource& src, const KinetoReadOptions& opt, RankTrace& t);
+}
+namespace v3 {
+void read(ByteSource& src, const KinetoReadOptions& opt, RankTrace& t);
+}
+#endif
+
+}  // namespace chopper::kineto_parser
