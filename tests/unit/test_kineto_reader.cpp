@@ -587,10 +587,30 @@ TEST(KinetoReader, TopLevelValuesReadWholeAtEveryWindowBoundary) {
   }
 }
 
-TEST(KinetoReader, TopLevelValueAbove64MiBIsSkippedAndCounted) {
-  // A top-level value is kept as text up to 64 MiB; a larger one is skipped with a diagnostic,
-  // and what follows it is still read.
+TEST(KinetoReader, OtherTopLevelValueAbove1MiBIsSkippedAndCounted) {
+  // A top-level value that is not metadata chopper reads is kept as (at most 200 characters of)
+  // text: up to 1 MiB of it is held, a larger one is skipped with a diagnostic (a run directory's
+  // truth.json has hundreds of MB under one key), and what follows it is still read.
   std::string text = R"J({"huge": [")J";
+  text.append((1u << 20) + 1, 'x');
+  text += R"J("], "small": [1, 2], "traceName": "after", "traceEvents": []})J";
+  RankTrace t = parse(text);
+  EXPECT_EQ(t.meta.trace_name, "after");
+  EXPECT_EQ(t.diagnostics.count("top_level_value_too_large"), 1u);
+  ASSERT_EQ(t.meta.other.size(), 1u);
+  EXPECT_EQ(t.meta.other.front().first, "small");
+  // Metadata is kept whole up to 64 MiB: a 2 MiB distributedInfo is read.
+  std::string meta = R"J({"distributedInfo": {"rank": 3, "pad": ")J";
+  meta.append(2u << 20, 'y');
+  meta += R"J("}, "traceEvents": []})J";
+  RankTrace m = parse(meta);
+  EXPECT_EQ(m.meta.rank, 3);
+  EXPECT_EQ(m.diagnostics.count("top_level_value_too_large"), 0u);
+}
+
+TEST(KinetoReader, TopLevelValueAbove64MiBIsSkippedAndCounted) {
+  // Metadata above 64 MiB is skipped with a diagnostic, and what follows it is still read.
+  std::string text = R"J({"deviceProperties": [")J";
   text.append((64u << 20) + 1, 'x');
   text += R"J("], "traceName": "after", "traceEvents": []})J";
   RankTrace t = parse(text);
