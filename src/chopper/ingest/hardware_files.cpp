@@ -75,7 +75,15 @@ std::string head_of(const std::string& path) {
   return head;
 }
 
-void read_one(const Candidate& c, const TelemetryReadOptions& to, Result& r) {
+// Whether a counter table is whole as read: counters with every row timed (a rocprofv3 counter
+// file without times waits for its kernel trace).
+bool complete(const CounterTable& t) {
+  return !t.counter_names.empty() &&
+         std::none_of(t.start_ns.begin(), t.start_ns.end(), [](Ns x) { return x == kNoTime; });
+}
+
+void read_one(const Candidate& c, const TelemetryReadOptions& to, const CounterFilter& keep,
+              Result& r) {
   r.path = c.path;
   if (!c.skip.empty()) {
     r.skipped = c.skip;
@@ -86,6 +94,7 @@ void read_one(const Candidate& c, const TelemetryReadOptions& to, Result& r) {
     if (c.want != Want::kTelemetry && !sniff_counters(head).empty()) {
       r.c = read_counters_file(c.path);
       r.counters = true;
+      if (keep && complete(r.c) && !keep(r.c)) r.c.drop_rows();
     } else if (c.want != Want::kCounters && !sniff_telemetry(head, c.path).empty()) {
       r.t = read_telemetry_file(c.path, to);
       r.telemetry = true;
@@ -181,13 +190,13 @@ bool has_hardware_files(const std::vector<std::string>& run_paths,
 HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
                             const std::vector<std::string>& telemetry,
                             const std::vector<std::string>& counters, unsigned threads,
-                            const TelemetryWindow& window) {
+                            const TelemetryWindow& window, const CounterFilter& keep_counter_rows) {
   TelemetryReadOptions to;
   to.window = window;
   std::vector<Candidate> cands = list_candidates(run_paths, telemetry, counters);
   std::vector<Result> res(cands.size());
   parallel_for(cands.size(), threads == 0 ? default_threads() : threads,
-               [&](size_t i) { read_one(cands[i], to, res[i]); });
+               [&](size_t i) { read_one(cands[i], to, keep_counter_rows, res[i]); });
   HardwareFiles out;
   std::vector<CounterTable> kernel_traces;
   for (Result& r : res) {
@@ -230,6 +239,9 @@ HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
     join_kernel_trace(*untimed[match], k);
     timed[match] = true;
   }
+  if (keep_counter_rows)
+    for (CounterTable& c : out.counters)
+      if (c.size() > 0 && !keep_counter_rows(c)) c.drop_rows();
   return out;
 }
 

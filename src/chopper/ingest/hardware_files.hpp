@@ -5,6 +5,7 @@
 // those subdirectories, .json, each possibly .gz or .zst) is recognised by its content. Files that
 // are neither are listed as skipped, never fatal; a file that cannot be read is reported with the
 // reader's "FILE: byte N: ..." line and the others go on.
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -26,10 +27,15 @@ struct HardwareFiles {
 // the telemetry rows the run can use (telemetry_window() in link/hardware_align.hpp); telemetry
 // files are read only there when they allow it, the rows left out counted in their diagnostics
 // ("rows_outside_window"). Empty: every row is read.
+// `keep_counter_rows` (may be empty: keep all): a counter file it says no to keeps only what lists
+// the file (CounterTable::drop_rows), from as soon as it is whole; an MPI process asks for the
+// rows of its own ranks' files only.
+using CounterFilter = std::function<bool(const CounterTable&)>;
 HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
                             const std::vector<std::string>& telemetry,
                             const std::vector<std::string>& counters, unsigned threads = 0,
-                            const TelemetryWindow& window = {});
+                            const TelemetryWindow& window = {},
+                            const CounterFilter& keep_counter_rows = {});
 
 // Whether the run has any hardware file: one is named, or a candidate of its directories is
 // telemetry or counters by its first bytes (nothing is read beyond them). A streamed analyze asks

@@ -602,11 +602,34 @@ HardwareRun align_telemetry(const std::vector<RankActivity>& ranks,
   return hw;
 }
 
+size_t counter_file_slot(const std::vector<RankActivity>& ranks, const CounterTable& ct) {
+  // The rank the file says (a Kineto counter pass's distributedInfo), else its file name's.
+  const int64_t rank = ct.rank >= 0 ? ct.rank : rank_from_file_name(ct.file);
+  size_t slot = SIZE_MAX;
+  for (size_t i = 0; i < ranks.size(); ++i)
+    if (ranks[i].ok && ranks[i].rank >= 0 && ranks[i].rank == rank) slot = i;
+  const int64_t pid = ct.first_row_pid();
+  if (slot == SIZE_MAX && pid != -1) {
+    for (size_t i = 0; i < ranks.size() && slot == SIZE_MAX; ++i) {
+      if (!ranks[i].ok || ranks[i].rank < 0) continue;
+      const std::vector<int64_t>& p = ranks[i].pids;
+      if (std::find(p.begin(), p.end(), pid) != p.end()) slot = i;
+    }
+  }
+  if (slot == SIZE_MAX) {
+    size_t ok = 0;
+    for (size_t i = 0; i < ranks.size(); ++i)
+      if (ranks[i].ok && ranks[i].rank >= 0) ++ok, slot = i;
+    if (ok != 1) slot = SIZE_MAX;
+  }
+  return slot;
+}
+
 std::vector<size_t> assign_counter_files(const std::vector<RankActivity>& ranks,
                                          const std::vector<CounterTable>& counters,
                                          std::vector<CounterJoin>& joins) {
   // Counters -> ranks: the rank in the file name, else a process id of the rank's trace, else the
-  // only rank.
+  // only rank; the first file to claim a rank has it.
   std::vector<size_t> out(counters.size(), SIZE_MAX);
   std::vector<bool> taken(ranks.size(), false);
   joins.assign(counters.size(), CounterJoin{});
@@ -614,25 +637,8 @@ std::vector<size_t> assign_counter_files(const std::vector<RankActivity>& ranks,
     const CounterTable& ct = counters[f];
     CounterJoin& j = joins[f];
     j.file = ct.file;
-    j.dispatches = ct.size();
-    // The rank the file says (a Kineto counter pass's distributedInfo), else its file name's.
-    const int64_t rank = ct.rank >= 0 ? ct.rank : rank_from_file_name(ct.file);
-    size_t slot = SIZE_MAX;
-    for (size_t i = 0; i < ranks.size(); ++i)
-      if (ranks[i].ok && ranks[i].rank >= 0 && ranks[i].rank == rank) slot = i;
-    if (slot == SIZE_MAX && !ct.pid.empty()) {
-      for (size_t i = 0; i < ranks.size() && slot == SIZE_MAX; ++i) {
-        if (!ranks[i].ok || ranks[i].rank < 0) continue;
-        const std::vector<int64_t>& p = ranks[i].pids;
-        if (std::find(p.begin(), p.end(), ct.pid.front()) != p.end()) slot = i;
-      }
-    }
-    if (slot == SIZE_MAX) {
-      size_t ok = 0;
-      for (size_t i = 0; i < ranks.size(); ++i)
-        if (ranks[i].ok && ranks[i].rank >= 0) ++ok, slot = i;
-      if (ok != 1) slot = SIZE_MAX;
-    }
+    j.dispatches = ct.dispatches();
+    const size_t slot = counter_file_slot(ranks, ct);
     if (slot == SIZE_MAX) {
       j.method = "none: no rank in the file name, no matching process id";
       continue;

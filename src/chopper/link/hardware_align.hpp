@@ -139,6 +139,9 @@ HardwareRun align_telemetry(const std::vector<RankActivity>& ranks,
 std::vector<size_t> assign_counter_files(const std::vector<RankActivity>& ranks,
                                          const std::vector<CounterTable>& counters,
                                          std::vector<CounterJoin>& joins);
+// The rank (index into `ranks`) one counter file belongs to by those rules, whether or not an
+// earlier file claimed it (SIZE_MAX: none).
+size_t counter_file_slot(const std::vector<RankActivity>& ranks, const CounterTable& ct);
 // Joins a rank's counter file to its GPU activities: by correlation id when at least half the
 // dispatches match one (same_run), else by kernel name and occurrence order; fills j and rh
 // (rh.counters points at ct).

@@ -81,4 +81,18 @@ std::string_view clock_domain_name(ClockDomain d) {
   return "unknown";
 }
 
+void CounterTable::drop_rows() {
+  if (size() == 0) return;
+  dropped_first_pid = first_row_pid();
+  dropped_rows += size();
+  std::vector<int64_t>().swap(correlation_id);
+  std::vector<int64_t>().swap(dispatch_id);
+  std::vector<int32_t>().swap(agent);
+  std::vector<int64_t>().swap(pid);
+  std::vector<std::string>().swap(kernel);
+  std::vector<Ns>().swap(start_ns);
+  std::vector<Ns>().swap(end_ns);
+  std::vector<double>().swap(values);
+}
+
 }  // namespace chopper

@@ -117,7 +117,16 @@ struct CounterTable {
   bool cumulative = false;
   Diagnostics diagnostics;
 
+  // Rows given up once read (drop_rows: a process of an MPI run keeps the rows of its own ranks'
+  // files only): how many, and the process id the first one named (-1: none).
+  uint64_t dropped_rows = 0;
+  int64_t dropped_first_pid = -1;
+
   size_t size() const { return kernel.size(); }
+  uint64_t dispatches() const { return size() + dropped_rows; }  // rows read
+  int64_t first_row_pid() const { return !pid.empty() ? pid.front() : dropped_first_pid; }
+  // Frees the rows (what the tables that list the files say of it stays).
+  void drop_rows();
   double value(size_t row, size_t counter) const {
     return values[row * counter_names.size() + counter];
   }

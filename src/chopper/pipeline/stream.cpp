@@ -116,19 +116,6 @@ Run assemble(const std::vector<const RankPart*>& parts) {
   return run;
 }
 
-// A counter file's rows once its rank's stage has joined and used them (the file, its format and
-// counter names stay for the tables that list the files).
-void drop_counter_rows(CounterTable& t) {
-  std::vector<int64_t>().swap(t.correlation_id);
-  std::vector<int64_t>().swap(t.dispatch_id);
-  std::vector<int32_t>().swap(t.agent);
-  std::vector<int64_t>().swap(t.pid);
-  std::vector<std::string>().swap(t.kernel);
-  std::vector<Ns>().swap(t.start_ns);
-  std::vector<Ns>().swap(t.end_ns);
-  std::vector<double>().swap(t.values);
-}
-
 // Whether the validated run can be analysed: something readable, and one run.
 bool analysable(const Run& run) {
   return run.ranks.size() > run.failed() && !run_is_mixed(run);
@@ -293,8 +280,19 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
       std::vector<std::string> counter_files = o.counters;
       counter_files.insert(counter_files.end(), shells.counter_passes.begin(),
                            shells.counter_passes.end());
+      // Who runs the stage on each rank: the ranks dealt again by their bytes (a truth.json or a
+      // file that could not be read is no work now).
+      std::vector<uint64_t> rank_bytes(n, 0);
+      for (size_t i = 0; i < n; ++i) rank_bytes[i] = forced[i] >= 0 ? bytes[i] : 0;
+      stage_owner = assign_files(rank_bytes, np);
+      // This process keeps the rows of its own ranks' counter files only (and of files whose rank
+      // cannot be told: they are given up once assigned).
+      const CounterFilter keep = [&](const CounterTable& t) {
+        const size_t j = counter_file_slot(acts, t);
+        return np == 1 || j == SIZE_MAX || stage_owner[file_of_slot[j]] == me;
+      };
       HardwareFiles hf = load_hardware(o.paths, o.telemetry, counter_files, o.load.threads,
-                                       telemetry_window(acts, o.align));
+                                       telemetry_window(acts, o.align), keep);
       out->hw_skipped = std::move(hf.skipped);
       out->hw_errors = std::move(hf.errors);
       hw = align_telemetry(acts, std::move(hf.telemetry), o.align);
@@ -310,14 +308,9 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
           std::vector<Ns>().swap(se.t_ns);
           std::vector<double>().swap(se.value);
         }
-      // Who runs the stage on each rank: the ranks dealt again by their bytes (a truth.json or a
-      // file that could not be read is no work now).
-      std::vector<uint64_t> rank_bytes(n, 0);
-      for (size_t i = 0; i < n; ++i) rank_bytes[i] = forced[i] >= 0 ? bytes[i] : 0;
-      stage_owner = assign_files(rank_bytes, np);
       for (size_t c = 0; c < slot_of_counter.size(); ++c)
         if (slot_of_counter[c] == SIZE_MAX || stage_owner[file_of_slot[slot_of_counter[c]]] != me)
-          drop_counter_rows(hw.counter_data[c]);
+          hw.counter_data[c].drop_rows();
       phase_mark("hardware aligned", me);
       hw_of_file.resize(n);
       for (size_t j = 0; j < shells.ranks.size(); ++j)
@@ -357,8 +350,7 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
       parts[i].process = me;
       if (parts[i].counter_pass) found_passes = true;
       if (i < hw_of_file.size()) hw_of_file[i] = RankHardware();  // its telemetry is used
-      if (need_m && counter_of_file[i] != SIZE_MAX)
-        drop_counter_rows(hw.counter_data[counter_of_file[i]]);
+      if (need_m && counter_of_file[i] != SIZE_MAX) hw.counter_data[counter_of_file[i]].drop_rows();
     });
     std::vector<RankHardware>().swap(hw_of_file);
     // The traces are gone: what they freed goes back, and from here on (the finalize, the
@@ -384,18 +376,29 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
     std::vector<std::string> spool_files = pool.paths();
     std::vector<int> spool_base(static_cast<size_t>(np), 0);
     if (np > 1 && me != 0) {
-      std::vector<RankPart> sent;
-      for (size_t i : todo) sent.push_back(std::move(parts[i]));
-      ByteWriter w;
-      w.put_str(encode_parts(sent));
+      // The parts in batches (an empty one ends them), so that neither end holds them all
+      // encoded at once; then the spool files' names, then (unless process 0 reads them in
+      // place) their bytes.
+      constexpr size_t kBatch = 64;
+      uint64_t sent_bytes = 0;
+      for (size_t k = 0; k < todo.size(); k += kBatch) {
+        std::vector<RankPart> batch;
+        for (size_t q = k; q < std::min(todo.size(), k + kBatch); ++q)
+          batch.push_back(std::move(parts[todo[q]]));
+        const std::string b = encode_parts(batch);
+        sent_bytes += b.size();
+        comm.send(0, kTagParts, b);
+      }
+      comm.send(0, kTagParts, "");
       if (phase_log_on()) {
         uint64_t spooled = 0;
         for (size_t k = 0; k < pool.size(); ++k) spooled += pool.file(k).size();
-        phase_mark(fmt::format("parts to send: {} ranks, {:.1f} MB encoded, {:.1f} MB spooled",
-                               sent.size(), static_cast<double>(w.bytes().size()) / 1e6,
-                               static_cast<double>(spooled) / 1e6),
-                   me);
+        phase_mark(
+            fmt::format("parts sent: {} ranks, {:.1f} MB encoded, {:.1f} MB spooled", todo.size(),
+                        static_cast<double>(sent_bytes) / 1e6, static_cast<double>(spooled) / 1e6),
+            me);
       }
+      ByteWriter w;
       w.put<uint64_t>(spool_files.size());
       for (const std::string& f : spool_files) w.put_str(fs::absolute(f).string());
       comm.send(0, kTagParts, w.bytes());
@@ -404,9 +407,17 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
       return out;  // a worker: process 0 has it all
     }
     for (int p = 1; p < np; ++p) {
+      for (;;) {
+        const std::string batch = comm.recv(p, kTagParts);
+        if (batch.empty()) break;
+        for (RankPart& q : decode_parts(batch)) {
+          q.process = p;
+          const size_t i = q.file;
+          parts[i] = std::move(q);
+        }
+      }
       const std::string msg = comm.recv(p, kTagParts);
       ByteReader r(msg);
-      std::vector<RankPart> got = decode_parts(r.get_str());
       const auto nf = r.get<uint64_t>();
       spool_base[static_cast<size_t>(p)] = static_cast<int>(spool_files.size());
       std::vector<std::string> mine_of_p;
@@ -425,11 +436,6 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
         }
       }
       for (const std::string& path : mine_of_p) recv_file(comm, p, path);
-      for (RankPart& q : got) {
-        q.process = p;
-        const size_t i = q.file;
-        parts[i] = std::move(q);
-      }
     }
 
     // Process 0: validation (when pass 1 did not run), and the files whose rank it assigned.
