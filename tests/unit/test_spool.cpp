@@ -4,6 +4,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <deque>
 #include <filesystem>
 #include <limits>
 
@@ -16,7 +17,7 @@ namespace fs = std::filesystem;
 
 struct Keep : TableSink {
   std::vector<std::vector<Cell>> rows;
-  std::vector<std::string> texts;  // owns the text of the cells kept
+  std::deque<std::string> texts;  // owns the text of the cells kept (a deque: it never moves them)
   void begin(const TableSchema&) override {}
   void row(std::span<const Cell> cells) override {
     std::vector<Cell> r(cells.begin(), cells.end());

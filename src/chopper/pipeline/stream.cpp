@@ -314,7 +314,8 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
       phase_mark("hardware aligned", me);
       hw_of_file.resize(n);
       for (size_t j = 0; j < shells.ranks.size(); ++j)
-        hw_of_file[file_of_slot[j]] = std::move(hw.ranks[j]);
+        if (stage_owner[file_of_slot[j]] == me)  // the others' series are theirs to use
+          hw_of_file[file_of_slot[j]] = std::move(hw.ranks[j]);
       hw.ranks.assign(shells.ranks.size(), RankHardware());
     } else if (o.hardware && me == 0) {
       // No hardware file: what the run's directories hold that is not one, listed as skipped.
