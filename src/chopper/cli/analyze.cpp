@@ -165,7 +165,10 @@ int analyze_run(const AnalyzeOptions& in) {
     if (c.size() > 1) abort_comm(2);  // the others may be waiting for this process
     return 2;
   }
-  if (!root) return share_status(c, 0);
+  // A process other than 0 is done once process 0 has its parts; it waits for process 0 only when
+  // process 0 reads its spool files in place (an MPI process waiting in a collective spins: it
+  // would burn a core while process 0 writes the tables). Process 0's status is the job's.
+  if (!root) return o.mpi_shared_files ? share_status(c, 0) : 0;
   int rc = 0;
   if (!o.run.preloaded) print_run_problems(sr->run);  // for_each_run printed a split run's
   if (!sr->analysed) {
@@ -185,7 +188,7 @@ int analyze_run(const AnalyzeOptions& in) {
     rc = write_streamed(o, taxonomy, *sr, *outdir);
   }
   sr.reset();
-  return share_status(c, rc);
+  return o.mpi_shared_files ? share_status(c, rc) : rc;
 }
 
 Command add_analyze(CLI::App& root) {
