@@ -75,11 +75,10 @@ std::string head_of(const std::string& path) {
   return head;
 }
 
-// Whether a counter table is whole as read: counters with every row timed (a rocprofv3 counter
-// file without times waits for its kernel trace).
-bool complete(const CounterTable& t) {
-  return !t.counter_names.empty() &&
-         std::none_of(t.start_ns.begin(), t.start_ns.end(), [](Ns x) { return x == kNoTime; });
+// Whether a counter file is whole by itself: a JSON one (a CUPTI range-profiler pass, rocprofv3's
+// JSON). A rocprofv3 counter CSV takes its times from the kernel trace beside it.
+bool standalone(const CounterTable& t) {
+  return t.format == "cupti-range-json" || t.format == "rocprofv3-json";
 }
 
 void read_one(const Candidate& c, const TelemetryReadOptions& to, const CounterFilter& keep,
@@ -94,7 +93,7 @@ void read_one(const Candidate& c, const TelemetryReadOptions& to, const CounterF
     if (c.want != Want::kTelemetry && !sniff_counters(head).empty()) {
       r.c = read_counters_file(c.path);
       r.counters = true;
-      if (keep && complete(r.c) && !keep(r.c)) r.c.drop_rows();
+      if (keep && standalone(r.c) && !keep(r.c)) r.c.drop_rows();
     } else if (c.want != Want::kCounters && !sniff_telemetry(head, c.path).empty()) {
       r.t = read_telemetry_file(c.path, to);
       r.telemetry = true;
@@ -219,7 +218,8 @@ HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
   // only counter file that lacks times when there is one.
   std::vector<CounterTable*> untimed;
   for (CounterTable& c : out.counters)
-    if (std::any_of(c.start_ns.begin(), c.start_ns.end(), [](Ns t) { return t == kNoTime; }))
+    if (!standalone(c) &&
+        std::any_of(c.start_ns.begin(), c.start_ns.end(), [](Ns t) { return t == kNoTime; }))
       untimed.push_back(&c);
   std::vector<bool> timed(untimed.size(), false);
   for (const CounterTable& k : kernel_traces) {
@@ -239,9 +239,9 @@ HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
     join_kernel_trace(*untimed[match], k);
     timed[match] = true;
   }
-  if (keep_counter_rows)
+  if (keep_counter_rows)  // the others, now that their kernel traces have timed them
     for (CounterTable& c : out.counters)
-      if (c.size() > 0 && !keep_counter_rows(c)) c.drop_rows();
+      if (!standalone(c) && c.size() > 0 && !keep_counter_rows(c)) c.drop_rows();
   return out;
 }
 

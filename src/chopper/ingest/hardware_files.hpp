@@ -28,8 +28,10 @@ struct HardwareFiles {
 // files are read only there when they allow it, the rows left out counted in their diagnostics
 // ("rows_outside_window"). Empty: every row is read.
 // `keep_counter_rows` (may be empty: keep all): a counter file it says no to keeps only what lists
-// the file (CounterTable::drop_rows), from as soon as it is whole; an MPI process asks for the
-// rows of its own ranks' files only.
+// the file (CounterTable::drop_rows), as soon as it is whole (a JSON one, a CUPTI pass or
+// rocprofv3's, at once: a kernel trace only ever times a rocprofv3 counter CSV; a CSV once timed).
+// An MPI process keeps the rows of its own ranks' files only; read_counters_file() gives a JSON
+// file's rows again.
 using CounterFilter = std::function<bool(const CounterTable&)>;
 HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
                             const std::vector<std::string>& telemetry,

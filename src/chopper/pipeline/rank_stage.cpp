@@ -4,6 +4,7 @@
 
 #include "chopper/base/error.hpp"
 #include "chopper/hierarchy/label.hpp"
+#include "chopper/ingest/rocprof/counter_reader.hpp"
 
 namespace chopper {
 namespace {
@@ -145,6 +146,7 @@ RankPart full_stage(size_t file, const TracePath& path, const StageSetup& setup,
     label_trace(*setup.taxonomy, s.trace);
     // The rank's hardware: its GPU's aligned telemetry and its counter file, joined here.
     RankHardware rh;
+    CounterTable reread;  // its counter file's rows, when they were not kept
     const RankHardware* hwp = nullptr;
     if (setup.hardware) {
       if (setup.rank_hw != nullptr && file < setup.rank_hw->size()) {
@@ -154,7 +156,19 @@ RankPart full_stage(size_t file, const TracePath& path, const StageSetup& setup,
                              : SIZE_MAX;
         if (c != SIZE_MAX && setup.counters != nullptr) {
           CounterJoin j = setup.counters->counters[c];
-          join_counters(s.trace, setup.counters->counter_data[c], j, rh);
+          const CounterTable& listed = setup.counters->counter_data[c];
+          const CounterTable* ct = &listed;
+          if (listed.size() == 0 && listed.dropped_rows > 0) {
+            // Its rows were given up once read (load_hardware): read again, for this rank only.
+            try {
+              reread = read_counters_file(listed.file);
+              ct = &reread;
+            } catch (const std::exception& e) {
+              ct = nullptr;
+              j.method = std::string("none: the file could not be read again: ") + e.what();
+            }
+          }
+          if (ct != nullptr) join_counters(s.trace, *ct, j, rh);
           part.joins.emplace_back(c, std::move(j));
         }
       } else {
