@@ -355,6 +355,29 @@ std::vector<Aggregation> aggregate_prefixes(std::span<const RankSlot> ranks,
   return aggregate_groupings(ranks, g, std::move(strings));
 }
 
+AggKey key_upto(const AggRow& r, const std::vector<Level>& levels, size_t k) {
+  AggKey p{-1, -1, kNoId, Phase::kNone, -1, 0};
+  for (size_t i = 0; i < k && i < levels.size(); ++i) switch (levels[i]) {
+      case Level::kGpu:
+        std::get<0>(p) = r.rank;
+        std::get<1>(p) = r.device;
+        break;
+      case Level::kIteration:
+        std::get<2>(p) = r.iteration;
+        break;
+      case Level::kPhase:
+        std::get<3>(p) = r.phase;
+        break;
+      case Level::kLayer:
+        std::get<4>(p) = r.layer;
+        break;
+      case Level::kOperation:
+        std::get<5>(p) = r.operation;
+        break;
+    }
+  return p;
+}
+
 std::vector<CoverageRow> label_coverage(const Run& run) {
   return label_coverage(std::span<const RankSlot>(run.ranks));
 }

@@ -6,6 +6,7 @@
 // each rule labelled. Formulas: docs/metrics.md.
 #include <span>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "chopper/base/intern.hpp"
@@ -35,6 +36,11 @@ struct AggRow {
   Ns last_end_ns = 0;
   Ns elapsed_ns() const { return last_end_ns - first_start_ns; }
 };
+
+// A row's key as a tuple (rank, device, iteration, phase, layer, operation) with the fields of
+// levels[k..] cleared: its parent's key at level k (the tree and the hierarchy table's shares).
+using AggKey = std::tuple<int64_t, int32_t, int64_t, Phase, int32_t, StrId>;
+AggKey key_upto(const AggRow& r, const std::vector<Level>& levels, size_t k);
 
 struct Aggregation {
   std::vector<Level> levels;

@@ -63,19 +63,13 @@ bool load_into(RankPart& part, const TracePath& path, const KinetoReadOptions& k
   return true;
 }
 
-// The slot's trace reduced to what validation reads, and its span kept.
+// The slot reduced to its shell (its span kept first).
 void keep_shell(RankSlot& s) {
   if (s.ok) {
-    s.first_ns = s.trace.first_ns();
-    s.last_ns = s.trace.last_ns();
+    s.first_ns = s.span_first_ns();
+    s.last_ns = s.span_last_ns();
   }
-  RankTrace shell;
-  shell.file = s.trace.file;
-  shell.meta.rank = s.trace.meta.rank;
-  shell.meta.world_size = s.trace.meta.world_size;
-  shell.meta.backend = s.trace.meta.backend;
-  shell.meta.rank_source = s.trace.meta.rank_source;
-  s.trace = std::move(shell);
+  s = slot_shell(s);
 }
 
 // The rows a streamed analyze wrote to the spool, gone from the partial.
@@ -86,24 +80,33 @@ void drop(std::vector<T>& v) {
 
 }  // namespace
 
+RankSlot slot_shell(const RankSlot& s) {
+  RankSlot out;
+  out.file = s.file;
+  out.rank = s.rank;
+  out.ok = s.ok;
+  out.error = s.error;
+  out.missing = s.missing;
+  out.first_ns = s.first_ns;
+  out.last_ns = s.last_ns;
+  out.trace.file = s.trace.file;
+  out.trace.meta.rank = s.trace.meta.rank;
+  out.trace.meta.world_size = s.trace.meta.world_size;
+  out.trace.meta.backend = s.trace.meta.backend;
+  out.trace.meta.rank_source = s.trace.meta.rank_source;
+  return out;
+}
+
 RankPart shell_stage(size_t file, const TracePath& path, const KinetoReadOptions& kineto,
                      bool want_activity, const RankSlot* preloaded) {
   RankPart part;
   part.file = file;
   if (preloaded != nullptr) {
-    part.slot.file = preloaded->file;
-    part.slot.rank = preloaded->rank;
-    part.slot.ok = preloaded->ok;
-    part.slot.error = preloaded->error;
-    part.slot.missing = preloaded->missing;
-    part.slot.first_ns = preloaded->span_first_ns();
-    part.slot.last_ns = preloaded->span_last_ns();
     if (preloaded->ok && want_activity)
       part.activity = rank_activity(preloaded->trace, preloaded->rank);
-    part.slot.trace.meta.rank = preloaded->trace.meta.rank;
-    part.slot.trace.meta.world_size = preloaded->trace.meta.world_size;
-    part.slot.trace.meta.backend = preloaded->trace.meta.backend;
-    part.slot.trace.meta.rank_source = preloaded->trace.meta.rank_source;
+    part.slot = slot_shell(*preloaded);
+    part.slot.first_ns = preloaded->span_first_ns();
+    part.slot.last_ns = preloaded->span_last_ns();
     return part;
   }
   if (load_into(part, path, kineto) && want_activity)
@@ -118,13 +121,7 @@ RankPart full_stage(size_t file, const TracePath& path, const StageSetup& setup,
   part.file = file;
   RankSlot& s = part.slot;
   if (preloaded != nullptr) {
-    s.file = preloaded->file;
-    s.rank = preloaded->rank;
-    s.ok = preloaded->ok;
-    s.error = preloaded->error;
-    s.missing = preloaded->missing;
-    s.first_ns = preloaded->first_ns;
-    s.last_ns = preloaded->last_ns;
+    s = slot_shell(*preloaded);
     s.trace = std::move(preloaded->trace);
     preloaded->trace = RankTrace();
     if (!s.ok) {

@@ -48,6 +48,10 @@ struct RankPart {
   std::array<SpoolChunk, kRankStreamCount> chunks{};
 };
 
+// A slot's shell: file, rank, ok or its error, time span, and the metadata validation reads
+// (rank, world_size, backend, rank_source); no events.
+RankSlot slot_shell(const RankSlot& s);
+
 // What the stage needs besides the file.
 struct StageSetup {
   const Taxonomy* taxonomy = nullptr;

@@ -94,19 +94,7 @@ Run assemble(const std::vector<const RankPart*>& parts) {
       if (p->counter_pass) run.counter_passes.push_back(p->slot.file);
       continue;
     }
-    RankSlot s;
-    s.file = p->slot.file;
-    s.rank = p->slot.rank;
-    s.ok = p->slot.ok;
-    s.error = p->slot.error;
-    s.missing = p->slot.missing;
-    s.first_ns = p->slot.first_ns;
-    s.last_ns = p->slot.last_ns;
-    s.trace.meta.rank = p->slot.trace.meta.rank;
-    s.trace.meta.world_size = p->slot.trace.meta.world_size;
-    s.trace.meta.backend = p->slot.trace.meta.backend;
-    s.trace.meta.rank_source = p->slot.trace.meta.rank_source;
-    run.ranks.push_back(std::move(s));
+    run.ranks.push_back(slot_shell(p->slot));
   }
   std::stable_sort(run.ranks.begin(), run.ranks.end(), [](const RankSlot& a, const RankSlot& b) {
     const int64_t ra = a.rank < 0 ? INT64_MAX : a.rank;
@@ -216,11 +204,20 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
   auto preloaded_slot = [&](size_t i) { return pre != nullptr ? &(*pre)[i] : nullptr; };
   std::map<std::string, size_t> file_index;
   for (size_t i = 0; i < n; ++i) file_index[files[i].path] = i;
-  // The run's skipped files, counter passes and problems when it came loaded and validated.
-  auto take_preloaded = [&](Run& shells) {
-    shells.problems = o.preloaded->problems;
-    shells.skipped = o.preloaded->skipped;
-    shells.counter_passes = o.preloaded->counter_passes;
+  // The run as load_run and validate_run leave it, from every file's part (a run that came loaded
+  // and validated keeps its skipped files, counter passes and problems).
+  auto settle = [&](const std::vector<RankPart>& from) {
+    std::vector<const RankPart*> all;
+    for (const RankPart& p : from) all.push_back(&p);
+    Run shells = assemble(all);
+    if (pre != nullptr) {
+      shells.problems = o.preloaded->problems;
+      shells.skipped = o.preloaded->skipped;
+      shells.counter_passes = o.preloaded->counter_passes;
+    } else {
+      validate_run(shells);
+    }
+    return shells;
   };
 
   // Hardware files decide whether the traces are read twice: aligning telemetry needs every
@@ -251,13 +248,7 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
         for (const std::string& b : comm.allgather(encode_parts(sent)))
           for (RankPart& p : decode_parts(b)) m[p.file] = std::move(p);
       }
-      std::vector<const RankPart*> all;
-      for (const RankPart& p : m) all.push_back(&p);
-      shells = assemble(all);
-      if (pre != nullptr)
-        take_preloaded(shells);
-      else
-        validate_run(shells);
+      shells = settle(m);
       if (!analysable(shells)) {
         if (me == 0) out->run = std::move(shells);
         return out;
@@ -444,13 +435,7 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
 
     // Process 0: validation (when pass 1 did not run), and the files whose rank it assigned.
     if (!need_m) {
-      std::vector<const RankPart*> all;
-      for (const RankPart& p : parts) all.push_back(&p);
-      shells = assemble(all);
-      if (pre != nullptr)
-        take_preloaded(shells);
-      else
-        validate_run(shells);
+      shells = settle(parts);
       if (!analysable(shells)) {
         out->run = std::move(shells);
         return out;

@@ -13,32 +13,6 @@ namespace chopper {
 
 namespace {
 
-using PKey = std::tuple<int64_t, int32_t, int64_t, Phase, int32_t, StrId>;
-
-// The row's key with the fields of levels[k..] cleared.
-PKey key_upto(const AggRow& r, const std::vector<Level>& levels, size_t k) {
-  PKey p{-1, -1, kNoId, Phase::kNone, -1, 0};
-  for (size_t i = 0; i < k && i < levels.size(); ++i) switch (levels[i]) {
-      case Level::kGpu:
-        std::get<0>(p) = r.rank;
-        std::get<1>(p) = r.device;
-        break;
-      case Level::kIteration:
-        std::get<2>(p) = r.iteration;
-        break;
-      case Level::kPhase:
-        std::get<3>(p) = r.phase;
-        break;
-      case Level::kLayer:
-        std::get<4>(p) = r.layer;
-        break;
-      case Level::kOperation:
-        std::get<5>(p) = r.operation;
-        break;
-    }
-  return p;
-}
-
 std::string ms(Ns ns) {
   return fmt::format("{:.3f}", static_cast<double>(ns) / 1e6);
 }
@@ -160,7 +134,7 @@ std::string tree_text(const std::vector<Aggregation>& prefixes, const TreeOption
   const size_t depth =
       opt.depth <= 0 ? prefixes.size() : std::min(prefixes.size(), static_cast<size_t>(opt.depth));
   // children[k][parent key] = rows of prefixes[k]
-  std::vector<std::map<PKey, std::vector<const AggRow*>>> children(depth);
+  std::vector<std::map<AggKey, std::vector<const AggRow*>>> children(depth);
   for (size_t k = 0; k < depth; ++k)
     for (const AggRow& r : prefixes[k].rows) children[k][key_upto(r, levels, k)].push_back(&r);
   for (auto& level : children)
@@ -188,8 +162,8 @@ std::string tree_text(const std::vector<Aggregation>& prefixes, const TreeOption
       });
     return v;
   };
-  std::function<void(size_t, const PKey&, Ns)> emit = [&](size_t k, const PKey& parent,
-                                                          Ns parent_ns) {
+  std::function<void(size_t, const AggKey&, Ns)> emit = [&](size_t k, const AggKey& parent,
+                                                            Ns parent_ns) {
     auto it = children[k].find(parent);
     if (it == children[k].end()) return;
     const std::vector<const AggRow*> rows = ordered(k, it->second);

@@ -30,29 +30,6 @@ void put(TableSink& sink, const std::vector<Cell>& c) {
 }
 
 // The hierarchy's key of a row, with the fields of levels[k..] cleared.
-using PKey = std::tuple<int64_t, int32_t, int64_t, Phase, int32_t, StrId>;
-PKey key_upto(const AggRow& r, const std::vector<Level>& levels, size_t k) {
-  PKey p{-1, -1, kNoId, Phase::kNone, -1, 0};
-  for (size_t i = 0; i < k && i < levels.size(); ++i) switch (levels[i]) {
-      case Level::kGpu:
-        std::get<0>(p) = r.rank;
-        std::get<1>(p) = r.device;
-        break;
-      case Level::kIteration:
-        std::get<2>(p) = r.iteration;
-        break;
-      case Level::kPhase:
-        std::get<3>(p) = r.phase;
-        break;
-      case Level::kLayer:
-        std::get<4>(p) = r.layer;
-        break;
-      case Level::kOperation:
-        std::get<5>(p) = r.operation;
-        break;
-    }
-  return p;
-}
 
 void gpu_activity_rows(const RankSlot& slot, TableSink& sink) {
   if (!slot.ok) return;
@@ -552,7 +529,7 @@ void hierarchy_level_rows(const std::vector<Aggregation>& prefixes, size_t k, Ta
   const Aggregation& a = prefixes[k];
   // The kernel time of each row of the level above, by key, sorted: built for one level at a
   // time, so the whole tree is never held twice (it can have millions of rows).
-  std::vector<std::pair<PKey, Ns>> parent_ns;
+  std::vector<std::pair<AggKey, Ns>> parent_ns;
   Ns top_total = 0;
   if (k == 0) {
     for (const AggRow& r : a.rows) top_total += r.kernel_ns;
@@ -577,9 +554,9 @@ void hierarchy_level_rows(const std::vector<Aggregation>& prefixes, size_t k, Ta
   for (const AggRow& r : a.rows) {
     Ns parent = top_total;
     if (k > 0) {
-      const PKey want = key_upto(r, a.levels, k);
+      const AggKey want = key_upto(r, a.levels, k);
       auto it = std::lower_bound(parent_ns.begin(), parent_ns.end(), want,
-                                 [](const auto& e, const PKey& x) { return e.first < x; });
+                                 [](const auto& e, const AggKey& x) { return e.first < x; });
       parent = it == parent_ns.end() || it->first != want ? 0 : it->second;
     }
     row = {Cell::of(level_name(a.levels.back())),
