@@ -14,7 +14,6 @@ struct Enc {
   ByteWriter& w;
   const StringTable* names = nullptr;  // the analysis's: label keys and signatures as ids
 
-  void str(std::string_view s) { w.put_str(s); }
   void id(std::string_view s) {
     const StrId i = names->find(s);
     if (i == UINT32_MAX) throw Error("encode_parts: a label is not in its analysis's names");
@@ -25,10 +24,6 @@ struct Enc {
     w.put(k.phase);
     w.put(k.layer);
     id(k.operation);
-  }
-  template <class T>
-  void pod(const T& v) {
-    w.put(v);
   }
 };
 

@@ -186,7 +186,6 @@ RankPart full_stage(size_t file, const TracePath& path, const StageSetup& setup,
       rank_rows(st, view, setup.analysis, spool);
       part.chunks[static_cast<size_t>(st)] = spool.end_chunk();
     }
-    spool.flush();
     if (!prefixes.empty()) part.gpu_rows = prefixes.front().rows;
     part.coverage = label_coverage(one);
     part.coverage.shrink_to_fit();
