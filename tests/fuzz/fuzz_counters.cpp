@@ -1,9 +1,11 @@
 // libFuzzer target for the counter readers (rocprofv3 CSV and JSON, Chopper's sampling CSVs), the
 // sniffer and the kernel-trace join. The first byte picks how many bytes each read() returns (1 to
 // 256, or unlimited), so lines and JSON records straddle refills; the rest is the file. Any input
-// must end in a CounterTable whose columns agree in length, or an InputError: never a crash, hang
+// must end in a CounterTable whose columns agree in length and whose values are NaN (not
+// collected) or in [0, 1e18] (ingest/rocprof/internal.hpp), or an InputError: never a crash, hang
 // or sanitizer report.
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
@@ -49,7 +51,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
         t.values.size() != n * t.counter_names.size())
       std::abort();
     for (size_t r = 0; r < n; ++r)
-      for (size_t c = 0; c < t.counter_names.size(); ++c) (void)t.value(r, c);
+      for (size_t c = 0; c < t.counter_names.size(); ++c) {
+        const double v = t.value(r, c);
+        if (!std::isnan(v) && !(v >= 0 && v <= 1e18)) std::abort();
+      }
     chopper::CounterTable copy = t;
     chopper::join_kernel_trace(copy, t);
   } catch (const chopper::InputError&) {

@@ -574,6 +574,26 @@ void hardware_partial(const RankContext& c, const AnalysisOptions& o, const Rank
   }
 }
 
+namespace {
+
+// A kernel's finished waterfall parts, bounded: each part in [0, observed] and the parts summing
+// to observed. A part that is not finite or is negative counts 0, each is cut to what the parts
+// before it left (theoretical, instruction, utilization, overlap, frequency, in that order), and
+// the residual is what they leave. Implausible inputs (counters, clocks) can thus make no part
+// infinite, negative or larger than the kernel.
+void bound_waterfall_parts(WaterfallUnit& u) {
+  double left = std::max(0.0, static_cast<double>(u.observed_ns));
+  for (double* p :
+       {&u.theoretical_ns, &u.instruction_ns, &u.utilization_ns, &u.overlap_ns, &u.frequency_ns}) {
+    if (!std::isfinite(*p) || *p < 0) *p = 0;
+    *p = std::min(*p, left);
+    left -= *p;
+  }
+  u.residual_ns = left;
+}
+
+}  // namespace
+
 void finalize_hardware(RunAnalysis& ra, const AnalysisOptions& o) {
   (void)o;
   // The overlap reference of each piece of work (its signature), over every rank and iteration:
@@ -677,6 +697,7 @@ void finalize_hardware(RunAnalysis& ra, const AnalysisOptions& o) {
       u.frequency_ns = static_cast<double>(u.observed_ns) - u.active_ns;
       u.residual_ns = static_cast<double>(u.observed_ns) - theo - u.instruction_ns -
                       u.utilization_ns - u.overlap_ns - u.frequency_ns;
+      bound_waterfall_parts(u);
       WaterfallRow& a = by_op[{r.rank, u.key, u.op_class}];
       a.rank = r.rank;
       a.key = u.key;

@@ -63,6 +63,10 @@ void read_json_document(ByteSource& src, std::string head, std::string_view what
       size_t got = src.read(buf.data() + old, chunk);
       buf.resize(old + got);
       if (got == 0) break;
+      if (buf.size() > kMaxJsonDocumentBytes)
+        throw InputError(src.name(), buf.size(),
+                         std::string(what) + " larger than " + limit_text(kMaxJsonDocumentBytes) +
+                             " (the limit for one JSON counter document, read whole)");
       // Filled: the data goes on, so ask for more (up to 64 MiB at a time); short: most likely
       // the end, which a small read confirms.
       chunk = got == chunk ? std::min(2 * chunk, size_t{64} << 20) : size_t{64} << 10;

@@ -19,6 +19,10 @@
 
 namespace chopper {
 
+// The most bytes (decompressed) one document may have: past it, InputError (such a document is
+// held whole, and its parse needs as much again).
+inline constexpr uint64_t kMaxJsonDocumentBytes = uint64_t{4} << 30;
+
 // `read` reads the document into the caller's state, which it resets first (it may be called more
 // than once) and may throw simdjson::simdjson_error; `records` says how many records that state
 // holds now. Recoveries are counted in `diags`. Throws InputError naming the file, the byte offset

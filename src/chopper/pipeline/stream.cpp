@@ -18,6 +18,7 @@
 #include "chopper/ingest/hardware_files.hpp"
 #include "chopper/pipeline/part_codec.hpp"
 #include "chopper/pipeline/rank_stage.hpp"
+#include "chopper/report/diagnostics_report.hpp"
 #include "chopper/report/output_dir.hpp"
 
 namespace chopper {
@@ -499,6 +500,8 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
     }
     out->diagnostics = run_level_diagnostics(shells);
     for (DiagnosticRow& d : rank_diags) out->diagnostics.push_back(std::move(d));
+    for (DiagnosticRow& d : hardware_diagnostics(hw.telemetry_data, hw.counter_data))
+      out->diagnostics.push_back(std::move(d));
     out->gpu_level.levels = {Level::kGpu};
     out->rows = std::make_unique<SpooledRows>(spool_files, std::move(spooled));
     out->hw = std::move(hw);

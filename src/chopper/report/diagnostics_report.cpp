@@ -10,6 +10,56 @@
 
 namespace chopper {
 
+namespace {
+
+// What a hardware reader says of a file without it being an anomaly.
+bool hardware_info_kind(std::string_view k) {
+  return k == "unused_field" || k == "unsupported_metric" || k == "unsupported_entity" ||
+         k == "rows_outside_window";
+}
+
+// The kinds of a hardware reader that skip a whole row (its other kinds skip a value, or say
+// something of rows that were kept).
+bool hardware_row_kind(std::string_view k) {
+  for (std::string_view r :
+       {"bad_row", "bad_timestamp", "truncated_line", "truncated_document", "row_too_long",
+        "bad_field_count", "bad_quoting", "truncated_last_line", "repeated_header",
+        "missing_dispatch_id", "duplicate_dispatch", "dispatch_id_repeated",
+        "not_a_kernel_dispatch", "empty_counter_name", "empty_counter_value", "bad_counter_value",
+        "bad_agent_id"})
+    if (k == r) return true;
+  return false;
+}
+
+void add_file_rows(const std::string& file, const Diagnostics& diags, uint64_t kept,
+                   std::vector<DiagnosticRow>& rows) {
+  uint64_t of = kept;
+  for (const Diagnostics::Entry& e : diags.entries())
+    if (hardware_row_kind(e.kind)) of += e.count;
+  for (const Diagnostics::Entry& e : diags.entries()) {
+    DiagnosticRow d;
+    d.file = file;
+    d.kind = e.kind;
+    d.severity = hardware_info_kind(e.kind) ? Severity::kInfo : Severity::kWarning;
+    d.stage = "read";
+    d.count = e.count;
+    d.of_count = static_cast<int64_t>(of);
+    d.example = e.examples.empty() ? "" : e.examples.front();
+    if (of > 0) d.share_of_events = static_cast<double>(e.count) / static_cast<double>(of);
+    rows.push_back(std::move(d));
+  }
+}
+
+}  // namespace
+
+std::vector<DiagnosticRow> hardware_diagnostics(const std::vector<TelemetryData>& telemetry,
+                                                const std::vector<CounterTable>& counters) {
+  std::vector<DiagnosticRow> rows;
+  for (const TelemetryData& t : telemetry) add_file_rows(t.file, t.diagnostics, t.samples, rows);
+  for (const CounterTable& c : counters) add_file_rows(c.file, c.diagnostics, c.dispatches(), rows);
+  return rows;
+}
+
 void write_diagnostics(const std::vector<DiagnosticRow>& rows, TableSink& sink) {
   constexpr ColType I = ColType::kInt, R = ColType::kReal, T = ColType::kText;
   Rows t = make_rows(
@@ -34,14 +84,17 @@ void write_diagnostics(const std::vector<DiagnosticRow>& rows, TableSink& sink) 
         "activities (gpu_activity_unlinked)"},
        {"of_count", I,
         "what count is out of: linkable kernels/memcpys/memsets (gpu_activity_unlinked), the "
-        "world size (missing_ranks); NULL = not applicable"},
+        "world size (missing_ranks), a hardware file's rows (its data rows read and skipped; "
+        "dispatches for counter files); NULL = not applicable"},
        {"example", T, "the message, or the first example with its byte offset"},
        {"gpu_time_ns", I,
         "summed duration of the GPU activities concerned (NULL = not known: skipped events have "
         "none)"},
        {"share_of_gpu_time", R,
         "gpu_time_ns / the rank's GPU time (summed duration of its kernels, memcpys, memsets)"},
-       {"share_of_events", R, "count / the rank's trace events (reader and linking rows)"}});
+       {"share_of_events", R,
+        "count / the rank's trace events (reader and linking rows); count / of_count for a "
+        "hardware file's rows"}});
   for (const DiagnosticRow& d : rows)
     t.add_row({opt_rank(d.rank), opt_text(d.file), Cell::of(std::string_view(d.kind)),
                Cell::of(severity_name(d.severity)), Cell::of(std::string_view(d.stage)),
@@ -83,8 +136,17 @@ std::string diagnostics_text(const std::vector<DiagnosticRow>& rows) {
     std::vector<const DiagnosticRow*> kinds;
   };
   std::map<int64_t, RankReader> reader;
+  std::map<std::string, RankReader> hardware;  // hardware files' rows (rank NULL), by file
   for (const DiagnosticRow& d : rows) {
     if (d.stage != "read") continue;
+    if (d.rank < 0 && !d.file.empty()) {
+      if (d.severity == Severity::kInfo) continue;
+      RankReader& h = hardware[d.file];
+      h.file = d.file;
+      if (!std::isnan(d.share_of_events)) h.share += d.share_of_events;
+      h.kinds.push_back(&d);
+      continue;
+    }
     RankReader& r = reader[d.rank];
     r.file = d.file;
     if (!std::isnan(d.share_of_events)) r.share += d.share_of_events;
@@ -110,6 +172,26 @@ std::string diagnostics_text(const std::vector<DiagnosticRow>& rows) {
                        k.front()->example.empty() ? "" : "; first: " + k.front()->example);
     }
     if (shown.size() > 3) o += fmt::format("    and {} more rank(s)\n", shown.size() - 3);
+  }
+  std::vector<const RankReader*> hw_shown;
+  for (const auto& [file, h] : hardware)
+    if (h.share > kDiagnosticsShareShown) hw_shown.push_back(&h);
+  if (!hw_shown.empty()) {
+    o += fmt::format("  hardware-file anomalies above {} of the rows in {} file(s):\n",
+                     pct(kDiagnosticsShareShown), hw_shown.size());
+    for (size_t i = 0; i < hw_shown.size() && i < 3; ++i) {
+      std::vector<const DiagnosticRow*> k = hw_shown[i]->kinds;
+      std::stable_sort(k.begin(), k.end(), [](const DiagnosticRow* a, const DiagnosticRow* b) {
+        return a->count > b->count;
+      });
+      std::string what;
+      for (size_t j = 0; j < k.size() && j < 3; ++j)
+        what += fmt::format("{}{} {} of {} rows", j ? ", " : "", k[j]->kind, k[j]->count,
+                            k[j]->of_count);
+      o += fmt::format("    {}: {}{}\n", hw_shown[i]->file, what,
+                       k.front()->example.empty() ? "" : "; first: " + k.front()->example);
+    }
+    if (hw_shown.size() > 3) o += fmt::format("    and {} more file(s)\n", hw_shown.size() - 3);
   }
   // The link rate over all ranks, and the lowest rank's.
   uint64_t unlinked = 0, linkable = 0;

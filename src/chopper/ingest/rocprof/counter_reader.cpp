@@ -1,6 +1,8 @@
 // Sniffing, dispatch to the format readers, the kernel-trace join, and the helpers they share.
 #include "chopper/ingest/rocprof/counter_reader.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <cmath>
@@ -138,6 +140,53 @@ void TableBuilder::finish(std::string_view repeat_kind) {
   cells_.clear();
   cells_.shrink_to_fit();
   rows_.clear();
+  for (size_t r = 0; r < t_.size(); ++r) drop_implausible_counters(t_, r);
+}
+
+void drop_implausible_counters(CounterTable& t, size_t row) {
+  const size_t nc = t.counter_names.size();
+  if (nc == 0) return;
+  double bound = kMaxCounterValue;
+  const Ns s = t.start_ns[row], e = t.end_ns[row];
+  if (!t.cumulative && s != kNoTime && e != kNoTime && e >= s)
+    bound = std::min(bound, kMaxCountsPerNs * static_cast<double>(e - s) + kCounterSlack);
+  for (size_t c = 0; c < nc; ++c) {
+    double& v = t.values[row * nc + c];
+    if (std::isnan(v) || (v >= 0 && v <= bound)) continue;
+    t.diagnostics.add("counter_out_of_range", [&] {
+      return fmt::format("dispatch {} ({}): {} = {:g}, outside [0, {:g}]: not used",
+                         t.dispatch_id[row], t.kernel[row].substr(0, 60), t.counter_names[c], v,
+                         bound);
+    });
+    v = std::numeric_limits<double>::quiet_NaN();
+  }
+}
+
+void remove_rows(CounterTable& t, const std::vector<bool>& drop) {
+  const size_t nc = t.counter_names.size();
+  size_t k = 0;
+  for (size_t r = 0; r < t.size(); ++r) {
+    if (r < drop.size() && drop[r]) continue;
+    if (k != r) {
+      t.correlation_id[k] = t.correlation_id[r];
+      t.dispatch_id[k] = t.dispatch_id[r];
+      t.agent[k] = t.agent[r];
+      t.pid[k] = t.pid[r];
+      t.kernel[k] = std::move(t.kernel[r]);
+      t.start_ns[k] = t.start_ns[r];
+      t.end_ns[k] = t.end_ns[r];
+      for (size_t c = 0; c < nc; ++c) t.values[k * nc + c] = t.values[r * nc + c];
+    }
+    ++k;
+  }
+  t.correlation_id.resize(k);
+  t.dispatch_id.resize(k);
+  t.agent.resize(k);
+  t.pid.resize(k);
+  t.kernel.resize(k);
+  t.start_ns.resize(k);
+  t.end_ns.resize(k);
+  t.values.resize(k * nc);
 }
 
 }  // namespace rocprof
@@ -275,6 +324,7 @@ void join_kernel_trace(CounterTable& counters, const CounterTable& kt) {
                counters.kernel[r].substr(0, 60) + " vs " + kt.kernel[m].substr(0, 60);
       });
     }
+    rocprof::drop_implausible_counters(counters, r);  // its duration is known now
     if (counters.agent[r] < 0) counters.agent[r] = kt.agent[m];
     if (counters.correlation_id[r] < 0) counters.correlation_id[r] = kt.correlation_id[m];
     if (counters.dispatch_id[r] < 0) counters.dispatch_id[r] = kt.dispatch_id[m];

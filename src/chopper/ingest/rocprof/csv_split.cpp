@@ -84,7 +84,8 @@ bool Splitter::split(std::string_view line) {
   return ok;
 }
 
-LineSource::LineSource(ByteSource& src, std::string head) : src_(src), buf_(std::move(head)) {
+LineSource::LineSource(ByteSource& src, std::string head, Diagnostics* diags)
+    : src_(src), diags_(diags), buf_(std::move(head)) {
   if (buf_.empty()) fill();
   if (buf_.size() >= 3 && std::memcmp(buf_.data(), "\xEF\xBB\xBF", 3) == 0) pos_ = 3;
 }
@@ -118,9 +119,35 @@ bool LineSource::next(std::string_view& line, bool& terminated) {
       terminated = true;
       return true;
     }
-    if (buf_.size() - pos_ > kMaxLine)
-      throw InputError(src_.name(), base_ + pos_,
-                       "line " + std::to_string(line_no_ + 1) + " is longer than 64 MiB");
+    if (buf_.size() - pos_ > kMaxLine) {
+      // Over the limit: the line's bytes are dropped as they come, up to its end.
+      const uint64_t start = base_ + pos_;
+      uint64_t bytes = buf_.size() - pos_;
+      base_ += buf_.size();
+      buf_.clear();
+      pos_ = 0;
+      bool ended = false;
+      while (!ended && fill()) {
+        const void* e = std::memchr(buf_.data(), '\n', buf_.size());
+        const size_t at =
+            e != nullptr ? static_cast<size_t>(static_cast<const char*>(e) - buf_.data()) : 0;
+        ended = e != nullptr;
+        const size_t drop = ended ? at + 1 : buf_.size();
+        bytes += ended ? at : buf_.size();
+        buf_.erase(0, drop);
+        base_ += drop;
+      }
+      ++line_no_;
+      ++long_lines_;
+      if (diags_ != nullptr)
+        diags_->add("row_too_long", [&] {
+          return "line " + std::to_string(line_no_) + " (byte " + std::to_string(start) +
+                 "): " + std::to_string(bytes) + " bytes, over the limit of " +
+                 std::to_string(kMaxLine) + " bytes per row: skipped";
+        });
+      scanned = 0;
+      continue;
+    }
     size_t scanned_after_pos = buf_.size() - pos_;  // fill() moves the line to the front
     if (!fill()) break;
     scanned = pos_ + scanned_after_pos;

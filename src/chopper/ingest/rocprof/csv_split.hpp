@@ -8,6 +8,7 @@
 #include <string_view>
 #include <vector>
 
+#include "chopper/base/diagnostics.hpp"
 #include "chopper/base/input.hpp"
 
 namespace chopper::csv {
@@ -36,13 +37,16 @@ class Splitter {
 // mark at the start is skipped. `head` holds bytes already read from `src` (by a sniffer).
 class LineSource {
  public:
-  static constexpr size_t kMaxLine = size_t{64} << 20;
+  // A line longer than this is skipped, never held whole (its bytes are dropped as they are
+  // read), and counted in `diags` ("row_too_long"), with its line number and length.
+  static constexpr size_t kMaxLine = size_t{1} << 20;
 
-  LineSource(ByteSource& src, std::string head);
+  LineSource(ByteSource& src, std::string head, Diagnostics* diags = nullptr);
   // The next line without its '\n'; false at the end. `terminated` is false for a last line that
-  // has no '\n' (a file cut short, or one written without a final newline). Throws InputError for
-  // a line longer than kMaxLine.
+  // has no '\n' (a file cut short, or one written without a final newline). Lines longer than
+  // kMaxLine are skipped (above).
   bool next(std::string_view& line, bool& terminated);
+  uint64_t long_lines() const { return long_lines_; }
   uint64_t line_no() const { return line_no_; }         // 1-based number of the last line
   uint64_t line_offset() const { return line_start_; }  // byte offset of its start
   const std::string& name() const { return src_.name(); }
@@ -50,6 +54,8 @@ class LineSource {
  private:
   bool fill();
   ByteSource& src_;
+  Diagnostics* diags_ = nullptr;
+  uint64_t long_lines_ = 0;
   std::string buf_;
   size_t pos_ = 0;
   uint64_t base_ = 0;  // byte offset of buf_[0] in the uncompressed stream

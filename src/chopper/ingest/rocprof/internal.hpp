@@ -48,6 +48,20 @@ class Header {
   std::unordered_map<std::string, int> index_;
 };
 
+// Plausibility of a counter value (docs/counter_formats.md, "Limits and ranges"): finite, >= 0,
+// at most kMaxCounterValue and, for a dispatch whose duration is known, at most
+// kMaxCountsPerNs x its duration in ns + kCounterSlack. The per-ns bound is above every counter
+// kind's own: cycles (10 GHz x 1,024 units x 4 per cycle = 4.1e4 per ns), bytes (1e5 per ns is
+// 100 TB/s) and FLOPs (2e7 per ns is 20 PFLOP/s).
+inline constexpr double kMaxCounterValue = 1e18;
+inline constexpr double kMaxCountsPerNs = 1e8;
+inline constexpr double kCounterSlack = 1e9;
+// Checks every counter of `row` (values already in the table): one out of range becomes NaN (not
+// collected) and is counted ("counter_out_of_range").
+void drop_implausible_counters(CounterTable& t, size_t row);
+// Removes the rows `drop` marks (parallel to the rows), keeping the others in order.
+void remove_rows(CounterTable& t, const std::vector<bool>& drop);
+
 // Collects rows and counter cells; finish() builds the dense values matrix.
 class TableBuilder {
  public:
@@ -61,7 +75,8 @@ class TableBuilder {
   size_t find(int64_t pid, int kind, int64_t id) const;
   void bind(int64_t pid, int kind, int64_t id, size_t row);
   // Builds values[]; repeated (row, counter) cells are summed and counted under `repeat_kind`
-  // (not counted if it is empty: summing is then the format's rule).
+  // (not counted if it is empty: summing is then the format's rule). Then every row's counters
+  // are checked (drop_implausible_counters).
   void finish(std::string_view repeat_kind);
 
  private:
@@ -98,7 +113,7 @@ class TableBuilder {
 template <class OnRow>
 void read_csv_rows(ByteSource& src, std::string head, CounterTable& t, Header& hdr, OnRow&& on_row,
                    int merge_col = -1) {
-  csv::LineSource lines(src, std::move(head));
+  csv::LineSource lines(src, std::move(head), &t.diagnostics);
   csv::Splitter row;
   std::string_view line;
   bool terminated = true;

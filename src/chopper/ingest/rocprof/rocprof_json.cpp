@@ -121,6 +121,21 @@ class JsonReader {
         }
       }
       t_.pid[r] = pid_;
+      // One dispatch id with two kernel_dispatch or counter_collection records, or with records
+      // of two kernels: which dispatch its counters and times belong to is unknown.
+      if (p.kernel_clash || p.dispatch_records > 1 || p.counter_records > 1) {
+        if (drop_.size() <= r) drop_.resize(r + 1, false);
+        drop_[r] = true;
+        t_.diagnostics.add("dispatch_id_repeated", [&] {
+          return "dispatch " + std::to_string(t_.dispatch_id[r]) + ": " +
+                 std::to_string(p.dispatch_records) + " kernel_dispatch and " +
+                 std::to_string(p.counter_records) + " counter_collection records" +
+                 (p.kernel_clash ? " of different kernels" : "") +
+                 "; the row is not used (not joined)";
+        });
+        t_.diagnostics.add_count("dispatch_id_repeated",
+                                 p.dispatch_records + p.counter_records - 1);
+      }
     }
     for (const CounterCell& c : cells_) {
       auto it = counters_.find(c.counter_id);
@@ -145,7 +160,11 @@ class JsonReader {
     pid_ = -1;
   }
 
-  void finish() { b_.finish("counter_repeated_summed"); }
+  void finish() {
+    b_.finish("counter_repeated_summed");
+    if (!drop_.empty()) remove_rows(t_, drop_);
+    drop_.clear();
+  }
   void abandon() {
     end_process();
     finish();
@@ -156,6 +175,8 @@ class JsonReader {
   struct Pending {
     uint64_t agent_handle = 0, kernel_id = 0;
     bool have_agent = false, have_kernel = false;
+    bool kernel_clash = false;  // records of this id name different kernels
+    uint64_t dispatch_records = 0, counter_records = 0;
   };
   struct CounterCell {
     size_t row;
@@ -272,6 +293,8 @@ class JsonReader {
     if (d.have_kernel && !p.have_kernel) {
       p.kernel_id = d.kernel_id;
       p.have_kernel = true;
+    } else if (d.have_kernel && p.kernel_id != d.kernel_id) {
+      p.kernel_clash = true;
     }
     if (t_.start_ns[r] == kNoTime) t_.start_ns[r] = d.start;
     if (t_.end_ns[r] == kNoTime) t_.end_ns[r] = d.end;
@@ -309,6 +332,7 @@ class JsonReader {
       });
     if (seen_dispatch_record_.size() <= r) seen_dispatch_record_.resize(r + 1, false);
     seen_dispatch_record_[r] = true;
+    ++pending_[r - first_row_].dispatch_records;
   }
 
   void read_counter_record(od::value v) {
@@ -358,6 +382,7 @@ class JsonReader {
       return;
     }
     size_t r = row_for(d);
+    ++pending_[r - first_row_].counter_records;
     for (const auto& [id, val] : values) cells_.push_back({r, id, val});
   }
 
@@ -368,6 +393,7 @@ class JsonReader {
   size_t first_row_ = 0;
   std::vector<Pending> pending_;
   std::vector<bool> seen_dispatch_record_;
+  std::vector<bool> drop_;  // rows of a repeated dispatch id (end_process), removed at finish
   std::vector<CounterCell> cells_;
   std::unordered_map<uint64_t, std::string> kernels_, counters_;
   std::unordered_map<uint64_t, int32_t> agents_;

@@ -422,7 +422,13 @@ void read_amd_smi_json(LineReader& in, const TelemetryReadOptions& o, TelemetryD
   std::string text;
   std::string_view line;
   bool complete = true;
+  in.limit_rows(kMaxJsonBytes, &d.diagnostics);
   while (in.next(line, complete)) {
+    if (text.size() + line.size() + 1 > kMaxJsonBytes)
+      throw InputError(in.name(), in.line_offset(),
+                       fmt::format("{}: amd-smi JSON larger than {} (the limit for a JSON "
+                                   "telemetry file)",
+                                   where(in.line_no()), limit_text(kMaxJsonBytes)));
     text.append(line);
     text.push_back('\n');
   }

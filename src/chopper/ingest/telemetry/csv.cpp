@@ -143,20 +143,46 @@ bool LineReader::block_next(std::string_view& line, bool& complete) {
   }
   if (pos_ >= blk_size_) return false;
   // A mapped file read through: the pages behind are given back every 4 MiB.
-  if (!window_on_ && pos_ - released_ >= (size_t{4} << 20)) {
+  constexpr size_t kRelease = size_t{4} << 20;
+  if (!window_on_ && pos_ - released_ >= kRelease) {
     src_.release_below(blk_ + pos_);
     released_ = pos_;
   }
   const char* p = blk_ + pos_;
   const size_t rem = blk_size_ - pos_;
   line_offset_ = pos_;
-  if (const void* nl = std::memchr(p, '\n', rem)) {
+  const void* nl = std::memchr(p, '\n', std::min(rem, max_line_ + 1));
+  while (nl == nullptr && rem > max_line_) {
+    // A row over the limit: skipped to its end, 4 MiB at a time, its pages given back.
+    size_t q = pos_ + max_line_ + 1;
+    const char* end = nullptr;
+    while (q < blk_size_ && end == nullptr) {
+      const size_t step = std::min(blk_size_ - q, kRelease);
+      end = static_cast<const char*>(std::memchr(blk_ + q, '\n', step));
+      q += step;
+      if (!window_on_ && end == nullptr) {
+        src_.release_below(blk_ + q);
+        released_ = q;
+      }
+    }
+    ++line_no_;
+    const size_t stop = end != nullptr ? static_cast<size_t>(end - blk_) + 1 : blk_size_;
+    long_row(stop - pos_ - (end != nullptr ? 1 : 0));
+    pos_ = stop;
+    if (pos_ >= blk_size_) return false;
+    p = blk_ + pos_;
+    line_offset_ = pos_;
+    nl = std::memchr(p, '\n', std::min(blk_size_ - pos_, max_line_ + 1));
+    if (nl == nullptr && blk_size_ - pos_ <= max_line_) break;
+  }
+  const size_t rem2 = blk_size_ - pos_;
+  if (nl != nullptr) {
     const size_t len = static_cast<size_t>(static_cast<const char*>(nl) - p);
     line = std::string_view(p, len);
     complete = true;
     pos_ += len + 1;
   } else {
-    line = std::string_view(p, rem);
+    line = std::string_view(p, rem2);
     complete = false;
     pos_ = blk_size_;
   }
@@ -419,10 +445,27 @@ void LineReader::plan_block(const std::vector<std::pair<Ns, Ns>>& ranges) {
   advice.keep = true;
 }
 
+void LineReader::long_row(uint64_t bytes) {
+  ++long_rows_;
+  if (diags_ == nullptr) return;
+  diags_->add("row_too_long", [&] {
+    return fmt::format("{}: {} bytes, over the limit of {} bytes per row: skipped",
+                       where(line_no()), bytes, max_line_);
+  });
+}
+
 bool LineReader::raw_next(std::string_view& line, bool& complete) {
   size_t scan = pos_;
   for (;;) {
     const size_t nl = buf_.find('\n', scan);
+    if (nl != std::string::npos && nl - pos_ > max_line_) {  // over the limit, all buffered
+      line_offset_ = base_ + pos_;
+      ++line_no_;
+      long_row(nl - pos_);
+      pos_ = nl + 1;
+      scan = pos_;
+      continue;
+    }
     if (nl != std::string::npos) {
       line = std::string_view(buf_.data() + pos_, nl - pos_);
       complete = true;
@@ -435,6 +478,26 @@ bool LineReader::raw_next(std::string_view& line, bool& complete) {
       buf_.erase(0, pos_);
       base_ += pos_;
       pos_ = 0;
+    }
+    if (buf_.size() > max_line_) {
+      // A row over the limit: its bytes are dropped as they come, up to its end, never held.
+      line_offset_ = base_;
+      uint64_t bytes = buf_.size();
+      base_ += buf_.size();
+      buf_.clear();
+      bool ended = false;
+      while (!ended && fill()) {
+        const size_t e = buf_.find('\n');
+        const size_t drop = e == std::string::npos ? buf_.size() : e + 1;
+        ended = e != std::string::npos;
+        bytes += ended ? e : buf_.size();
+        buf_.erase(0, drop);
+        base_ += drop;
+      }
+      ++line_no_;
+      long_row(bytes);
+      scan = 0;
+      continue;
     }
     scan = buf_.size();
     if (!fill()) {

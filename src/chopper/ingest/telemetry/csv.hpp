@@ -35,6 +35,10 @@ struct SkippedRows {
   Ns first_t = 0, last_t = 0;  // the times of the first and last of them (0: unknown)
 };
 
+// Rows (lines) longer than this are skipped without being held and counted ("row_too_long") by
+// every telemetry reader, compressed or not.
+inline constexpr size_t kMaxRowBytes = size_t{1} << 20;
+
 // Splits a decompressed stream into lines without holding it whole.
 class LineReader {
  public:
@@ -51,6 +55,13 @@ class LineReader {
   uint64_t line_no() const { return lines_known_ ? line_no_ : line_offset_ | kByteOffsetMark; }
   uint64_t line_offset() const { return line_offset_; }  // decompressed byte offset of its start
   const std::string& name() const { return src_.name(); }
+  // Rows longer than `n` bytes (default kMaxRowBytes, detail.hpp) are skipped without being held
+  // and counted in `diags` ("row_too_long"; not counted when `diags` is null).
+  void limit_rows(size_t n, Diagnostics* diags) {
+    max_line_ = n;
+    diags_ = diags;
+  }
+  uint64_t long_rows() const { return long_rows_; }
 
   // Rows of interest (telemetry_reader.hpp, TelemetryWindow). read_telemetry enables them with the
   // time ranges (already widened) for each clock, and `edge`: the rows within it of the first and
@@ -77,7 +88,11 @@ class LineReader {
   uint64_t bytes_returned() const { return bytes_returned_; }
 
  private:
-  bool fill();  // appends a chunk; false at the end
+  bool fill();                    // appends a chunk; false at the end
+  void long_row(uint64_t bytes);  // counts a row over max_line_ (line_no_ is its line)
+  size_t max_line_ = kMaxRowBytes;
+  Diagnostics* diags_ = nullptr;
+  uint64_t long_rows_ = 0;
   bool raw_next(std::string_view& line, bool& complete);
   bool block_next(std::string_view& line, bool& complete);
   // Stream windowing: whether to return the line (false: it is held or skipped).

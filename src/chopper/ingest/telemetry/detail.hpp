@@ -14,6 +14,24 @@
 
 namespace chopper::telemetry {
 
+// The plausible range of each metric (docs/telemetry_formats.md, "Limits and ranges"): a sample
+// outside it is dropped and counted ("telemetry_out_of_range"). Power is per GPU.
+inline constexpr double kMaxPowerW = 5000;
+inline constexpr double kMaxClockMhz = 10000;
+inline constexpr double kMinTempC = -50, kMaxTempC = 200;
+inline constexpr double kMaxCumulative = 1e18;  // energy (J) and link counters (bytes)
+// An energy counter may not rise faster than kMaxPowerW: a rise beyond it (plus this slack, for
+// the counters' rounding) between two samples drops the later sample.
+inline constexpr double kEnergySlackJ = 1;
+struct MetricRange {
+  double lo, hi;
+};
+MetricRange metric_range(Metric m);
+
+// An amd-smi JSON file is one document (or a few), read whole: up to this many bytes
+// (decompressed), its lines too (kMaxRowBytes, csv.hpp, is every other format's row limit).
+inline constexpr size_t kMaxJsonBytes = size_t{256} << 20;
+
 // Collects samples into TelemetryData::series.
 class SeriesBuilder {
  public:
@@ -31,6 +49,10 @@ class SeriesBuilder {
   void finish();
 
  private:
+  // Drops the samples of an energy counter (sorted, one clock) that rise faster than kMaxPowerW;
+  // `lines` (null: not known, the samples were re-sorted) are the series' sample lines, the
+  // segment starting at `first`.
+  void drop_energy_spikes(Series& s, const std::vector<uint64_t>* lines, size_t first);
   TelemetryData& d_;
   std::unordered_map<std::string, size_t> index_;
   std::vector<std::vector<uint64_t>> lines_;  // per series, the line of each sample

@@ -57,15 +57,78 @@ size_t SeriesBuilder::series(size_t slot, const GpuRef& gpu, Metric m, std::stri
   return id;
 }
 
+MetricRange metric_range(Metric m) {
+  switch (m) {
+    case Metric::kPowerW:
+    case Metric::kPowerAvgW:
+      return {0, kMaxPowerW};
+    case Metric::kSmClockMhz:
+    case Metric::kMemClockMhz:
+      return {0, kMaxClockMhz};
+    case Metric::kTempGpuC:
+    case Metric::kTempHotspotC:
+    case Metric::kTempMemC:
+      return {kMinTempC, kMaxTempC};
+    case Metric::kUtilGpuPct:
+    case Metric::kUtilMemPct:
+      return {0, 100};
+    case Metric::kThrottleReasons:
+      return {0, 18446744073709551615.0};
+    case Metric::kEnergyJ:
+    case Metric::kLinkTxBytes:
+    case Metric::kLinkRxBytes:
+    case Metric::kPcieTxBytes:
+    case Metric::kPcieRxBytes:
+      return {0, kMaxCumulative};
+  }
+  return {0, 0};
+}
+
 void SeriesBuilder::add(size_t s, Ns t, double v, uint64_t line) {
   if (!std::isfinite(v)) {
     count(d_, "bad_value", line, "not a finite number");
     return;
   }
   Series& se = d_.series[s];
+  const MetricRange r = metric_range(se.metric);
+  if (v < r.lo || v > r.hi) {
+    d_.diagnostics.add("telemetry_out_of_range", [&] {
+      return fmt::format("{}: {} of GPU {} = {:g}, outside {}'s range [{:g}, {:g}]: dropped",
+                         where(line), se.source, se.gpu.index, v, metric_name(se.metric), r.lo,
+                         r.hi);
+    });
+    return;
+  }
   se.t_ns.push_back(t);
   se.value.push_back(v);
   lines_[s].push_back(line);
+}
+
+void SeriesBuilder::drop_energy_spikes(Series& s, const std::vector<uint64_t>* lines,
+                                       size_t first) {
+  size_t keep = 0;
+  for (size_t i = 0; i < s.size(); ++i) {
+    if (keep > 0) {
+      const double rise = s.value[i] - s.value[keep - 1];
+      const double dt_s = static_cast<double>(s.t_ns[i] - s.t_ns[keep - 1]) * 1e-9;
+      if (rise > kMaxPowerW * dt_s + kEnergySlackJ) {
+        d_.diagnostics.add("telemetry_out_of_range", [&] {
+          const size_t at = first + i;
+          return fmt::format(
+              "{}: {} of GPU {} rises {:g} J in {:.3f} s (over {:g} W): the sample is dropped",
+              lines != nullptr && at < lines->size() ? where((*lines)[at])
+                                                     : std::string("a sample"),
+              s.source, s.gpu.index, rise, dt_s, kMaxPowerW);
+        });
+        continue;
+      }
+    }
+    s.t_ns[keep] = s.t_ns[i];
+    s.value[keep] = s.value[i];
+    ++keep;
+  }
+  s.t_ns.resize(keep);
+  s.value.resize(keep);
 }
 
 void SeriesBuilder::finish() {
@@ -123,6 +186,8 @@ void SeriesBuilder::finish() {
         seg.t_ns.assign(s.t_ns.begin() + b, s.t_ns.begin() + e);
         seg.value.assign(s.value.begin() + b, s.value.begin() + e);
       }
+      if (seg.metric == Metric::kEnergyJ)
+        drop_energy_spikes(seg, unordered ? nullptr : &lines, start);
       // A series that never got a sample (every value N/A) is not kept.
       if (!seg.t_ns.empty()) out.push_back(std::move(seg));
       if (n == 0) break;
@@ -342,6 +407,7 @@ TelemetryData parse(telemetry::LineReader& in, const TelemetryReadOptions& o) {
   TelemetryData d;
   d.file = in.name();
   d.format = std::string(fmt_name);
+  in.limit_rows(telemetry::kMaxRowBytes, &d.diagnostics);
   if (fmt_name == "nvidia-smi")
     telemetry::read_nvidia_smi(in, o, d);
   else if (fmt_name == "amd-smi" && telemetry::sniff_is_json(head))

@@ -1256,7 +1256,11 @@ void coverage_section(Doc& doc, const TableStore& ts) {
         "</td><td>{}</td></tr>",
         esc(d.s(r, "kind")), esc(d.s(r, "severity")), esc(d.s(r, "kind")),
         d.null(r, "rank") ? std::string() : std::to_string(d.i(r, "rank")), esc(d.s(r, "file")),
-        d.null(r, "count") ? std::string() : std::to_string(d.i(r, "count")),
+        d.null(r, "count")
+            ? std::string()
+            : std::to_string(d.i(r, "count")) + (d.null(r, "of_count")
+                                                     ? std::string()
+                                                     : " of " + std::to_string(d.i(r, "of_count"))),
         esc(d.s(r, "example")));
   t += "</table></div>";
   if (d.rows() == 0)
