@@ -160,10 +160,18 @@ TEST(HostileHardware, TelemetryOutOfRangeDropped) {
       EXPECT_TRUE(std::isfinite(v));
       EXPECT_GE(v, 0);
     }
-    if (s.metric == Metric::kPowerW) EXPECT_EQ(s.value, (std::vector<double>{300, 450}));
-    if (s.metric == Metric::kSmClockMhz) EXPECT_EQ(s.value.size(), 3u);
-    if (s.metric == Metric::kTempGpuC) EXPECT_EQ(s.value.size(), 3u);
-    if (s.metric == Metric::kUtilGpuPct) EXPECT_EQ(s.value.size(), 3u);
+    if (s.metric == Metric::kPowerW) {
+      EXPECT_EQ(s.value, (std::vector<double>{300, 450}));
+    }
+    if (s.metric == Metric::kSmClockMhz) {
+      EXPECT_EQ(s.value.size(), 3u);
+    }
+    if (s.metric == Metric::kTempGpuC) {
+      EXPECT_EQ(s.value.size(), 3u);
+    }
+    if (s.metric == Metric::kUtilGpuPct) {
+      EXPECT_EQ(s.value.size(), 3u);
+    }
   }
 }
 
@@ -179,7 +187,9 @@ TEST(HostileHardware, EnergyCounterSpikeDropped) {
   const TelemetryData d = read_tel(t);
   EXPECT_EQ(d.diagnostics.count("telemetry_out_of_range"), 1u);
   for (const Series& s : d.series)
-    if (s.metric == Metric::kEnergyJ) EXPECT_EQ(s.value, (std::vector<double>{1000, 1660, 2980}));
+    if (s.metric == Metric::kEnergyJ) {
+      EXPECT_EQ(s.value, (std::vector<double>{1000, 1660, 2980}));
+    }
 }
 
 TEST(HostileHardware, CounterOutOfRangeDropped) {
