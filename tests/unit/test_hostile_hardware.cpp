@@ -177,7 +177,7 @@ TEST(HostileHardware, TelemetryOutOfRangeDropped) {
 
 TEST(HostileHardware, EnergyCounterSpikeDropped) {
   // amd-smi energy in J, one sample a second: +660 J, then +1e12 J (a 1e12 W rise, above
-  // 5,000 W: dropped), then back at +1,320 J from the first (660 W a sample apart: kept).
+  // 5,000 W: dropped), then +1,320 J over the 2 s since the sample kept before (660 W: kept).
   const std::string t =
       "timestamp,gpu,socket_power,total_energy_consumption\n"
       "1767225605,0,650,1000\n"
@@ -333,7 +333,7 @@ TEST(HostileHardware, TwoGiBRowInSmallGzipIsSkippedInBoundedMemory) {
   // counted (row_too_long 1), both rows are read, in bounded time and memory.
   const std::string gz =
       gzip_with_long_row(std::string(kNvHeader) + nv_row(0), uint64_t{2} << 30, "\n" + nv_row(1));
-  EXPECT_LT(gz.size(), size_t{4} << 20);  // a few MB hold 2 GiB
+  EXPECT_LT(gz.size(), size_t{32} << 20);  // ISA-L's level 1: about 20 MB hold the 2 GiB
   const long rss0 = maxrss_kb();
   const auto t0 = std::chrono::steady_clock::now();
   auto src = ByteSource::from_memory(gz, "big.csv.gz");
@@ -397,7 +397,7 @@ TEST(HostileHardware, AnalyzeShowsBrokenTelemetry) {
     }
     out += line + "\n";
   }
-  ASSERT_GT(spoilt, 10u);
+  ASSERT_GE(spoilt, 4u);
   std::ofstream(tel) << out;
   StreamOptions so;
   so.paths = {dir.string()};
