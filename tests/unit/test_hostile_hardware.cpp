@@ -271,6 +271,23 @@ TEST(HostileHardware, RocprofJsonRepeatedDispatchIdsNotJoined) {
   EXPECT_DOUBLE_EQ(ok.value(0, 0), 100);
 }
 
+TEST(HostileHardware, RocprofCsvRepeatedDispatchIdsNotJoined) {
+  // Dispatch id 1 written for three dispatches of one kernel at 1,000, 3,000 and 5,000 ns (the
+  // later two rows disagree on the times: 2 counted), and dispatch 2 twice with the same times
+  // (two counters of one dispatch: kept). Dispatch 1's row is removed; dispatch 2 stays.
+  std::string t = kCounterHeader;
+  t += ctr_row(1, "SQ_WAVES", "64", 1000, 2000);
+  t += ctr_row(1, "SQ_WAVES", "64", 3000, 4000);
+  t += ctr_row(1, "SQ_WAVES", "64", 5000, 6000);
+  t += ctr_row(2, "SQ_WAVES", "64", 7000, 8000);
+  t += ctr_row(2, "GRBM_COUNT", "900", 7000, 8000);
+  const CounterTable c = read_ctr(t);
+  ASSERT_EQ(c.size(), 1u);
+  EXPECT_EQ(c.dispatch_id[0], 2);
+  EXPECT_EQ(c.diagnostics.count("dispatch_id_repeated"), 2u);
+  EXPECT_DOUBLE_EQ(c.value(0, static_cast<size_t>(c.counter_index("SQ_WAVES"))), 64);
+}
+
 TEST(HostileHardware, WaterfallPartsBounded) {
   // One 1,000 ns kernel whose counters say 1e20 ns of issued matrix work and whose clock says
   // it was active 5,000 ns: unbounded, instruction would be 1e20 - 100, frequency -4,000 and the

@@ -24,6 +24,7 @@ CounterTable read_counter_collection_csv(ByteSource& src, std::string head) {
   int c_corr = -1, c_disp = -1, c_agent = -1, c_pid = -1, c_kernel = -1, c_name = -1, c_value = -1,
       c_start = -1, c_end = -1;
   bool columns_known = false;
+  std::vector<bool> repeated;  // rows whose dispatch id holds rows of several dispatches
 
   auto field = [](const std::vector<std::string_view>& f, int c) {
     return c < 0 ? std::string_view{} : f[static_cast<size_t>(c)];
@@ -84,11 +85,27 @@ CounterTable read_counter_collection_csv(ByteSource& src, std::string head) {
           }
           if (t.start_ns[r] != kNoTime && t.end_ns[r] != kNoTime && t.end_ns[r] < t.start_ns[r])
             bad("end_before_start");
-        } else if (t.kernel[r] != kernel && !(kernel.empty() && t.kernel[r].empty())) {
-          // Rows of one dispatch should agree; the first row's fields are kept.
-          std::string k(kernel);
-          repair_utf8(k);
-          if (k != t.kernel[r]) bad("inconsistent_dispatch_rows");
+        } else {
+          // Rows of one dispatch agree on its kernel and times; rows that do not are of several
+          // dispatches under one id (ids that repeat): which counters belong to which dispatch is
+          // unknown, and the id's row is removed at the end.
+          bool clash = false;
+          if (t.kernel[r] != kernel) {
+            std::string k(kernel);
+            repair_utf8(k);
+            clash = k != t.kernel[r];
+          }
+          for (int which = 0; which < 2 && !clash; ++which) {
+            s = field(f, which == 0 ? c_start : c_end);
+            Ns v = kNoTime;
+            const Ns have = which == 0 ? t.start_ns[r] : t.end_ns[r];
+            if (!s.empty() && parse_i64(s, v) && have != kNoTime && v != have) clash = true;
+          }
+          if (clash) {
+            if (repeated.size() <= r) repeated.resize(r + 1, false);
+            repeated[r] = true;
+            bad("dispatch_id_repeated");
+          }
         }
         std::string_view name = field(f, c_name);
         if (name.empty()) return bad("empty_counter_name");
@@ -100,6 +117,7 @@ CounterTable read_counter_collection_csv(ByteSource& src, std::string head) {
         b.add_cell(r, c, v);
       });
   b.finish("counter_repeated_summed");
+  if (!repeated.empty()) remove_rows(t, repeated);
   return t;
 }
 
