@@ -378,7 +378,17 @@ TEST(Stream, ProcessesGiveTheTablesOfOne) {
   const std::string dir = synth_run("procs", c);
   unrank(dir, "rank-7.json");
   std::ofstream(dir + "/rank-12.json") << "{\"traceEvents\": [";
+  // A broken telemetry row: the file's bad_row row in the diagnostics table, whoever reads it.
+  std::ofstream(dir + "/telemetry/node1.nvidia-smi.csv", std::ios::app) << "garbage\n";
   const Collect one = in_memory(dir, true);
+  {
+    const Table& d = *one.tables.at("diagnostics");
+    bool found = false;
+    for (size_t r = 0; r < d.rows(); ++r)
+      found = found || (cell_text(d, r, 2) == "tbad_row" &&
+                        cell_text(d, r, 1) == "t" + dir + "/telemetry/node1.nvidia-smi.csv");
+    EXPECT_TRUE(found) << "the telemetry file's bad_row in the diagnostics table";
+  }
   expect_same(one, streamed_by(2, dir, true, false), "2 processes, gathered");
   expect_same(one, streamed_by(3, dir, true, true), "3 processes, shared files");
   expect_same(one, streamed_by(4, dir, true, false), "4 processes, gathered");
