@@ -226,9 +226,18 @@ TEST(HostileHardware, CounterTimedByKernelTraceIsChecked) {
   kt.pid = {4242};
   kt.start_ns = {5000};
   kt.end_ns = {6000};
+  kt.file = "kt.csv";
+  kt.diagnostics.add("bad_timestamp",
+                     std::string("line 3: a row without times"));  // the trace's own
   join_kernel_trace(c, kt);
   EXPECT_EQ(c.diagnostics.count("counter_out_of_range"), 1u);
   EXPECT_TRUE(std::isnan(c.value(0, 0)));
+  // The kernel trace's anomaly goes with the table it timed, naming the kernel trace.
+  EXPECT_EQ(c.diagnostics.count("kernel_trace_bad_timestamp"), 1u);
+  const std::vector<DiagnosticRow> rows = hardware_diagnostics({}, {c});
+  ASSERT_NE(find_row(rows, "kernel_trace_bad_timestamp"), nullptr);
+  EXPECT_EQ(find_row(rows, "kernel_trace_bad_timestamp")->example,
+            "kt.csv: line 3: a row without times");
 }
 
 std::string rocprof_json(int records, bool same_id) {

@@ -276,6 +276,15 @@ CounterTable read_counters_file(const std::string& path) {
 }
 
 void join_kernel_trace(CounterTable& counters, const CounterTable& kt) {
+  // The kernel trace's own anomalies go with the table it times (the diagnostics table lists
+  // counter tables, not the kernel traces that time them): kinds prefixed "kernel_trace_",
+  // examples naming the kernel trace.
+  for (const Diagnostics::Entry& e : kt.diagnostics.entries()) {
+    const std::string kind = "kernel_trace_" + e.kind;
+    for (const std::string& ex : e.examples) counters.diagnostics.add(kind, kt.file + ": " + ex);
+    if (e.count > e.examples.size())
+      counters.diagnostics.add_count(kind, e.count - e.examples.size());
+  }
   std::unordered_map<int64_t, size_t> by_dispatch, by_corr;
   std::unordered_map<int64_t, bool> dup_dispatch, dup_corr;
   for (size_t r = 0; r < kt.size(); ++r) {

@@ -39,6 +39,8 @@ CounterTable read_counters_file(const std::string& path);
 // one, else by correlation id. Rows with no match are counted in counters.diagnostics
 // ("join_unmatched"); matches whose kernel names differ are counted ("join_kernel_mismatch"); a
 // dispatch id the kernel trace holds twice is counted ("join_ambiguous") and its first row used.
+// The kernel trace's own diagnostics are added to counters.diagnostics, each kind prefixed
+// "kernel_trace_" and each example with the kernel trace's file name.
 void join_kernel_trace(CounterTable& counters, const CounterTable& kernel_trace);
 
 }  // namespace chopper
