@@ -576,20 +576,41 @@ void hardware_partial(const RankContext& c, const AnalysisOptions& o, const Rank
 
 namespace {
 
-// A kernel's finished waterfall parts, bounded: each part in [0, observed] and the parts summing
-// to observed. A part that is not finite or is negative counts 0, each is cut to what the parts
-// before it left (theoretical, instruction, utilization, overlap, frequency, in that order), and
-// the residual is what they leave. Implausible inputs (counters, clocks) can thus make no part
-// infinite, negative or larger than the kernel.
+// A kernel's finished waterfall parts, bounded against implausible inputs (counters, clocks): no
+// part is infinite or NaN (it counts 0), theoretical, instruction and utilization lie in [0, d]
+// and together in [0, d], and overlap and frequency, which are differences of estimates and may
+// be negative per kernel (noise: an instance faster than its solo reference, a clock rounded a
+// cycle up), are kept signed but at most d in size, so that sums over kernels stay unbiased. The
+// residual is what they leave. The rows (bound_waterfall_row) then put every part in [0, observed].
 void bound_waterfall_parts(WaterfallUnit& u) {
-  double left = std::max(0.0, static_cast<double>(u.observed_ns));
-  for (double* p :
-       {&u.theoretical_ns, &u.instruction_ns, &u.utilization_ns, &u.overlap_ns, &u.frequency_ns}) {
+  const double d = std::max(0.0, static_cast<double>(u.observed_ns));
+  double left = d;
+  for (double* p : {&u.theoretical_ns, &u.instruction_ns, &u.utilization_ns}) {
     if (!std::isfinite(*p) || *p < 0) *p = 0;
     *p = std::min(*p, left);
     left -= *p;
   }
+  for (double* p : {&u.overlap_ns, &u.frequency_ns}) {
+    if (!std::isfinite(*p)) *p = 0;
+    *p = std::clamp(*p, -d, left);
+    left -= *p;
+  }
   u.residual_ns = left;
+}
+
+// A waterfall row's parts (sums over its kernels), bounded: each part in [0, observed] and the
+// parts summing to observed. A negative sum (noise of the signed parts over few kernels) counts 0,
+// each part is cut to what the parts before it left (theoretical, instruction, utilization,
+// overlap, frequency, in that order), and the residual is what they leave.
+void bound_waterfall_row(WaterfallRow& w) {
+  double left = std::max(0.0, static_cast<double>(w.observed_ns));
+  for (double* p :
+       {&w.theoretical_ns, &w.instruction_ns, &w.utilization_ns, &w.overlap_ns, &w.frequency_ns}) {
+    if (!std::isfinite(*p) || *p < 0) *p = 0;
+    *p = std::min(*p, left);
+    left -= *p;
+  }
+  w.residual_ns = left;
 }
 
 }  // namespace
@@ -656,8 +677,14 @@ void finalize_hardware(RunAnalysis& ra, const AnalysisOptions& o) {
   for (size_t i = 1; i < ra.ranks.size(); ++i)
     increasing = increasing && ra.ranks[i - 1].rank < ra.ranks[i].rank;
   auto flush = [&] {
-    for (auto& [k, w] : by_op) ra.waterfall.push_back(std::move(w));
-    for (auto& [k, w] : by_phase) phase_rows.push_back(std::move(w));
+    for (auto& [k, w] : by_op) {
+      bound_waterfall_row(w);
+      ra.waterfall.push_back(std::move(w));
+    }
+    for (auto& [k, w] : by_phase) {
+      bound_waterfall_row(w);
+      phase_rows.push_back(std::move(w));
+    }
     by_op.clear();
     by_phase.clear();
   };
