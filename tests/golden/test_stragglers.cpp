@@ -32,6 +32,12 @@ const Case kCases[] = {
     // Kernel durations vary from rank to rank (σ = 5% per kernel): no straggler, but a cost at
     // the collectives, where every rank waits for the one that happened to be slowest.
     {"noise", [](SynthConfig& c) { c.noise = 0.05; }},
+    // The demo's straggler alone: rank 7's clock capped at 80% of the max.
+    {"clock_cap",
+     [](SynthConfig& c) {
+       c.straggler_rank = c.ranks - 1;
+       c.straggler_clock = 0.8;
+     }},
     {"demo", [](SynthConfig& c) { apply_scenario("demo", c); }},
 };
 
@@ -122,7 +128,7 @@ TEST_P(StragglerMatrix, CostWithinTwoPointsOfTruth) {
     EXPECT_EQ(named, 0);
   }
   // The demo's straggler (80% clock cap, under its DVFS floor of 85%) slows every iteration.
-  if (sc == "straggler" || sc == "demo") {
+  if (sc == "straggler" || sc == "demo" || sc == "clock_cap") {
     EXPECT_EQ(named, 3);
   }
 }
