@@ -1,12 +1,13 @@
 // The ground-truth generator. Design:
 //   1. A program: the list of host actions one training step performs (annotations, ops that
 //      launch kernels, collectives, waits), identical on every rank, built from the model preset.
-//   2. Pass 1 runs all ranks in lockstep over the program, keeping only scalar state, to find when
-//      every collective ends (the last rank to arrive starts it).
+//   2. Pass 1 runs all ranks in lockstep over the program, keeping only scalar state (and each
+//      rank's collective intervals), to find when every collective ends (the last rank to arrive
+//      starts it); with comm interference each iteration in rounds until those intervals settle.
 //   3. Pass 2 runs each rank alone (in parallel) with those end times and writes its files. Both
 //      passes share one step function and a counter-based RNG, so they agree to the nanosecond.
 // Every duration is built up effect by effect (nominal roofline time, matrix-unit loss, straggler
-// clock cap, DVFS clock, comm interference, noise) and each increment is recorded in truth.json.
+// clock cap, DVFS clock, noise, comm interference) and each increment is recorded in truth.json.
 #include "chopper/synth/synth.hpp"
 
 #include <fmt/format.h>
