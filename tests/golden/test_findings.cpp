@@ -189,3 +189,31 @@ TEST(FindingsGolden, LaunchBoundHostLateAndLaunchLatency) {
         mean_iteration(r) / 1e6);
   }
 }
+
+// The demo's straggler: every effect at once (DVFS to 85% of the max clock, matrix-unit loss,
+// comm interference, a data-loader stall, noise) and rank 7 capped at 80%, under the DVFS floor,
+// so it binds in every iteration. The straggler finding names rank 7 at truth's cost (the step
+// time the straggler adds, averaged over the iterations) within 2 points of the iteration.
+TEST(FindingsGolden, DemoStragglerIsNamedWithItsCost) {
+  for (const auto& [dev, par] :
+       {std::pair{"h100", Parallelism::kFsdp}, std::pair{"mi300x", Parallelism::kFsdp},
+        std::pair{"a100", Parallelism::kDdp}}) {
+    SCOPED_TRACE(dev);
+    SynthConfig c = eight(dev, par);
+    ASSERT_TRUE(apply_scenario("demo", c));
+    const Result r = run(std::string("demo_") + dev, c);
+    const Finding* f = find(r.f, FindingKind::kStraggler);
+    ASSERT_NE(f, nullptr);
+    EXPECT_TRUE(f->significant);
+    EXPECT_EQ(f->rank, c.straggler_rank);
+    double want = 0;
+    for (const IterationRow& it : r.ra.iterations)
+      want += static_cast<double>(r.truth.at(0).straggler_cost_ns.at(it.iteration));
+    want /= static_cast<double>(r.ra.iterations.size());
+    EXPECT_GT(want, 0.01 * mean_iteration(r));  // it matters: over 1% of the step
+    EXPECT_NEAR(f->cost_ns, want, 0.02 * mean_iteration(r));
+    std::printf("%s demo straggler: rank %lld, finding %.3f ms, truth %.3f ms of %.3f ms\n", dev,
+                static_cast<long long>(f->rank), f->cost_ns / 1e6, want / 1e6,
+                mean_iteration(r) / 1e6);
+  }
+}

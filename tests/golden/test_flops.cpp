@@ -1,6 +1,8 @@
 // Golden test for op_cost(): on synthetic runs, the FLOPs computed from the shapes the synthetic
 // trace records for each GEMM and attention kernel's launching host op equal the FLOPs the
-// generator used for that kernel (truth.json), to 1e-9 relative. This checks the reader (Input
+// generator used for that kernel (truth.json), to 1e-9 relative; and for GEMMs (forward, dgrad,
+// wgrad), norms and elementwise ops the bytes too: the shapes describe the work the nominal time
+// is made of. This checks the reader (Input
 // Dims, Input type, Concrete Inputs), the link from kernel to host op, and the formulas against
 // an independent statement of them (synth.cpp: GEMM 2·m·n·k; causal attention 2·seq·T·h forward,
 // 2.5× backward).
@@ -31,8 +33,10 @@ void check_flops(const std::string& name, const SynthConfig& c) {
     for (size_t i = 0; i < t.gpu.size(); ++i) by_corr[t.gpu.correlation[i]] = i;
     size_t gemms = 0, fwd = 0, bwd = 0;
     int shown = 0;
+    size_t vector_ops = 0;
     for (const TruthKernel& k : truth[r].kernels) {
-      if (k.op_class != "gemm" && k.op_class != "attention") continue;
+      const bool vec = k.op_class == "norm" || k.op_class == "elementwise";
+      if (k.op_class != "gemm" && k.op_class != "attention" && !vec) continue;
       const auto it = by_corr.find(k.correlation);
       ASSERT_NE(it, by_corr.end()) << "correlation " << k.correlation;
       const int32_t h = t.gpu.host_op_idx[it->second];
@@ -42,11 +46,30 @@ void check_flops(const std::string& name, const SynthConfig& c) {
       const OpCost cost = op_cost(op, t.strings.str(t.shapes_of(hi).input_dims),
                                   t.strings.str(t.shapes_of(hi).input_types),
                                   t.strings.str(t.shapes_of(hi).concrete_inputs));
+      if (vec) {
+        // Norms and elementwise ops (the FSDP copy-out aside: a split, no formula): the shapes
+        // give the generator's W and Q, forward and backward (docs/flops.md).
+        if (op == "aten::split_with_sizes_copy") continue;
+        const CostFamily want = k.op_class == "norm" ? CostFamily::kNorm : CostFamily::kElementwise;
+        const bool ok = cost.family == want && k.flops > 0 && k.bytes > 0 &&
+                        std::abs(cost.flops - k.flops) <= 1e-9 * k.flops &&
+                        std::abs(cost.bytes - k.bytes) <= 1e-9 * k.bytes;
+        if (!ok && shown++ < 8)
+          ADD_FAILURE() << "correlation " << k.correlation << " " << op << " "
+                        << t.strings.str(t.shapes_of(hi).input_dims) << ": got "
+                        << cost_family_name(cost.family) << " " << cost.flops << " FLOPs, "
+                        << cost.bytes << " B; truth " << k.op_class << " " << k.phase << " "
+                        << k.flops << " FLOPs, " << k.bytes << " B";
+        vector_ops += ok;
+        continue;
+      }
       CostFamily want = CostFamily::kGemm;
       if (k.op_class == "attention")
         want = k.phase == "backward" ? CostFamily::kAttentionBwd : CostFamily::kAttentionFwd;
+      // GEMMs: the bytes too (forward, dgrad and wgrad: the three products of the same sizes).
       const bool ok =
-          cost.family == want && k.flops > 0 && std::abs(cost.flops - k.flops) <= 1e-9 * k.flops;
+          cost.family == want && k.flops > 0 && std::abs(cost.flops - k.flops) <= 1e-9 * k.flops &&
+          (want != CostFamily::kGemm || std::abs(cost.bytes - k.bytes) <= 1e-9 * k.bytes);
       if (!ok && shown++ < 8)
         ADD_FAILURE() << "correlation " << k.correlation << " " << op << ": got "
                       << cost_family_name(cost.family) << " " << cost.flops << " FLOPs, truth "
@@ -60,6 +83,8 @@ void check_flops(const std::string& name, const SynthConfig& c) {
     EXPECT_EQ(gemms, its * (layers * 21 + 3));
     EXPECT_EQ(fwd, its * layers);
     EXPECT_EQ(bwd, its * layers);
+    // Per layer 2 norms and 4 elementwise ops forward, as many backward; the final norm (1 + 1).
+    EXPECT_EQ(vector_ops, its * (layers * 12 + 2));
   }
   fs::remove_all(dir);
 }

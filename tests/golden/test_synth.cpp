@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cmath>
+#include <cstdio>
 #include <filesystem>
 #include <map>
 
@@ -238,4 +239,65 @@ TEST(Synth, RejectsBadConfigurations) {
   c = SynthConfig{};
   c.dvfs = 1.5;
   EXPECT_THROW(synthesize(c, temp_dir("bad").string()), chopper::Error);
+}
+
+// Compute slowed by communication is charged against every collective a kernel runs beside on
+// its GPU, issued before it or after it (the next all-gather starting while the kernel still
+// runs): inside the union of the rank's collective intervals a kernel progresses at
+// 1 / (1 + comm_interference), so it takes comm_interference / (1 + comm_interference) of that
+// overlap longer. Recomputed from truth's own kernel rows (the collectives' intervals and each
+// kernel's), kernel by kernel, to the rounding of its end (1 ns); and the kernels beside a
+// collective the host issued after them are many.
+TEST(Synth, InterferenceIsTheOverlapWithEveryCollective) {
+  for (const auto& [device, par] :
+       {std::pair{"h100", Parallelism::kFsdp}, std::pair{"a100", Parallelism::kDdp}}) {
+    SCOPED_TRACE(device);
+    SynthConfig c = small(device, par);
+    c.ranks = 8;  // one node: NVLink collectives, short enough to start beside queued kernels
+    c.gpus_per_node = 8;
+    c.comm_interference = 0.3;
+    c.noise = 0.05;  // noise changes the work; the slowdown applies to the noisy work
+    const fs::path dir = temp_dir(std::string("interference_") + device);
+    synthesize(c, dir.string());
+    const std::vector<TruthRank> truth = read_truth(dir);
+    fs::remove_all(dir);
+    size_t overlapped = 0, beside_later = 0;
+    for (const TruthRank& tr : truth) {
+      std::vector<std::pair<int64_t, int64_t>> comm;  // in issue (= start) order
+      for (const TruthKernel& k : tr.kernels)
+        if (is_comm_class(k.op_class)) comm.emplace_back(k.start_ns, k.start_ns + k.dur_ns);
+      ASSERT_FALSE(comm.empty());
+      for (size_t i = 1; i < comm.size(); ++i)
+        ASSERT_LE(comm[i - 1].second, comm[i].first) << "one collective at a time";
+      size_t issued = 0;  // collectives issued before this kernel (correlation order = issue)
+      std::vector<int64_t> comm_corr;
+      for (const TruthKernel& k : tr.kernels)
+        if (is_comm_class(k.op_class)) comm_corr.push_back(k.correlation);
+      for (const TruthKernel& k : tr.kernels) {
+        if (is_comm_class(k.op_class)) continue;
+        while (issued < comm_corr.size() && comm_corr[issued] < k.correlation) ++issued;
+        int64_t ovl = 0;
+        bool later = false;
+        for (size_t i = 0; i < comm.size(); ++i) {
+          const int64_t o =
+              std::min(comm[i].second, k.start_ns + k.dur_ns) - std::max(comm[i].first, k.start_ns);
+          if (o > 0) ovl += o, later = later || i >= issued;
+        }
+        const double want =
+            static_cast<double>(ovl) * c.comm_interference / (1 + c.comm_interference);
+        EXPECT_NEAR(static_cast<double>(k.interference_ns), want, 1.0)
+            << "rank " << tr.rank << " kernel " << k.correlation;
+        overlapped += ovl > 0;
+        beside_later += later;
+      }
+    }
+    EXPECT_GT(overlapped, 0u);
+    // FSDP: the next layer's all-gather starts beside the kernels queued before it. (DDP's
+    // all-reduces wait for the compute that made their gradients: never beside earlier kernels.)
+    if (par == Parallelism::kFsdp) {
+      EXPECT_GT(beside_later, 0u);
+    }
+    std::printf("%s: %zu kernels beside a collective, %zu of them beside one issued after them\n",
+                device, overlapped, beside_later);
+  }
 }

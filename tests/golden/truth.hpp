@@ -53,6 +53,7 @@ struct TruthRank {
   std::map<int64_t, double> energy_j;                       // per iteration (host step span)
   std::map<int64_t, std::pair<double, double>> link_bytes;  // NVLink tx, rx per iteration
   std::map<int64_t, int64_t> straggler_cost_ns;  // step time the straggler adds, per iteration
+  std::map<int64_t, int64_t> noise_cost_ns;      // step time the duration noise adds
   bool straggler;
   std::vector<std::tuple<int64_t, int64_t, int64_t>> iterations;  // N, start, end
   std::vector<TruthKernel> kernels;
@@ -80,6 +81,9 @@ inline std::vector<TruthRank> read_truth(const fs::path& dir) {
       int64_t sc = 0;
       if (it["straggler_cost_ns"].get_int64().get(sc) == simdjson::SUCCESS)
         t.straggler_cost_ns[it["iteration"].get_int64()] = sc;
+      int64_t nc = 0;
+      if (it["noise_cost_ns"].get_int64().get(nc) == simdjson::SUCCESS)
+        t.noise_cost_ns[it["iteration"].get_int64()] = nc;
       double tx = 0, rx = 0;
       if (it["link_tx_bytes"].get_double().get(tx) == simdjson::SUCCESS &&
           it["link_rx_bytes"].get_double().get(rx) == simdjson::SUCCESS)

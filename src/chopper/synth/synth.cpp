@@ -1,12 +1,13 @@
 // The ground-truth generator. Design:
 //   1. A program: the list of host actions one training step performs (annotations, ops that
 //      launch kernels, collectives, waits), identical on every rank, built from the model preset.
-//   2. Pass 1 runs all ranks in lockstep over the program, keeping only scalar state, to find when
-//      every collective ends (the last rank to arrive starts it).
+//   2. Pass 1 runs all ranks in lockstep over the program, keeping only scalar state (and each
+//      rank's collective intervals), to find when every collective ends (the last rank to arrive
+//      starts it); with comm interference each iteration in rounds until those intervals settle.
 //   3. Pass 2 runs each rank alone (in parallel) with those end times and writes its files. Both
 //      passes share one step function and a counter-based RNG, so they agree to the nanosecond.
 // Every duration is built up effect by effect (nominal roofline time, matrix-unit loss, straggler
-// clock cap, DVFS clock, comm interference, noise) and each increment is recorded in truth.json.
+// clock cap, DVFS clock, noise, comm interference) and each increment is recorded in truth.json.
 #include "chopper/synth/synth.hpp"
 
 #include <fmt/format.h>
@@ -91,7 +92,7 @@ bool apply_scenario(const std::string& name, SynthConfig& c) {
     c.comm_interference = 0.1;
     c.data_loader_stall_ns = 3000000;
     c.straggler_rank = c.ranks > 1 ? c.ranks - 1 : 0;
-    c.straggler_clock = 0.9;
+    c.straggler_clock = 0.8;
     c.node_clock_offset_ns = 0;
     c.noise = 0.02;
     return true;
@@ -153,11 +154,12 @@ struct KernelDef {
   double flops;
   double bytes;
   bool matrix;
-  int64_t coll_bytes = 0;  // collectives: unsharded message bytes
-  std::string host_op;     // aten op name that launches it
-  std::string dims;        // "Input Dims" JSON
-  std::string types;       // "Input type" JSON; empty = ["c10::BFloat16"]
-  std::string concrete;    // "Concrete Inputs" JSON; empty = not written
+  int64_t coll_bytes = 0;         // collectives: unsharded message bytes
+  std::string host_op;            // aten op name that launches it
+  std::string dims;               // "Input Dims" JSON
+  std::string types;              // "Input type" JSON; empty = ["c10::BFloat16"]
+  std::string concrete;           // "Concrete Inputs" JSON; empty = not written
+  double gm = 0, gn = 0, gk = 0;  // GEMMs: the forward product [gm, gk] x [gk, gn]
 };
 
 struct Program {
@@ -341,17 +343,66 @@ class ProgramBuilder {
     p_.acts.push_back(x);
   }
 
+  // The element type as "Input type" records it.
+  std::string tname() const {
+    switch (c_.dtype) {
+      case DType::kFp32:
+      case DType::kTf32:
+        return "float";
+      case DType::kFp16:
+        return "c10::Half";
+      case DType::kFp8:
+        return "c10::Float8_e4m3fn";
+      default:
+        return "c10::BFloat16";
+    }
+  }
+  static int64_t i64(double x) { return static_cast<int64_t>(x); }
+
+  // Every kernel's W (FLOPs) and Q (bytes) are those its launching op's recorded shapes give
+  // (docs/flops.md's formulas), so the shapes describe the work the nominal time is made of.
+  // GEMM [m, k] x [k, n]: W = 2mnk, Q = (mk + kn + mn) x dtype bytes.
   KernelDef gemm(double m, double n, double k, bool bwd, int variant, const char* host_op) {
     KernelDef d{gemm_name(bwd, variant), OpClass::kGemm, 2 * m * n * k,
                 (m * k + k * n + m * n) * s_.B, true};
     d.host_op = host_op;
     d.dims = dims2(m, k, k, n);
+    d.types = fmt::format("[\"{0}\", \"{0}\"]", tname());
+    d.gm = m, d.gn = n, d.gk = k;
     return d;
   }
-  KernelDef vec(const std::string& nm, OpClass cls, double bytes, const char* host_op) {
-    KernelDef d{nm, cls, bytes / s_.B * 4, bytes, false};
+  // Elementwise over [rows, cols]: a binary op (self and other both [rows, cols]: read two,
+  // write one) or one with a scalar operand (read one, write one); one FLOP per element.
+  KernelDef ew(const std::string& nm, double rows, double cols, bool binary, const char* host_op) {
+    const double n = rows * cols;
+    KernelDef d{nm, OpClass::kElementwise, n, (binary ? 3 : 2) * n * s_.B, false};
     d.host_op = host_op;
-    d.dims = fmt::format("[[{}, {}]]", static_cast<int64_t>(s_.T), static_cast<int64_t>(s_.h));
+    d.dims = binary ? fmt::format("[[{0}, {1}], [{0}, {1}]]", i64(rows), i64(cols))
+                    : fmt::format("[[{}, {}], []]", i64(rows), i64(cols));
+    d.types = fmt::format("[\"{0}\", \"{1}\"]", tname(), binary ? tname() : "Scalar");
+    return d;
+  }
+  // RMS norm of [rows, cols] with a weight [cols]: forward rms_norm(input, normalized_shape,
+  // weight, eps): W = 4 per element, Q = (2 x rows x cols + cols) x dtype bytes (read x and the
+  // weight, write y); backward _fused_rms_norm_backward(grad_out, input, normalized_shape, rstd,
+  // weight, output_mask): W = 8 per element, Q = (3 x rows x cols + 2 x cols) x dtype bytes (read
+  // dy, x and the weight, write dx and the weight's gradient; rstd not counted).
+  KernelDef rms(const std::string& nm, double rows, double cols, bool bwd) {
+    const double n = rows * cols;
+    KernelDef d{nm, OpClass::kNorm, (bwd ? 8 : 4) * n,
+                (bwd ? 3 * n + 2 * cols : 2 * n + cols) * s_.B, false};
+    const std::string t = tname();
+    if (bwd) {
+      d.host_op = "aten::_fused_rms_norm_backward";
+      d.dims =
+          fmt::format("[[{0}, {1}], [{0}, {1}], [], [{0}, 1], [{1}], []]", i64(rows), i64(cols));
+      d.types =
+          fmt::format("[\"{0}\", \"{0}\", \"ScalarList\", \"float\", \"{0}\", \"ScalarList\"]", t);
+    } else {
+      d.host_op = "aten::rms_norm";
+      d.dims = fmt::format("[[{0}, {1}], [], [{1}], []]", i64(rows), i64(cols));
+      d.types = fmt::format("[\"{0}\", \"ScalarList\", \"{0}\", \"Scalar\"]", t);
+    }
     return d;
   }
 
@@ -372,12 +423,12 @@ class ProgramBuilder {
     const std::string norm =
         amd() ? "void at::native::(anonymous namespace)::rms_norm_kernel<c10::BFloat16>(...)"
               : "triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_0";
-    op("attn_n", vec(norm, OpClass::kNorm, 2 * T * h * B, "aten::rms_norm"));
+    op("attn_n", rms(norm, T, h, false));
     op("q_ip", gemm(T, h, h, false, 0, "aten::mm"));
     op("k_ip", gemm(T, kv, h, false, 1, "aten::mm"));
     op("v_ip", gemm(T, kv, h, false, 1, "aten::mm"));
-    op("qkv_re", vec(elementwise_name("RotaryFunctor<c10::BFloat16>"), OpClass::kElementwise,
-                     2 * T * (h + kv) * B, "aten::mul"));
+    op("qkv_re",
+       ew(elementwise_name("RotaryFunctor<c10::BFloat16>"), T, h + kv, false, "aten::mul"));
     {
       KernelDef d{amd() ? "attn_fwd"
                         : "void pytorch_flash::flash_fwd_kernel<Flash_fwd_kernel_traits<128, 128, "
@@ -389,16 +440,13 @@ class ProgramBuilder {
       op("attn_fa", d);
     }
     op("attn_op", gemm(T, h, h, false, 0, "aten::mm"));
-    op("attn_ra", vec(elementwise_name("CUDAFunctor_add<c10::BFloat16>"), OpClass::kElementwise,
-                      3 * T * h * B, "aten::add"));
-    op("ffn_n", vec(norm, OpClass::kNorm, 2 * T * h * B, "aten::rms_norm"));
+    op("attn_ra", ew(elementwise_name("CUDAFunctor_add<c10::BFloat16>"), T, h, true, "aten::add"));
+    op("ffn_n", rms(norm, T, h, false));
     op("ffn_gp", gemm(T, f, h, false, 1, "aten::mm"));
     op("ffn_up", gemm(T, f, h, false, 1, "aten::mm"));
-    op("ffn_gu", vec(elementwise_name("silu_mul_kernel<c10::BFloat16>"), OpClass::kElementwise,
-                     3 * T * f * B, "aten::mul"));
+    op("ffn_gu", ew(elementwise_name("silu_mul_kernel<c10::BFloat16>"), T, f, true, "aten::mul"));
     op("ffn_dp", gemm(T, h, f, false, 0, "aten::mm"));
-    op("ffn_ra", vec(elementwise_name("CUDAFunctor_add<c10::BFloat16>"), OpClass::kElementwise,
-                     3 * T * h * B, "aten::add"));
+    op("ffn_ra", ew(elementwise_name("CUDAFunctor_add<c10::BFloat16>"), T, h, true, "aten::add"));
   }
 
   // Backward of one forward op: evaluate_function range on the autograd thread with 1-2 kernels.
@@ -419,9 +467,13 @@ class ProgramBuilder {
     b.fwd_of = fo.action;
     p_.acts.push_back(b);
     if (d.cls == OpClass::kGemm) {
+      // Y[m, n] = X[m, k] W[k, n] differentiates into two GEMMs of the same W and Q: dgrad
+      // dX[m, k] = dY[m, n] W^T[n, k] and wgrad dW[k, n] = X^T[k, m] dY[m, n].
       KernelDef g1 = d, g2 = d;
       g1.name = gemm_name(true, 0);
       g2.name = gemm_name(true, 1);
+      g1.dims = dims2(d.gm, d.gn, d.gn, d.gk);
+      g2.dims = dims2(d.gk, d.gm, d.gm, d.gn);
       launch(fo.op, kdef(g1), Phase::kBackward, L, true);
       launch(fo.op, kdef(g2), Phase::kBackward, L, true);
     } else if (d.cls == OpClass::kAttention) {
@@ -437,17 +489,48 @@ class ProgramBuilder {
       a.host_op = "aten::_flash_attention_backward";
       flash_args(a, true);
       launch(fo.op, kdef(a), Phase::kBackward, L, true);
-    } else {
-      KernelDef v = d;
-      v.bytes *= 1.5;
-      v.flops *= 1.5;
-      v.name = d.cls == OpClass::kNorm
-                   ? (amd() ? "void at::native::(anonymous "
+    } else if (d.cls == OpClass::kNorm) {
+      launch(fo.op,
+             kdef(rms(amd() ? "void at::native::(anonymous "
                               "namespace)::rms_norm_bwd_kernel<c10::BFloat16>(...)"
-                            : "triton_red_fused__to_copy_mul_sum_1")
-                   : elementwise_name(
-                         "BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, "
-                         "binary_internal::MulFunctor<float> >");
+                            : "triton_red_fused__to_copy_mul_sum_1",
+                      s_.T, s_.h, true)),
+             Phase::kBackward, L, true);
+    } else if (d.cls == OpClass::kEmbedding) {
+      // embedding_dense_backward(grad_output [b, s, h], indices [b, s], num_weights, padding_idx,
+      // scale_grad_by_freq): read dY and the indices, add each row into the weight's gradient
+      // (read and write a row; optimizer.zero_grad cleared it): Q = 3·T·h·dtype + 8·T.
+      KernelDef v = d;
+      v.name =
+          "void at::native::(anonymous "
+          "namespace)::embedding_backward_feature_kernel<c10::BFloat16, "
+          "float, long>(...)";
+      v.host_op = "aten::embedding_dense_backward";
+      v.bytes = 3 * s_.T * s_.h * s_.B + 8 * s_.T;
+      v.dims = fmt::format("[[{}, {}, {}], [{}, {}], [], [], []]", c_.batch, c_.seq, i64(s_.h),
+                           c_.batch, c_.seq);
+      v.types = fmt::format("[\"{}\", \"long int\", \"Scalar\", \"Scalar\", \"Scalar\"]", tname());
+      launch(fo.op, kdef(v), Phase::kBackward, L, true);
+    } else if (d.cls == OpClass::kLoss) {
+      // _log_softmax_backward_data(grad_output [T, V], output [T, V], dim, input_dtype), float:
+      // read two, write one: Q = 3·T·V·4.
+      KernelDef v = d;
+      v.name =
+          "void at::native::(anonymous namespace)::cunn_SoftMaxBackward<4, float, float, float, "
+          "at::native::(anonymous namespace)::LogSoftMaxBackwardEpilogue>(...)";
+      v.host_op = "aten::_log_softmax_backward_data";
+      v.bytes = 3 * s_.T * s_.vocab * 4;
+      v.dims = fmt::format("[[{0}, {1}], [{0}, {1}], [], []]", i64(s_.T), i64(s_.vocab));
+      v.types = "[\"float\", \"float\", \"Scalar\", \"ScalarType\"]";
+      launch(fo.op, kdef(v), Phase::kBackward, L, true);
+    } else {
+      // An elementwise op's gradient: dY times the saved operand, one mul of the forward's shapes
+      // (so its W and Q).
+      KernelDef v = d;
+      v.name = elementwise_name(
+          "BinaryFunctor<c10::BFloat16, c10::BFloat16, c10::BFloat16, "
+          "binary_internal::MulFunctor<float> >");
+      v.host_op = "aten::mul";
       launch(fo.op, kdef(v), Phase::kBackward, L, true);
     }
     Action e{Act::kRangeEnd};
@@ -501,11 +584,16 @@ class ProgramBuilder {
     }
     {
       begin("ie", true, Phase::kForward, -1);
+      // embedding(weight [V, h], indices [b, s], padding_idx, scale_grad_by_freq, sparse): read
+      // the indices and T rows, write T rows: Q = 2·T·h·dtype + 8·T.
       KernelDef d{
           "void at::native::(anonymous namespace)::indexSelectLargeIndex<c10::BFloat16, long, "
           "unsigned int, 2, 2, -2, true>(...)",
-          OpClass::kEmbedding, 0, 2 * s_.T * s_.h * s_.B, false};
+          OpClass::kEmbedding, 0, 2 * s_.T * s_.h * s_.B + 8 * s_.T, false};
       d.host_op = "aten::embedding";
+      d.dims = fmt::format("[[{}, {}], [{}, {}], [], [], []]", i64(s_.vocab), i64(s_.h), c_.batch,
+                           c_.seq);
+      d.types = fmt::format("[\"{}\", \"long int\", \"Scalar\", \"Scalar\", \"Scalar\"]", tname());
       const int32_t a = launch("ie", kdef(d), Phase::kForward, -1);
       fwd_outer.push_back({"ie", a, d});
       end("ie", true, Phase::kForward, -1);
@@ -532,15 +620,19 @@ class ProgramBuilder {
       end(name, true, Phase::kForward, -1);
       fwd_outer.push_back({name, a, d});
     };
-    outer_op("ln", vec("triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_0", OpClass::kNorm,
-                       2 * s_.T * s_.h * s_.B, "aten::rms_norm"));
+    outer_op("ln", rms("triton_red_fused__to_copy_add_mean_mul_pow_rsqrt_0", s_.T, s_.h, false));
     outer_op("lp", gemm(s_.T, s_.vocab, s_.h, false, 0, "aten::mm"));
     {
       KernelDef d{
           "void at::native::(anonymous namespace)::cunn_SoftMaxForward<4, float, float, float, "
           "at::native::(anonymous namespace)::LogSoftMaxForwardEpilogue>(...)",
-          OpClass::kLoss, 0, 3 * s_.T * s_.vocab * 4, false};
+          OpClass::kLoss, 0, 3 * s_.T * s_.vocab * 4 + 8 * s_.T, false};
+      // cross_entropy_loss(self [T, V], target [T], weight?, reduction, ignore_index,
+      // label_smoothing), float logits: read them, write and read the log-probabilities, read the
+      // targets: Q = 3·T·V·4 + 8·T.
       d.host_op = "aten::cross_entropy_loss";
+      d.dims = fmt::format("[[{}, {}], [{}], [], [], [], []]", i64(s_.T), i64(s_.vocab), i64(s_.T));
+      d.types = "[\"float\", \"long int\", \"\", \"Scalar\", \"Scalar\", \"Scalar\"]";
       outer_op("cel", d);
     }
     if (!fsdp) end("DistributedDataParallel.forward", true, Phase::kForward, -1);
@@ -696,23 +788,32 @@ struct Ids {
   int64_t corr = 1, ext = 1, seq = 1, flow = 1;
 };
 
-struct RankSim {
+// A rank's scalar state (what settle() saves at an iteration's start and restores each round).
+struct RankScalars {
   int rank = 0, node = 0;
   Ns host = 0;
-  Ns compute_free = 0, comm_free = 0, comm_start = 0;
+  Ns compute_free = 0, comm_free = 0;
   Ns wait_until = 0;
   Ns pending_stall = 0;
   double heat = 0;  // ns of full load, decays when idle
   Ns heat_t = 0;
   int iteration = -1;
   int clock_mhz = 0;
-  std::vector<Ns> coll_arrival;               // pass 1 scratch
-  std::vector<std::pair<Ns, Ns>> step_spans;  // each ProfilerStep's host span (node clock)
-  // Pass 2: this GPU's collective kernels [start, end), in order (the comm stream runs one at a
-  // time), from comm_head on those that may still overlap the compute stream's next idle time.
-  std::vector<std::pair<Ns, Ns>> comm_spans;
-  size_t comm_head = 0;
+  size_t issued = 0, comm_head = 0;  // see coll_span
 };
+
+struct RankSim : RankScalars {
+  std::vector<std::pair<Ns, Ns>> step_spans;  // each ProfilerStep's host span (node clock)
+  // This GPU's collective kernels [start, end) by collective number (the comm stream runs them
+  // one at a time, in program order). Those below `issued` are this run's; the rest come from the
+  // previous round of pass 1 (pass 2: from pass 1), kNoSpan where not known yet: a kernel slows
+  // beside a collective the host issues after it, so its duration needs them (settle()). From
+  // comm_head on, the issued ones may still overlap the compute stream's next activity.
+  std::vector<std::pair<Ns, Ns>> coll_span;
+  std::vector<std::pair<Ns, Ns>> scratch;  // slowed()'s
+};
+
+constexpr std::pair<Ns, Ns> kNoSpan{INT64_MAX, INT64_MAX};
 
 class Simulator;
 
@@ -780,7 +881,6 @@ class Simulator {
     r.host = t;
     r.compute_free = t;
     r.comm_free = t;
-    r.comm_start = t;
     r.heat_t = t;
     r.clock_mhz = 0;
   }
@@ -855,10 +955,10 @@ class Simulator {
     const Ns rt_start = h0 + c_.host_op_ns / 2;
     const Ns rt_end = rt_start + c_.launch_ns;
     r.host = rt_end + 2000;
-    r.comm_start = arrival;
     r.comm_free = end;
+    r.coll_span[static_cast<size_t>(a.coll)] = {arrival, end};
+    r.issued = static_cast<size_t>(a.coll) + 1;
     if (e == nullptr) return;
-    r.comm_spans.emplace_back(arrival, end);
     TraceWriter& w = *e->w;
     const bool bwd = a.backward_thread;
     const int64_t corr = e->ids.corr++;
@@ -1092,6 +1192,45 @@ class Simulator {
     }
   }
 
+  // How long `work` ns of compute starting at `start` take beside this GPU's collectives: inside
+  // the union of their intervals it progresses at 1 / (1 + comm_interference), elsewhere at 1. So
+  // the duration d solves d = work + comm_interference x (overlap of [start, start + d) with the
+  // collectives), exactly: walk the intervals in start order. Times relative to `start` (doubles
+  // hold them to well under a ns); the end rounded to the ns.
+  Ns slowed(RankSim& r, Ns start, Ns work) const {
+    const double k = 1.0 + c_.comm_interference;
+    const Ns horizon = start + static_cast<Ns>(std::ceil(static_cast<double>(work) * k)) + 1;
+    auto& sp = r.scratch;
+    sp.clear();
+    // Issued ones from comm_head, then the rest (each part in start order).
+    auto take = [&](size_t from, size_t to) {
+      for (size_t i = from; i < to && r.coll_span[i].first < horizon; ++i)
+        if (r.coll_span[i].second > start) sp.push_back(r.coll_span[i]);
+    };
+    take(r.comm_head, r.issued);
+    take(r.issued, r.coll_span.size());
+    if (sp.empty()) return work;
+    std::sort(sp.begin(), sp.end());
+    double t = 0, left = static_cast<double>(work);
+    for (const auto& [a0, b0] : sp) {
+      const double a = static_cast<double>(a0 - start), b = static_cast<double>(b0 - start);
+      if (b <= t) continue;
+      if (a > t) {
+        if (left <= a - t) break;
+        left -= a - t;
+        t = a;
+      }
+      if (left <= (b - t) / k) {
+        t += left * k;
+        left = 0;
+        break;
+      }
+      left -= (b - t) / k;
+      t = b;
+    }
+    return std::max(work, static_cast<Ns>(std::llround(t + left)));
+  }
+
   // One op with one GPU activity on the compute stream. `k` is null for the built-in copies.
   void launch_kernel(RankSim& r, const KernelDef* k, Emit* e, const char* op_label, OpClass cls,
                      double flops, double bytes, const char* kname, const char* host_op,
@@ -1116,12 +1255,11 @@ class Simulator {
     const Ns mid = std::clamp(ready, free, start);
     const Ns split = std::clamp(rt_start, free, mid);  // the launch call's start
     Ns covered = 0, covered_late = 0;  // [free, mid), [free, split) while a collective ran
-    while (r.comm_head < r.comm_spans.size() && r.comm_spans[r.comm_head].second <= free)
-      ++r.comm_head;
-    for (size_t i = r.comm_head; i < r.comm_spans.size() && r.comm_spans[i].first < mid; ++i) {
-      const Ns a = std::max(r.comm_spans[i].first, free);
-      covered += std::min(r.comm_spans[i].second, mid) - a;
-      covered_late += std::max<Ns>(0, std::min(r.comm_spans[i].second, split) - a);
+    while (r.comm_head < r.issued && r.coll_span[r.comm_head].second <= free) ++r.comm_head;
+    for (size_t i = r.comm_head; i < r.issued && r.coll_span[i].first < mid; ++i) {
+      const Ns a = std::max(r.coll_span[i].first, free);
+      covered += std::min(r.coll_span[i].second, mid) - a;
+      covered_late += std::max<Ns>(0, std::min(r.coll_span[i].second, split) - a);
     }
     const Ns exposed = covered + (start - mid);
     Ns host_late = (split - free) - covered_late;
@@ -1161,20 +1299,16 @@ class Simulator {
     // what it takes below that (nothing when DVFS already holds the clock under the cap).
     const Ns d_dvfs = dur_of(t_comp_dvfs);
     const Ns d2 = dur_of(t_comp_f);
-    // Compute slowed while a collective runs on this GPU.
+    // Noise on the work, then the work slowed wherever a collective runs beside it on this GPU.
     Ns d3 = d2;
-    if (c_.comm_interference > 0 && r.comm_free > start && r.comm_start < start + d2) {
-      const Ns overlap = std::min(r.comm_free, start + d2) - std::max(r.comm_start, start);
-      d3 = d2 + std::llround(static_cast<double>(overlap) * c_.comm_interference);
-    }
-    Ns d4 = d3;
     if (c_.noise > 0) {
       const double z = std::clamp(
           gauss(c_.seed * 1000003ULL + static_cast<uint64_t>(r.rank) * 7919ULL * 1000003ULL +
                 pc * 31 + static_cast<uint64_t>(r.iteration) * 1000000007ULL),
           -3.0, 3.0);
-      d4 = std::max<Ns>(floor_ns, d3 + std::llround(static_cast<double>(d3) * c_.noise * z));
+      d3 = std::max<Ns>(floor_ns, d2 + std::llround(static_cast<double>(d2) * c_.noise * z));
     }
+    const Ns d4 = c_.comm_interference > 0 ? slowed(r, start, d3) : d3;
     const Ns dur = d4;
     r.compute_free = start + dur;
     const double intensity = (cls == OpClass::kGemm || cls == OpClass::kAttention) ? 1.0 : 0.35;
@@ -1265,8 +1399,8 @@ class Simulator {
                    d1 - nominal,
                    d2 - d_dvfs,
                    d_dvfs - d1,
-                   d3 - d2,
                    d4 - d3,
+                   d3 - d2,
                    exposed,
                    host_gap,
                    stall,
@@ -1341,20 +1475,12 @@ struct RankOutput {
 
 namespace {
 
-// Pass 1 of the simulation: every rank in lockstep, collective by collective, to find when each
-// collective ends (coll_end). Returns the ranks' final states (their step spans among them).
-std::vector<RankSim> lockstep(const SynthConfig& c, Simulator& sim, const Program& prog,
-                              std::vector<Ns>& coll_end) {
-  coll_end.assign(static_cast<size_t>(prog.n_colls), 0);
-  std::vector<RankSim> st(static_cast<size_t>(c.ranks));
-  for (int r = 0; r < c.ranks; ++r) {
-    st[static_cast<size_t>(r)].rank = r;
-    st[static_cast<size_t>(r)].node = r / c.gpus_per_node;
-    Simulator::start_rank(st[static_cast<size_t>(r)],
-                          Simulator::kRunStart + static_cast<Ns>(r % 7) * 1300);
-  }
+// Pass 1 over program actions [from, to): every rank in lockstep, collective by collective, to
+// find when each collective ends (coll_end).
+void lockstep(const SynthConfig& c, Simulator& sim, const Program& prog, std::vector<RankSim>& st,
+              std::vector<Ns>& coll_end, size_t from, size_t to) {
   std::vector<Ns> arrivals(static_cast<size_t>(c.ranks));
-  for (size_t pc = 0; pc < prog.acts.size(); ++pc) {
+  for (size_t pc = from; pc < to; ++pc) {
     const Action& a = prog.acts[pc];
     if (a.act == Act::kColl) {
       Ns last = 0;
@@ -1372,7 +1498,90 @@ std::vector<RankSim> lockstep(const SynthConfig& c, Simulator& sim, const Progra
         sim.step(st[static_cast<size_t>(r)], pc, &coll_end, nullptr);
     }
   }
+}
+
+// Pass 1, iteration by iteration. A kernel's duration depends on the collectives it runs beside,
+// some issued by the host after it (the next all-gather while the kernel still runs), and their
+// times depend on kernel durations in turn. So with comm interference each iteration runs in
+// rounds from the same start, each with the collective intervals of the round before (kNoSpan
+// at first), until none changes; the dependence is causal (a collective depends on what ran
+// before it), so the rounds settle (two or three). Iterations are apart: the host waits for the
+// GPU at each step's end, before it issues the next step's work. Returns the ranks' final states
+// (their step spans and collective intervals among them).
+std::vector<RankSim> settle(const SynthConfig& c, Simulator& sim, const Program& prog,
+                            std::vector<Ns>& coll_end) {
+  coll_end.assign(static_cast<size_t>(prog.n_colls), 0);
+  std::vector<RankSim> st(static_cast<size_t>(c.ranks));
+  for (int r = 0; r < c.ranks; ++r) {
+    RankSim& x = st[static_cast<size_t>(r)];
+    x.rank = r;
+    x.node = r / c.gpus_per_node;
+    Simulator::start_rank(x, Simulator::kRunStart + static_cast<Ns>(r % 7) * 1300);
+    x.coll_span.assign(static_cast<size_t>(prog.n_colls), kNoSpan);
+  }
+  std::vector<size_t> cut;  // each iteration's first action, then the end
+  for (size_t pc = 0; pc < prog.acts.size(); ++pc)
+    if (prog.acts[pc].act == Act::kStepBegin) cut.push_back(pc);
+  cut.push_back(prog.acts.size());
+  std::vector<RankScalars> saved(st.size());
+  std::vector<size_t> steps(st.size());
+  std::vector<std::pair<Ns, Ns>> before;
+  constexpr int kMaxRounds = 32;
+  for (size_t i = 0; i + 1 < cut.size(); ++i) {
+    if (c.comm_interference <= 0) {
+      lockstep(c, sim, prog, st, coll_end, cut[i], cut[i + 1]);
+      continue;
+    }
+    size_t c0 = SIZE_MAX, c1 = 0;  // the iteration's collectives
+    for (size_t pc = cut[i]; pc < cut[i + 1]; ++pc)
+      if (prog.acts[pc].act == Act::kColl) {
+        c0 = std::min(c0, static_cast<size_t>(prog.acts[pc].coll));
+        c1 = std::max(c1, static_cast<size_t>(prog.acts[pc].coll) + 1);
+      }
+    if (c0 > c1) c0 = c1;
+    for (size_t r = 0; r < st.size(); ++r) {
+      saved[r] = st[r];
+      steps[r] = st[r].step_spans.size();
+    }
+    for (int round = 1;; ++round) {
+      before.clear();
+      for (const RankSim& x : st)
+        before.insert(before.end(), x.coll_span.begin() + static_cast<std::ptrdiff_t>(c0),
+                      x.coll_span.begin() + static_cast<std::ptrdiff_t>(c1));
+      lockstep(c, sim, prog, st, coll_end, cut[i], cut[i + 1]);
+      bool same = true;
+      for (size_t r = 0; r < st.size() && same; ++r)
+        same = std::equal(st[r].coll_span.begin() + static_cast<std::ptrdiff_t>(c0),
+                          st[r].coll_span.begin() + static_cast<std::ptrdiff_t>(c1),
+                          before.begin() + static_cast<std::ptrdiff_t>(r * (c1 - c0)));
+      if (same) break;
+      if (round >= kMaxRounds)
+        throw Error(fmt::format(
+            "chopper synth: the collectives' times of iteration {} did not settle in {} rounds", i,
+            round));
+      for (size_t r = 0; r < st.size(); ++r) {
+        static_cast<RankScalars&>(st[r]) = saved[r];
+        st[r].step_spans.resize(steps[r]);
+      }
+    }
+  }
   return st;
+}
+
+// Per rank and iteration: the step time of `c` minus that of `cf` (the same job without one
+// effect: its cost), both settled.
+std::vector<std::vector<Ns>> step_cost(const std::vector<RankSim>& st, const SynthConfig& cf,
+                                       const DeviceSpec& dev, const Program& prog,
+                                       const Shapes& shapes) {
+  Simulator sim_cf(cf, dev, prog, shapes);
+  std::vector<Ns> cf_end;
+  const std::vector<RankSim> st_cf = settle(cf, sim_cf, prog, cf_end);
+  std::vector<std::vector<Ns>> cost(st.size());
+  for (size_t r = 0; r < st.size(); ++r)
+    for (size_t i = 0; i < st[r].step_spans.size() && i < st_cf[r].step_spans.size(); ++i)
+      cost[r].push_back((st[r].step_spans[i].second - st[r].step_spans[i].first) -
+                        (st_cf[r].step_spans[i].second - st_cf[r].step_spans[i].first));
+  return cost;
 }
 
 }  // namespace
@@ -1403,20 +1612,22 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
 
   // Pass 1: lockstep over all ranks to find when every collective ends.
   std::vector<Ns> coll_end;
-  const std::vector<RankSim> st = lockstep(c, sim, prog, coll_end);
+  const std::vector<RankSim> st = settle(c, sim, prog, coll_end);
   // The straggler's cost: the same run without it (same seed, so the same noise), lockstep too;
-  // per rank and iteration, the step time it adds.
-  std::vector<std::vector<Ns>> straggler_cost(static_cast<size_t>(c.ranks));
+  // per rank and iteration, the step time it adds. The noise's likewise: the same run without
+  // noise (what the ranks' varying kernel durations cost, mostly as waits at collectives for the
+  // rank that happened to be slowest).
+  std::vector<std::vector<Ns>> straggler_cost(static_cast<size_t>(c.ranks)),
+      noise_cost(static_cast<size_t>(c.ranks));
   if (c.straggler_rank >= 0) {
     SynthConfig cf = c;
     cf.straggler_rank = -1;
-    Simulator sim_cf(cf, *dev, prog, shapes);
-    std::vector<Ns> cf_end;
-    const std::vector<RankSim> st_cf = lockstep(cf, sim_cf, prog, cf_end);
-    for (size_t r = 0; r < st.size(); ++r)
-      for (size_t i = 0; i < st[r].step_spans.size() && i < st_cf[r].step_spans.size(); ++i)
-        straggler_cost[r].push_back((st[r].step_spans[i].second - st[r].step_spans[i].first) -
-                                    (st_cf[r].step_spans[i].second - st_cf[r].step_spans[i].first));
+    straggler_cost = step_cost(st, cf, *dev, prog, shapes);
+  }
+  if (c.noise > 0) {
+    SynthConfig cf = c;
+    cf.noise = 0;
+    noise_cost = step_cost(st, cf, *dev, prog, shapes);
   }
 
   // Pass 2: each rank alone, writing its trace.
@@ -1448,6 +1659,7 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
       rs.rank = r;
       rs.node = r / c.gpus_per_node;
       Simulator::start_rank(rs, Simulator::kRunStart + static_cast<Ns>(r % 7) * 1300);
+      rs.coll_span = st[ri].coll_span;  // pass 1's, which this pass reproduces
       out.offset = sim.node_offset(rs.node);
       TraceWriter w(fmt::format("{}/rank-{}.json", out_dir, r), Simulator::kBase);
       Simulator::Emit e{&w, &out.kernels, &out.effects, &out.busy, &out.clock, &out.steps,
@@ -1480,7 +1692,11 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
         const Action& a = prog.acts[pc];
         if (a.act == Act::kColl) {
           const Ns arr = sim.coll_arrive(rs, a);
+          const auto pass1 = rs.coll_span[static_cast<size_t>(a.coll)];
           sim.coll_finish(rs, a, arr, coll_end[static_cast<size_t>(a.coll)], &e);
+          if (rs.coll_span[static_cast<size_t>(a.coll)] != pass1)
+            throw Error(fmt::format("chopper synth: rank {} collective {} differs between passes",
+                                    r, a.coll));
         } else {
           sim.step(rs, pc, &coll_end, &e);
         }
@@ -1829,10 +2045,11 @@ SynthSummary synthesize(const SynthConfig& c, const std::string& out_dir) {
         fmt::format_to(std::back_inserter(t),
                        "{}{{\"iteration\": {}, \"start_ns\": {}, \"end_ns\": {}, \"energy_j\": "
                        "{:.6f}, \"link_tx_bytes\": {:.0f}, \"link_rx_bytes\": {:.0f}, "
-                       "\"straggler_cost_ns\": {}}}",
+                       "\"straggler_cost_ns\": {}, \"noise_cost_ns\": {}}}",
                        i ? ", " : "", o.steps[i].first, o.steps[i].second.first,
                        o.steps[i].second.second, iter_energy[r][i], tx, rx,
-                       i < straggler_cost[r].size() ? straggler_cost[r][i] : 0);
+                       i < straggler_cost[r].size() ? straggler_cost[r][i] : 0,
+                       i < noise_cost[r].size() ? noise_cost[r][i] : 0);
       }
       t += "],\n \"effects\": [";
       bool first = true;
