@@ -229,9 +229,10 @@ case $case_name in
   signal_cleanup)
     # SIGTERM (or SIGINT) during analyze left its temporary files (hundreds of MB) in the output
     # directory until the next run. Wanted: removed by the signal handler; the process ends by
-    # the signal (exit 143 for SIGTERM).
+    # the signal (exit 143 for SIGTERM). (A background job of a script ignores SIGINT, so SIGINT
+    # is checked by the unit test Hostile.SignalRemovesTrackedTemporaryFiles.)
     "$chopper" synth -o "$dir/run" --ranks 16 >/dev/null 2>&1 || fail "synth"
-    for sig in TERM INT; do
+    for sig in TERM; do
       rm -rf "$dir/out"
       mkdir -p "$dir/out"
       "$chopper" analyze "$dir/run" -o "$dir/out" -j 1 >/dev/null 2>&1 &
@@ -251,8 +252,7 @@ case $case_name in
       echo "SIG$sig: temporary file seen: $seen, rc=$rc, left: '$left'"
       [ "$seen" = 1 ] || { echo "analyze ended before a temporary file appeared: not checked"; continue; }
       [ -z "$left" ] || fail "SIG$sig left: $left"
-      if [ "$sig" = TERM ]; then [ "$rc" = 143 ] || fail "exit status $rc, not 143"; fi
-      if [ "$sig" = INT ]; then [ "$rc" = 130 ] || fail "exit status $rc, not 130"; fi
+      [ "$rc" = 143 ] || fail "exit status $rc, not 143"
     done
     ;;
   rules_not_regular | manifest_not_regular)
@@ -295,7 +295,7 @@ case $case_name in
     grep -q "$(printf '\033')" "$dir/tree.txt" && fail "a raw ESC byte in the tree"
     [ "$(tr -d '\000' <"$dir/tree.txt" | wc -c)" = "$(wc -c <"$dir/tree.txt")" ] ||
       fail "a NUL byte in the tree"
-    grep -q 'aten::mm\\x1b\[31mRED\\x1b\]0;pwned\\x07\\x00x' "$dir/tree.txt" ||
+    grep -q 'aten::mm\\x1b\[31mRED\\x1b]0;pwned\\x07\\x00x' "$dir/tree.txt" ||
       fail "the name is not shown escaped: $(grep aten "$dir/tree.txt")"
     ;;
   info_escapes)

@@ -72,7 +72,14 @@ int main(int argc, char** argv) {
   bool parse_failed = false;
   int status = 0;
   if (comm.size() == 1) {
-    status = run(argc, argv, comm, parse_failed);
+    // An error no command caught is still an error, not std::terminate: caught here, the stack
+    // unwinds and every temporary file is removed by its owner.
+    try {
+      status = run(argc, argv, comm, parse_failed);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "chopper: {}\n", chopper::terminal_safe(e.what()));
+      status = 2;
+    }
     chopper::finalize_comm();
     return status;
   }
@@ -84,7 +91,7 @@ int main(int argc, char** argv) {
     status = run(argc, argv, comm, parse_failed);
   } catch (const std::exception& e) {
     fmt::print(stderr, "chopper: process {} of {}: {}\n", comm.rank(), comm.size(),
-               terminal_safe(e.what()));
+               chopper::terminal_safe(e.what()));
     chopper::abort_comm(1);
   }
   chopper::finalize_comm();
