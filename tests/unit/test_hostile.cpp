@@ -819,8 +819,7 @@ TEST(Hostile, TraceThatEndsEarlyIsAnError) {
 // name's ESC raw. Wanted: every control character shown as \xHH (C0 but tab and, for whole
 // texts, newline; DEL; C1 as UTF-8; a byte that is not UTF-8); other text, UTF-8 included, kept.
 TEST(Hostile, TerminalTextEscapesControls) {
-  EXPECT_EQ(terminal_safe("op\x1b[31mred\x1b]0;title\x07"),
-            "op\\x1b[31mred\\x1b]0;title\\x07");
+  EXPECT_EQ(terminal_safe("op\x1b[31mred\x1b]0;title\x07"), "op\\x1b[31mred\\x1b]0;title\\x07");
   EXPECT_EQ(terminal_safe(std::string("a\0b", 3)), "a\\x00b");
   EXPECT_EQ(terminal_safe("a\nb\tc\x7f"), "a\\x0ab\tc\\x7f");
   EXPECT_EQ(terminal_safe("a\nb", true), "a\nb");
@@ -839,10 +838,13 @@ TEST(Hostile, TraceFromAPipeIsRead) {
   const std::string fifo = (d / "rank0.json.gz").string();
   ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0);
   const std::string data = gzip(test::read_file(test::data_path("mini_train.json")));
-  // The writer's end is opened read-write (Linux: it does not wait for a reader), so the reader
-  // finds a writer at once; the thread writes and closes it: the end of the stream.
+  // A reader that never reads holds the FIFO open (its buffer would be dropped if the writer
+  // closed before chopper opened it); the writer's end opens at once, and the thread writes and
+  // closes it: the end of the stream.
+  const int hold = ::open(fifo.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  ASSERT_GE(hold, 0);
   const auto feed = [&] {
-    const int w = ::open(fifo.c_str(), O_RDWR | O_CLOEXEC);
+    const int w = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
     EXPECT_GE(w, 0);
     return std::thread([w, &data] {
       for (size_t at = 0; at < data.size();) {
@@ -877,6 +879,7 @@ TEST(Hostile, TraceFromAPipeIsRead) {
   EXPECT_NE(e.find(fifo + ": byte "), std::string::npos) << e;
   EXPECT_NE(e.find("decompressed data exceeds the limit of 1000 bytes per file"), std::string::npos)
       << e;
+  ::close(hold);
   fs::remove_all(d);
 }
 
