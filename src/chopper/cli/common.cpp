@@ -294,8 +294,7 @@ std::optional<LabelledRun> load_labelled(const RunOptions& o, const char* cmd) {
 // unset until given; dtype has a default, so whether it was given is passed).
 void read_manifest(const std::string& path, AnalysisOptions& a, bool dtype_given) {
   // A regular file of at most 1 MiB, opened without blocking (a FIFO, /dev/zero: an error).
-  apply_manifest(read_text_file(path, kMaxConfigFileBytes, "a run manifest"), path, a,
-                 dtype_given);
+  apply_manifest(read_text_file(path, kMaxConfigFileBytes, "a run manifest"), path, a, dtype_given);
 }
 
 void apply_manifest(std::string_view text, const std::string& path, AnalysisOptions& a,
