@@ -7,6 +7,8 @@
 // must pass the filter (a filter that turns away a match would lose labels silently: that is a
 // crash here). Bit 0x80 set: the rest is a TOML rules file, then "\n%%\n", then names, each made a
 // host op of a small trace that is then labelled with the built-in rules plus the file's.
+// Bits 0xC0 = 0x40: the rest is a run manifest (TOML: tokens_per_step, device, dtype), read as
+// `--manifest` reads it.
 // Any input must end in labels or a chopper::Error: never a crash, hang or sanitizer report.
 #include <cstddef>
 #include <cstdint>
@@ -16,6 +18,7 @@
 
 #include "chopper/base/error.hpp"
 #include "chopper/base/input.hpp"
+#include "chopper/cli/common.hpp"
 #include "chopper/hierarchy/label.hpp"
 #include "chopper/hierarchy/taxonomy.hpp"
 #include "chopper/ingest/kineto/kineto_reader.hpp"
@@ -103,6 +106,14 @@ void toml_mode(std::string_view rest) {
   }
 }
 
+void manifest_mode(std::string_view rest) {
+  chopper::AnalysisOptions a;
+  try {
+    chopper::cli::apply_manifest(rest, "fuzz.toml", a, (rest.size() & 1) != 0);
+  } catch (const chopper::Error&) {
+  }
+}
+
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
@@ -110,6 +121,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string_view rest(reinterpret_cast<const char*>(data + 1), size - 1);
   if ((data[0] & 0x80) != 0)
     toml_mode(rest);
+  else if ((data[0] & 0x40) != 0)
+    manifest_mode(rest);
   else
     pattern_mode(data[0], rest);
   return 0;

@@ -1,6 +1,7 @@
 #include "chopper/base/input.hpp"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <isa-l/igzip_lib.h>
 #include <linux/magic.h>
 #include <sys/mman.h>
@@ -400,26 +401,75 @@ std::string_view file_type_name(unsigned m) {
   return "not a file";
 }
 
-std::unique_ptr<ByteSource> ByteSource::open_file(const std::string& path) {
+namespace {
+
+// Opens `path` for reading without blocking ("-": a copy of standard input) and checks its type:
+// a regular file, or (with `streams`) a FIFO or pipe. Returns the descriptor (blocking again) and
+// its stat; throws InputError naming the file.
+int open_checked(const std::string& path, bool streams, struct stat& st) {
   // O_NONBLOCK: opening a FIFO for reading waits for a writer otherwise (forever, if none comes).
   // A regular file ignores it; it is cleared all the same, once the file is known to be one.
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
-  if (fd < 0) throw InputError(path, 0, std::string("cannot open: ") + std::strerror(errno));
-  struct stat st {};
+  const bool is_stdin = streams && path == "-";
+  int fd = is_stdin ? ::fcntl(0, F_DUPFD_CLOEXEC, 3)
+                    : ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK | O_NOCTTY);
+  if (fd < 0)
+    throw InputError(path, 0,
+                     std::string(is_stdin ? "cannot read standard input: " : "cannot open: ") +
+                         std::strerror(errno));
   if (::fstat(fd, &st) != 0) {
     const int err = errno;
     ::close(fd);
     throw InputError(path, 0, std::string("cannot stat: ") + std::strerror(err));
   }
-  if (!S_ISREG(st.st_mode)) {
+  if (!S_ISREG(st.st_mode) && !(streams && S_ISFIFO(st.st_mode))) {
     ::close(fd);
     throw InputError(path, 0,
-                     "not a regular file (" + std::string(file_type_name(st.st_mode)) + ")");
+                     "not a regular file (" + std::string(file_type_name(st.st_mode)) + ")" +
+                         (streams ? ", nor a pipe" : ""));
   }
-  const int flags = ::fcntl(fd, F_GETFL);
-  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
-  return make_source(std::make_unique<FileInput>(fd, path, static_cast<uint64_t>(st.st_size)),
-                     path);
+  if (!is_stdin) {
+    const int flags = ::fcntl(fd, F_GETFL);
+    if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  }
+  return fd;
+}
+
+}  // namespace
+
+std::unique_ptr<ByteSource> ByteSource::open_file(const std::string& path, bool streams) {
+  struct stat st {};
+  const int fd = open_checked(path, streams, st);
+  // A stream's size is unknown (0): it is read, never mapped.
+  const uint64_t size = S_ISREG(st.st_mode) ? static_cast<uint64_t>(st.st_size) : 0;
+  return make_source(std::make_unique<FileInput>(fd, path, size), path);
+}
+
+std::string read_text_file(const std::string& path, uint64_t max_bytes, std::string_view what) {
+  struct stat st {};
+  const int fd = open_checked(path, false, st);
+  auto too_large = [&](uint64_t n) {
+    ::close(fd);
+    throw InputError(
+        path, 0,
+        fmt::format("{} bytes, above the limit of {} for {}", n, limit_text(max_bytes), what));
+  };
+  if (static_cast<uint64_t>(st.st_size) > max_bytes) too_large(static_cast<uint64_t>(st.st_size));
+  std::string text;
+  char buf[65536];
+  for (;;) {
+    const ssize_t n = ::read(fd, buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int err = errno;
+      ::close(fd);
+      throw InputError(path, text.size(), std::string("read failed: ") + std::strerror(err));
+    }
+    if (n == 0) break;
+    text.append(buf, static_cast<size_t>(n));
+    if (text.size() > max_bytes) too_large(text.size());  // it grew while read
+  }
+  ::close(fd);
+  return text;
 }
 
 std::unique_ptr<ByteSource> ByteSource::from_memory(std::string_view data, std::string name) {

@@ -5,7 +5,9 @@
 // are read to the end. Corrupt or truncated compressed data throws InputError naming the file and
 // the compressed byte offset, and so does compressed data that decompresses to more than a cap
 // (64 GiB by default: a few MB of gzip can hold many GB). Files are opened without blocking (a FIFO
-// with no writer would block open(2) forever) and must be regular files.
+// with no writer would block open(2) forever) and must be regular files, unless a stream is
+// asked for: then "-" is standard input, and a FIFO or pipe (`<(zcat run.json.gz)`) is read as a
+// stream (never mapped; the same decompression cap).
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -27,12 +29,22 @@ std::string_view file_type_name(unsigned st_mode);
 // "64 GiB", "4 MiB", "100 bytes": a limit as messages say it.
 std::string limit_text(uint64_t bytes);
 
+// The most bytes of a rules file or a run manifest (read whole, as text).
+inline constexpr uint64_t kMaxConfigFileBytes = uint64_t{1} << 20;
+// A small text file read whole (a rules file, a run manifest): a regular file only, opened without
+// blocking (a FIFO with no writer would block open(2) forever), at most `max_bytes` (a device such
+// as /dev/zero is refused, not read forever). Throws InputError naming the file; `what` names the
+// kind of file in the size message ("a rules file").
+std::string read_text_file(const std::string& path, uint64_t max_bytes, std::string_view what);
+
 class ByteSource {
  public:
   virtual ~ByteSource() = default;
   // Opens a file; throws InputError if it cannot be opened or is not a regular file ("not a regular
-  // file (a FIFO)", ... at byte 0). Never blocks.
-  static std::unique_ptr<ByteSource> open_file(const std::string& path);
+  // file (a FIFO)", ... at byte 0). Never blocks. With `streams`, "-" is standard input (named "-")
+  // and a FIFO or pipe is read as it comes (a FIFO with no writer reads as empty); a terminal or
+  // another device is still refused.
+  static std::unique_ptr<ByteSource> open_file(const std::string& path, bool streams = false);
   // Reads from a copy of `data` (tests, fuzzing). `name` is used in messages.
   static std::unique_ptr<ByteSource> from_memory(std::string_view data, std::string name);
 

@@ -1,15 +1,106 @@
 #include "chopper/base/output_file.hpp"
 
 #include <isa-l/igzip_lib.h>
+#include <signal.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
+#include <cstdint>
 #include <cstring>
 #include <filesystem>
+#include <mutex>
 
 #include "chopper/base/error.hpp"
 
 namespace chopper {
+
+namespace {
+
+// The tracked temporary files. A slot's path is written once, before the slot is counted in
+// g_used (release), and never freed: the signal handler reads slots [0, g_used) without a lock.
+constexpr size_t kMaxTracked = 4096;
+struct TempSlot {
+  std::atomic<const char*> path{nullptr};
+  std::atomic<bool> live{false};
+};
+TempSlot g_slots[kMaxTracked];
+std::atomic<size_t> g_used{0};
+std::mutex g_track_mu;
+
+void set_tracked(const std::string& path, bool live) {
+  std::lock_guard<std::mutex> lk(g_track_mu);
+  const size_t used = g_used.load(std::memory_order_relaxed);
+  for (size_t i = 0; i < used; ++i)
+    if (path == g_slots[i].path.load(std::memory_order_relaxed)) {
+      g_slots[i].live.store(live, std::memory_order_release);
+      return;
+    }
+  if (!live || used == kMaxTracked) return;
+  char* copy = new char[path.size() + 1];  // never freed (see above)
+  std::memcpy(copy, path.c_str(), path.size() + 1);
+  g_slots[used].path.store(copy, std::memory_order_relaxed);
+  g_slots[used].live.store(true, std::memory_order_relaxed);
+  g_used.store(used + 1, std::memory_order_release);
+}
+
+extern "C" void remove_temps_and_reraise(int sig) {
+  const size_t used = g_used.load(std::memory_order_acquire);
+  for (size_t i = 0; i < used; ++i) {
+    const char* p = g_slots[i].path.load(std::memory_order_relaxed);
+    if (p != nullptr && g_slots[i].live.load(std::memory_order_acquire)) ::unlink(p);
+  }
+  ::signal(sig, SIG_DFL);
+  ::raise(sig);
+}
+
+bool process_alive(long pid) {
+  if (pid <= 0 || pid > INT32_MAX) return false;
+  return ::kill(static_cast<pid_t>(pid), 0) == 0 || errno != ESRCH;
+}
+
+}  // namespace
+
+void track_temp_file(const std::string& path) {
+  set_tracked(path, true);
+}
+void untrack_temp_file(const std::string& path) {
+  set_tracked(path, false);
+}
+
+void install_temp_file_cleanup() {
+  for (int sig : {SIGINT, SIGTERM, SIGHUP, SIGPIPE}) {
+    struct sigaction old {};
+    if (::sigaction(sig, nullptr, &old) != 0 || old.sa_handler == SIG_IGN) continue;
+    struct sigaction sa {};
+    sa.sa_handler = remove_temps_and_reraise;
+    sigemptyset(&sa.sa_mask);
+    sa.sa_flags = SA_RESETHAND;
+    ::sigaction(sig, &sa, nullptr);
+  }
+  ::signal(SIGXFSZ, SIG_IGN);
+}
+
+size_t remove_stale_temp_files(const std::string& dir, const std::string& prefix) {
+  namespace fs = std::filesystem;
+  size_t removed = 0;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir.empty() ? "." : dir, ec), end; !ec && it != end;
+       it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.size() <= prefix.size() || name.compare(0, prefix.size(), prefix) != 0) continue;
+    size_t q = prefix.size();
+    long pid = 0;
+    while (q < name.size() && name[q] >= '0' && name[q] <= '9' && pid < INT32_MAX)
+      pid = pid * 10 + (name[q++] - '0');
+    if (q == prefix.size() || (q < name.size() && name[q] != '-')) continue;  // not PREFIX<pid>
+    if (pid == ::getpid() || process_alive(pid)) continue;
+    std::error_code re;
+    if (fs::is_regular_file(fs::symlink_status(it->path(), re)) && fs::remove(it->path(), re))
+      ++removed;
+  }
+  return removed;
+}
 
 struct OutputFile::Deflate {
   isal_zstream s{};
@@ -18,9 +109,20 @@ struct OutputFile::Deflate {
 };
 
 OutputFile::OutputFile(std::string path, bool gzip) : path_(std::move(path)), gzip_(gzip) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path_, ec))
+    throw Error(path_ + ": is a directory; name the file to write (-o FILE)");
+  // What an earlier run that was killed left beside PATH.
+  const fs::path p(path_);
+  remove_stale_temp_files(p.parent_path().string(), p.filename().string() + ".tmp-");
   tmp_ = path_ + ".tmp-" + std::to_string(::getpid());
+  track_temp_file(tmp_);
   f_ = std::fopen(tmp_.c_str(), "wb");
-  if (f_ == nullptr) throw Error(path_ + ": cannot write: " + std::strerror(errno));
+  if (f_ == nullptr) {
+    untrack_temp_file(tmp_);
+    throw Error(path_ + ": cannot write: " + std::strerror(errno));
+  }
   if (gzip_) {
     z_ = std::make_unique<Deflate>();
     isal_deflate_init(&z_->s);
@@ -38,6 +140,7 @@ OutputFile::~OutputFile() {
     std::error_code ec;
     std::filesystem::remove(tmp_, ec);
   }
+  untrack_temp_file(tmp_);
 }
 
 void OutputFile::raw(const void* p, size_t n) {
@@ -75,19 +178,24 @@ void OutputFile::write(std::string_view bytes) {
 uint64_t OutputFile::commit() {
   put(reinterpret_cast<const uint8_t*>(buf_.data()), buf_.size(), true);
   buf_.clear();
-  if (std::fflush(f_) != 0 || std::fclose(f_) != 0) {
-    f_ = nullptr;
+  const bool flushed = std::fflush(f_) == 0;
+  const int flush_err = errno;
+  const bool closed = std::fclose(f_) == 0;
+  const int err = flushed ? errno : flush_err;
+  f_ = nullptr;
+  if (!flushed || !closed) {
     std::error_code ec;
     std::filesystem::remove(tmp_, ec);
-    throw Error(path_ + ": write failed: " + std::strerror(errno));
+    throw Error(path_ + ": write failed: " + std::strerror(err));
   }
-  f_ = nullptr;
-  std::error_code ec;
-  std::filesystem::rename(tmp_, path_, ec);
-  if (ec) {
+  if (std::rename(tmp_.c_str(), path_.c_str()) != 0) {
+    const int rerr = errno;
+    std::error_code ec;
     std::filesystem::remove(tmp_, ec);
-    throw Error(path_ + ": cannot rename into place: " + ec.message());
+    throw Error(path_ + ": cannot rename " + tmp_ + " into place: " +
+                (rerr == EISDIR ? std::string("it is a directory") : std::strerror(rerr)));
   }
+  untrack_temp_file(tmp_);
   return out_;
 }
 

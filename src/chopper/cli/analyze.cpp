@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -8,6 +9,7 @@
 #include "chopper/base/error.hpp"
 #include "chopper/base/memory.hpp"
 #include "chopper/base/phase_log.hpp"
+#include "chopper/base/terminal.hpp"
 #include "chopper/cli/commands.hpp"
 #include "chopper/cli/common.hpp"
 #include "chopper/hierarchy/aggregate.hpp"
@@ -62,13 +64,13 @@ int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRu
     if (csv_thread) csv_thread->finish();
     phase_mark("all tables written");
   } catch (const std::exception& e) {
-    fmt::print(stderr, "chopper analyze: {}\n", e.what());
+    fmt::print(stderr, "chopper analyze: {}\n", terminal_safe(e.what()));
     return 2;
   }
   try {
     outdir.commit();  // every file complete: rename into place, remove stale CSVs
   } catch (const Error& e) {
-    fmt::print(stderr, "chopper analyze: {}\n", e.what());
+    fmt::print(stderr, "chopper analyze: {}\n", terminal_safe(e.what()));
     return 2;
   }
   if (!o.json) {
@@ -77,6 +79,7 @@ int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRu
     out += fmt::format("\nwrote {}/chopper.sqlite{}; per GPU and level: chopper tree\n", o.out,
                        o.no_csv ? "" : fmt::format(" and {}/*.csv", o.out));
   }
+  if (!o.json) out = terminal_safe(out, true);  // names with control characters, escaped
   std::fwrite(out.data(), 1, out.size(), stdout);
   return run_errors(sr.run) > 0 || !sr.hw_errors.empty() ? 1 : 0;
 }
@@ -99,7 +102,7 @@ int analyze_run(const AnalyzeOptions& in) {
   try {
     if (!o.manifest.empty()) read_manifest(o.manifest, o.analysis, o.dtype_given);
   } catch (const Error& e) {
-    if (root) fmt::print(stderr, "chopper analyze: {}\n", e.what());
+    if (root) fmt::print(stderr, "chopper analyze: {}\n", terminal_safe(e.what()));
     return 2;
   }
   // --split-runs: the files grouped into runs (link/validate.hpp), each analysed into OUT/run-<k>.
@@ -109,21 +112,37 @@ int analyze_run(const AnalyzeOptions& in) {
         fmt::print(stderr, "chopper analyze: --split-runs runs in one process, not under MPI\n");
       return 2;
     }
-    return for_each_run(o.run, "analyze", [&o](const RunOptions& run, size_t k) {
+    size_t runs = 0;
+    const int rc = for_each_run(o.run, "analyze", [&o, &runs](const RunOptions& run, size_t k) {
       AnalyzeOptions one = o;
       one.run = run;
       one.out = (std::filesystem::path(o.out) / fmt::format("run-{}", k + 1)).string();
       fmt::print("== run-{} ({}/run-{})\n", k + 1, o.out, k + 1);
       std::fflush(stdout);
+      runs = k + 1;
       return analyze_run(one);
     });
+    // The run-<k> directories an earlier split wrote beyond this one's runs (run-2 of an earlier
+    // split beside a single new run-1 would read as this run's).
+    if (runs > 0) {
+      std::vector<std::string> kept;
+      for (const std::string& d : remove_stale_run_dirs(o.out, runs, kept))
+        fmt::print(stderr, "chopper analyze: removed {} (an earlier split's run)\n",
+                   terminal_safe(d));
+      for (const std::string& d : kept)
+        fmt::print(stderr,
+                   "chopper analyze: left {}: not one of this split's runs, but it holds files "
+                   "analyze did not write\n",
+                   terminal_safe(d));
+    }
+    return rc;
   }
   Taxonomy taxonomy;
   try {
     taxonomy = Taxonomy::builtin();
     if (!o.run.rules.empty()) taxonomy.load_toml(o.run.rules);
   } catch (const Error& e) {
-    if (root) fmt::print(stderr, "chopper analyze: {}\n", e.what());
+    if (root) fmt::print(stderr, "chopper analyze: {}\n", terminal_safe(e.what()));
     return 2;
   }
   // The output directory, locked for this run before the (long) load: a second analyze into it
@@ -135,7 +154,7 @@ int analyze_run(const AnalyzeOptions& in) {
     try {
       outdir.emplace(o.out);
     } catch (const Error& e) {
-      fmt::print(stderr, "chopper analyze: {}\n", e.what());
+      fmt::print(stderr, "chopper analyze: {}\n", terminal_safe(e.what()));
       ready = 2;
     }
   }
@@ -143,6 +162,20 @@ int analyze_run(const AnalyzeOptions& in) {
   if (!root) {
     std::error_code ec;
     std::filesystem::create_directories(o.out, ec);  // a directory not shared with process 0
+  }
+  // A trace read from standard input or a pipe can be read once: the run is loaded whole first
+  // (as --split-runs loads it), and the stage works on the loaded ranks.
+  if (!o.run.preloaded && std::any_of(o.run.paths.begin(), o.run.paths.end(), is_stream_path)) {
+    if (c.size() > 1) {
+      if (root)
+        fmt::print(stderr,
+                   "chopper analyze: standard input and pipes are read in one process, not "
+                   "under MPI\n");
+      return 2;
+    }
+    std::optional<Run> run = load_reporting(o.run, "analyze");  // prints its problems
+    if (!run) return 2;
+    o.run.preloaded = std::make_shared<Run>(std::move(*run));
   }
   o.analysis.threads = o.run.threads;
   StreamOptions so;
@@ -161,7 +194,7 @@ int analyze_run(const AnalyzeOptions& in) {
     if (root) progress.emplace(o.run, "analyze", so.load);
     sr = stream_run(so, taxonomy, o.out, c);
   } catch (const std::exception& e) {
-    if (root || c.size() > 1) fmt::print(stderr, "chopper analyze: {}\n", e.what());
+    if (root || c.size() > 1) fmt::print(stderr, "chopper analyze: {}\n", terminal_safe(e.what()));
     if (c.size() > 1) abort_comm(2);  // the others may be waiting for this process
     return 2;
   }
@@ -181,8 +214,10 @@ int analyze_run(const AnalyzeOptions& in) {
     rc = 2;
   } else {
     for (const auto& [f, why] : sr->hw_skipped)
-      fmt::print(stderr, "chopper analyze: skipped {} ({})\n", f, why);
-    for (const std::string& e : sr->hw_errors) fmt::print(stderr, "chopper analyze: {}\n", e);
+      fmt::print(stderr, "chopper analyze: skipped {} ({})\n", terminal_safe(f),
+                 terminal_safe(why));
+    for (const std::string& e : sr->hw_errors)
+      fmt::print(stderr, "chopper analyze: {}\n", terminal_safe(e));
     release_free_memory();
     return_freed_memory();
     rc = write_streamed(o, taxonomy, *sr, *outdir);

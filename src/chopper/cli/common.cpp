@@ -1,6 +1,7 @@
 #include "chopper/cli/common.hpp"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <toml++/toml.h>
 #include <unistd.h>
 
@@ -15,6 +16,7 @@
 #include "chopper/base/error.hpp"
 #include "chopper/base/input.hpp"
 #include "chopper/base/memory.hpp"
+#include "chopper/base/terminal.hpp"
 #include "chopper/devices/device_db.hpp"
 #include "chopper/hierarchy/label.hpp"
 #include "chopper/ingest/hardware_files.hpp"
@@ -116,6 +118,11 @@ void add_run_options(CLI::App* app, RunOptions& o, bool rules, bool split_runs) 
                   "refused");
 }
 
+bool is_stream_path(const std::string& path) {
+  struct stat st {};
+  return path == "-" || (::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode));
+}
+
 size_t run_errors(const Run& run) {
   size_t n = 0;
   for (const RunProblem& p : run.problems) n += run_diag_severity(p.kind) == Severity::kError;
@@ -138,7 +145,7 @@ void print_problems(const Run& run) {
         if (shown < cap) {
           ++shown;
           fmt::print(stderr, "chopper: {} ({}): {}\n", severity_name(sev), run_diag_name(k),
-                     p.message);
+                     terminal_safe(p.message));
         }
       }
       if (n > shown)
@@ -147,7 +154,7 @@ void print_problems(const Run& run) {
     }
   }
   for (const RunProblem& p : run.problems)
-    if (p.kind == RunDiag::kRunSplit) fmt::print(stderr, "chopper: {}\n", p.message);
+    if (p.kind == RunDiag::kRunSplit) fmt::print(stderr, "chopper: {}\n", terminal_safe(p.message));
 }
 
 std::optional<Run> load_validated(const RunOptions& o, const char* cmd,
@@ -162,7 +169,7 @@ std::optional<Run> load_validated(const RunOptions& o, const char* cmd,
     vo.split_runs = o.split_runs;
     groups = validate_run(run, vo);
   } catch (const Error& e) {
-    fmt::print(stderr, "chopper {}: {}\n", cmd, e.what());
+    fmt::print(stderr, "chopper {}: {}\n", cmd, terminal_safe(e.what()));
     return std::nullopt;
   }
   print_run_problems(run);
@@ -175,8 +182,8 @@ void print_run_problems(const Run& run) {
   for (const auto& [file, why] : run.skipped) {
     const bool pass = std::find(run.counter_passes.begin(), run.counter_passes.end(), file) !=
                       run.counter_passes.end();
-    fmt::print(stderr, "chopper: {} {} ({}{})\n", pass ? "not a rank:" : "skipped", file,
-               pass ? "" : "not a trace: ", why);
+    fmt::print(stderr, "chopper: {} {} ({}{})\n", pass ? "not a rank:" : "skipped",
+               terminal_safe(file), pass ? "" : "not a trace: ", terminal_safe(why));
   }
   print_problems(run);
 }
@@ -256,7 +263,7 @@ std::optional<LabelledRun> load_labelled(const RunOptions& o, const char* cmd) {
     lr.taxonomy = Taxonomy::builtin();
     if (!o.rules.empty()) lr.taxonomy.load_toml(o.rules);
   } catch (const Error& e) {
-    fmt::print(stderr, "chopper {}: {}\n", cmd, e.what());
+    fmt::print(stderr, "chopper {}: {}\n", cmd, terminal_safe(e.what()));
     return std::nullopt;
   }
   std::optional<Run> run = load_reporting(o, cmd);
@@ -286,9 +293,15 @@ std::optional<LabelledRun> load_labelled(const RunOptions& o, const char* cmd) {
 // A value given on the command line wins over the manifest's (tokens_per_step and device are
 // unset until given; dtype has a default, so whether it was given is passed).
 void read_manifest(const std::string& path, AnalysisOptions& a, bool dtype_given) {
+  // A regular file of at most 1 MiB, opened without blocking (a FIFO, /dev/zero: an error).
+  apply_manifest(read_text_file(path, kMaxConfigFileBytes, "a run manifest"), path, a, dtype_given);
+}
+
+void apply_manifest(std::string_view text, const std::string& path, AnalysisOptions& a,
+                    bool dtype_given) {
   toml::table t;
   try {
-    t = toml::parse_file(path);
+    t = toml::parse(text, path);
   } catch (const toml::parse_error& e) {
     throw Error(fmt::format("{}:{}: {}", path, e.source().begin.line, e.description()));
   }
@@ -333,8 +346,9 @@ HardwareRun load_run_hardware(const Run& run, const RunOptions& o,
   HardwareFiles hf =
       load_hardware(o.paths, telemetry, all_counters, o.threads, telemetry_window(run, align));
   for (const auto& [f, why] : hf.skipped)
-    fmt::print(stderr, "chopper {}: skipped {} ({})\n", cmd, f, why);
-  for (const std::string& e : hf.errors) fmt::print(stderr, "chopper {}: {}\n", cmd, e);
+    fmt::print(stderr, "chopper {}: skipped {} ({})\n", cmd, terminal_safe(f), terminal_safe(why));
+  for (const std::string& e : hf.errors)
+    fmt::print(stderr, "chopper {}: {}\n", cmd, terminal_safe(e));
   errors = hf.errors.size();
   return align_hardware(run, std::move(hf.telemetry), std::move(hf.counters), align);
 }

@@ -53,6 +53,9 @@ CLI::Validator output_directory();
 // Threads: 0 (all cores) to 1024.
 CLI::Validator thread_count();
 
+// Whether a path is read as a stream: "-" (standard input), a FIFO or a pipe (<(zcat ...)).
+bool is_stream_path(const std::string& path);
+
 // Loads and validates the run (link/validate.hpp); prints skipped files and the problems found
 // (unreadable files, missing paths, duplicate ranks, ...) on stderr. nullopt (after printing
 // "chopper CMD: ...") when the paths cannot be listed or are too many (--max-files).
@@ -104,6 +107,9 @@ std::optional<LabelledRun> load_labelled(const RunOptions& o, const char* cmd);
 // command line wins (tokens_per_step and device are unset until given; dtype has a default, so
 // whether it was given is passed). Throws Error naming the file and line.
 void read_manifest(const std::string& path, AnalysisOptions& a, bool dtype_given);
+// The same, from the manifest's text (`path` names it in messages).
+void apply_manifest(std::string_view text, const std::string& path, AnalysisOptions& a,
+                    bool dtype_given);
 
 // The run's hardware files, on its trace clock: telemetry and counters found in the run's
 // directories (and their telemetry/, counters/ folders), those named, and the CUPTI counter passes

@@ -13,6 +13,7 @@
 #include "chopper/analysis/findings.hpp"
 #include "chopper/base/error.hpp"
 #include "chopper/base/output_file.hpp"
+#include "chopper/base/terminal.hpp"
 #include "chopper/cli/commands.hpp"
 #include "chopper/cli/common.hpp"
 #include "chopper/link/hardware_align.hpp"
@@ -65,7 +66,7 @@ int compare_main(const CompareOptions& o) {
     try {
       outdir.emplace(o.out);
     } catch (const Error& e) {
-      fmt::print(stderr, "chopper compare: {}\n", e.what());
+      fmt::print(stderr, "chopper compare: {}\n", terminal_safe(e.what()));
       return 2;
     }
   }
@@ -82,7 +83,8 @@ int compare_main(const CompareOptions& o) {
       if (r.label == label) label += fmt::format("#{}", k + 1);  // labels must tell runs apart
     auto lr = load_labelled(ro, "compare");
     if (!lr) {
-      fmt::print(stderr, "chopper compare: {}: nothing to compare\n", o.run.paths[k]);
+      fmt::print(stderr, "chopper compare: {}: nothing to compare\n",
+                 terminal_safe(o.run.paths[k]));
       return 2;
     }
     partial = partial || run_errors(lr->run) > 0;
@@ -110,13 +112,13 @@ int compare_main(const CompareOptions& o) {
       }
       compare_tables(c, sink);
     } catch (const std::exception& e) {
-      fmt::print(stderr, "chopper compare: {}\n", e.what());
+      fmt::print(stderr, "chopper compare: {}\n", terminal_safe(e.what()));
       return 2;
     }
     try {
       outdir->commit();
     } catch (const Error& e) {
-      fmt::print(stderr, "chopper compare: {}\n", e.what());
+      fmt::print(stderr, "chopper compare: {}\n", terminal_safe(e.what()));
       return 2;
     }
   }
@@ -130,7 +132,7 @@ int compare_main(const CompareOptions& o) {
       f.write(html::render_compare_report(ts, info));
       f.commit();
     } catch (const std::exception& e) {
-      fmt::print(stderr, "chopper compare: {}\n", e.what());
+      fmt::print(stderr, "chopper compare: {}\n", terminal_safe(e.what()));
       return 2;
     }
   }
@@ -139,6 +141,7 @@ int compare_main(const CompareOptions& o) {
   if (!o.json && outdir)
     out += fmt::format("\nwrote {}/chopper.sqlite{}\n", o.out,
                        o.no_csv ? "" : fmt::format(" and {}/*.csv", o.out));
+  if (!o.json) out = terminal_safe(out, true);  // names with control characters, escaped
   std::fwrite(out.data(), 1, out.size(), stdout);
   return partial ? 1 : 0;
 }

@@ -2,6 +2,7 @@
 
 #include <cstdio>
 
+#include "chopper/base/terminal.hpp"
 #include "chopper/cli/commands.hpp"
 #include "chopper/cli/common.hpp"
 #include "chopper/ingest/hardware_files.hpp"
@@ -50,8 +51,16 @@ Command add_info(CLI::App& root) {
               const HardwareRun hw =
                   align_hardware(*run, std::move(hf.telemetry), std::move(hf.counters));
               out += hardware_info_text(hw, skipped, errors);
+              // File names and metadata may hold control characters: shown escaped (JSON
+              // escapes its own).
+              out = terminal_safe(out, true);
             }
             std::fwrite(out.data(), 1, out.size(), stdout);
+            // No file could be read: nothing to show (as analyze and tree, exit 2).
+            if (run->failed() == run->ranks.size()) {
+              fmt::print(stderr, "chopper info: no readable trace files\n");
+              return 2;
+            }
             return run->failed() > 0 || hw_errors > 0 ? 1 : 0;
           }};
 }

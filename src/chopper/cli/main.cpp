@@ -7,6 +7,8 @@
 
 #include "chopper/base/comm.hpp"
 #include "chopper/base/memory.hpp"
+#include "chopper/base/output_file.hpp"
+#include "chopper/base/terminal.hpp"
 #include "chopper/cli/commands.hpp"
 
 namespace {
@@ -63,12 +65,21 @@ int run(int argc, char** argv, const chopper::Comm& comm, bool& parse_failed) {
 
 int main(int argc, char** argv) {
   chopper::tune_allocator();
+  // Temporary files go with the process however it ends (SIGINT, SIGTERM; base/output_file.hpp).
+  chopper::install_temp_file_cleanup();
   // One process; or, built with MPI and started by mpirun or srun, MPI's world (base/comm.hpp).
   chopper::Comm& comm = chopper::init_comm(argc, argv);
   bool parse_failed = false;
   int status = 0;
   if (comm.size() == 1) {
-    status = run(argc, argv, comm, parse_failed);
+    // An error no command caught is still an error, not std::terminate: caught here, the stack
+    // unwinds and every temporary file is removed by its owner.
+    try {
+      status = run(argc, argv, comm, parse_failed);
+    } catch (const std::exception& e) {
+      fmt::print(stderr, "chopper: {}\n", chopper::terminal_safe(e.what()));
+      status = 2;
+    }
     chopper::finalize_comm();
     return status;
   }
@@ -79,7 +90,8 @@ int main(int argc, char** argv) {
   try {
     status = run(argc, argv, comm, parse_failed);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "chopper: process {} of {}: {}\n", comm.rank(), comm.size(), e.what());
+    fmt::print(stderr, "chopper: process {} of {}: {}\n", comm.rank(), comm.size(),
+               chopper::terminal_safe(e.what()));
     chopper::abort_comm(1);
   }
   chopper::finalize_comm();

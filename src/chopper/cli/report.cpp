@@ -10,6 +10,7 @@
 #include "chopper/analysis/findings.hpp"
 #include "chopper/base/error.hpp"
 #include "chopper/base/output_file.hpp"
+#include "chopper/base/terminal.hpp"
 #include "chopper/cli/commands.hpp"
 #include "chopper/cli/common.hpp"
 #include "chopper/hierarchy/aggregate.hpp"
@@ -29,7 +30,7 @@ int report_run(const ReportCliOptions& o) {
   try {
     if (!o.manifest.empty()) read_manifest(o.manifest, ao, o.dtype_given);
   } catch (const Error& e) {
-    fmt::print(stderr, "chopper report: {}\n", e.what());
+    fmt::print(stderr, "chopper report: {}\n", terminal_safe(e.what()));
     return 2;
   }
   auto lr = load_labelled(o.run, "report");
@@ -67,7 +68,7 @@ int report_run(const ReportCliOptions& o) {
                  static_cast<double>(doc.size()) / 1024, ids.size(),
                  std::filesystem::absolute(o.out).string());
   } catch (const std::exception& e) {
-    fmt::print(stderr, "chopper report: {}\n", e.what());
+    fmt::print(stderr, "chopper report: {}\n", terminal_safe(e.what()));
     return 2;
   }
   return run_errors(lr->run) > 0 || hw_errors > 0 ? 1 : 0;

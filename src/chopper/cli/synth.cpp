@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include "chopper/base/error.hpp"
+#include "chopper/base/terminal.hpp"
 #include "chopper/cli/commands.hpp"
 #include "chopper/cli/common.hpp"
 #include "chopper/ingest/load.hpp"
@@ -172,7 +173,7 @@ int run_synth(const SynthConfig& c, const std::string& out, bool quiet) {
   try {
     s = synthesize(c, out);
   } catch (const Error& e) {
-    fmt::print(stderr, "chopper synth: {}\n", e.what());
+    fmt::print(stderr, "chopper synth: {}\n", terminal_safe(e.what()));
     return 2;
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

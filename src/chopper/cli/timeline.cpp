@@ -6,6 +6,7 @@
 
 #include "chopper/analysis/analysis.hpp"
 #include "chopper/base/error.hpp"
+#include "chopper/base/terminal.hpp"
 #include "chopper/cli/commands.hpp"
 #include "chopper/cli/common.hpp"
 #include "chopper/link/hardware_align.hpp"
@@ -19,7 +20,7 @@ int timeline_run(const TimelineCliOptions& o) {
     if (!o.ranks.empty()) to.ranks = parse_ranges(o.ranks);
     if (!o.iterations.empty()) to.iterations = parse_ranges(o.iterations);
   } catch (const Error& e) {
-    fmt::print(stderr, "chopper timeline: {}\n", e.what());
+    fmt::print(stderr, "chopper timeline: {}\n", terminal_safe(e.what()));
     return 2;
   }
   auto lr = load_labelled(o.run, "timeline");
@@ -54,7 +55,7 @@ int timeline_run(const TimelineCliOptions& o) {
         st.ranks == 1 ? "" : "s", st.gpu_slices, st.hierarchy_slices, st.host_slices,
         st.launch_flows, st.collective_flows, st.counter_samples);
   } catch (const std::exception& e) {
-    fmt::print(stderr, "chopper timeline: {}\n", e.what());
+    fmt::print(stderr, "chopper timeline: {}\n", terminal_safe(e.what()));
     return 2;
   }
   return lr->run.failed() > 0 || hw_errors > 0 ? 1 : 0;

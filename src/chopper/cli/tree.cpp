@@ -3,6 +3,7 @@
 #include <cstdio>
 
 #include "chopper/base/error.hpp"
+#include "chopper/base/terminal.hpp"
 #include "chopper/cli/commands.hpp"
 #include "chopper/cli/common.hpp"
 #include "chopper/hierarchy/aggregate.hpp"
@@ -35,7 +36,7 @@ Command add_tree(CLI::App& root) {
             try {
               levels = parse_levels(o->levels);
             } catch (const Error& e) {
-              fmt::print(stderr, "chopper tree: --levels: {}\n", e.what());
+              fmt::print(stderr, "chopper tree: --levels: {}\n", terminal_safe(e.what()));
               return 2;
             }
             auto lr = load_labelled(o->run, "tree");
@@ -44,8 +45,9 @@ Command add_tree(CLI::App& root) {
             TreeOptions to;
             to.depth = o->depth;
             to.top = o->top;
-            const std::string out =
-                tree_text(prefixes, to) + "\n" + coverage_text(label_coverage(lr->run));
+            // Operation names may hold control characters (ESC sequences, NUL): shown escaped.
+            const std::string out = terminal_safe(
+                tree_text(prefixes, to) + "\n" + coverage_text(label_coverage(lr->run)), true);
             std::fwrite(out.data(), 1, out.size(), stdout);
             return lr->run.failed() > 0 ? 1 : 0;
           }};

@@ -12,6 +12,7 @@
 #include <optional>
 
 #include "chopper/base/error.hpp"
+#include "chopper/base/input.hpp"
 #include "chopper/base/text.hpp"
 
 namespace chopper {
@@ -272,12 +273,40 @@ std::vector<NameRule> builtin_rules() {
 
 namespace {
 
+// The deepest nesting of groups a rule's pattern may have (docs/hierarchy.md). RE2 itself refuses
+// deeper than 1,000 by default; 100,000 levels overflowed the stack of a recursive reader.
+constexpr size_t kMaxRuleGroupDepth = 1000;
+
 // Reads a pattern (RE2 syntax) for required_literals. `ok` turns false at anything it does not
 // follow (the caller then uses no filter).
 struct LiteralReader {
   std::string_view p;
   size_t i = 0;
   bool ok = true;
+  size_t depth = 0;  // groups open at i: alternation() recurses once per level
+
+  // Deepest nesting of groups in a pattern, counted without recursion ('(' outside a bracket
+  // class and not escaped). A rule deeper than kMaxRuleGroupDepth is refused before any parser
+  // (RE2's or this one, which recurses per level) sees it.
+  static size_t group_depth(std::string_view p) {
+    size_t d = 0, deepest = 0;
+    for (size_t k = 0; k < p.size(); ++k) {
+      const char c = p[k];
+      if (c == '\\') {
+        ++k;
+      } else if (c == '[') {  // a class: '(' in it is a literal
+        ++k;
+        if (k < p.size() && p[k] == '^') ++k;
+        if (k < p.size() && p[k] == ']') ++k;
+        while (k < p.size() && p[k] != ']') k += p[k] == '\\' ? 2 : 1;
+      } else if (c == '(') {
+        deepest = std::max(deepest, ++d);
+      } else if (c == ')' && d > 0) {
+        --d;
+      }
+    }
+    return deepest;
+  }
 
   static size_t shortest(const std::vector<std::string>& v) {
     size_t m = v.empty() ? 0 : SIZE_MAX;
@@ -377,7 +406,12 @@ struct LiteralReader {
             return {};
           }
         }
+        if (++depth > kMaxRuleGroupDepth) {  // a bounded stack, whoever calls
+          ok = false;
+          return {};
+        }
         std::vector<std::string> inner = alternation();
+        --depth;
         if (!ok || i >= p.size() || p[i] != ')') {
           ok = false;
           return {};
@@ -540,6 +574,9 @@ std::string format_label(std::string_view label, std::string_view subject,
 }
 
 void compile_rule(NameRule& rule) {
+  if (const size_t d = LiteralReader::group_depth(rule.pattern); d > kMaxRuleGroupDepth)
+    throw Error(fmt::format("{}: rule '{}': groups nested {} deep, above the limit of {}",
+                            rule.source, rule.name, d, kMaxRuleGroupDepth));
   // Bytes, not UTF-8 characters: names are matched as they are stored, '.' is one byte, and only
   // ASCII letters fold under ignore_case (as the filter folds them).
   re2::RE2::Options opt;
@@ -726,18 +763,8 @@ void apply_user_rules(const toml::table& tbl, const std::string& source,
 }  // namespace
 
 void Taxonomy::load_toml(const std::string& path) {
-  if (std::FILE* f = std::fopen(path.c_str(), "rb"))
-    std::fclose(f);
-  else
-    throw Error(fmt::format("{}: cannot open: {}", path, std::strerror(errno)));
-  toml::table tbl;
-  try {
-    tbl = toml::parse_file(path);
-  } catch (const toml::parse_error& e) {
-    throw Error(fmt::format("{}:{}:{}: {}", path, e.source().begin.line, e.source().begin.column,
-                            e.description()));
-  }
-  apply_user_rules(tbl, path, rules_);
+  // A regular file of at most 1 MiB, opened without blocking (a FIFO, /dev/zero: an error).
+  load_toml_text(read_text_file(path, kMaxConfigFileBytes, "a rules file"), path);
 }
 
 void Taxonomy::load_toml_text(std::string_view text, const std::string& source) {

@@ -31,7 +31,9 @@ std::vector<TracePath> expand_trace_paths(const std::vector<std::string>& paths)
   std::vector<TracePath> out;
   for (const auto& p : paths) {
     std::error_code ec;
-    if (fs::is_directory(p, ec)) {
+    if (p == "-") {  // standard input, read as a stream
+      out.push_back({p, false, ""});
+    } else if (fs::is_directory(p, ec)) {
       std::vector<TracePath> found;
       fs::directory_iterator it(p, ec), end;
       if (ec) throw Error(p + ": cannot list directory: " + ec.message());
@@ -144,11 +146,14 @@ std::vector<TracePath> run_trace_files(const std::vector<std::string>& paths, si
   files.erase(std::unique(files.begin(), files.end(),
                           [](const TracePath& a, const TracePath& b) { return a.path == b.path; }),
               files.end());
-  if (files.size() > max_files)
+  // Only what will be opened counts: entries skipped unopened (a FIFO, a subdirectory) do not.
+  const auto traces = static_cast<size_t>(
+      std::count_if(files.begin(), files.end(), [](const TracePath& f) { return f.skip.empty(); }));
+  if (traces > max_files)
     throw Error(fmt::format(
         "{} trace files found, more than the limit of {} per run: name the run's files or "
         "directory, or raise the limit with --max-files",
-        files.size(), max_files));
+        traces, max_files));
   return files;
 }
 

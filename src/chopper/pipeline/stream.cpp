@@ -13,6 +13,7 @@
 #include "chopper/base/bytes.hpp"
 #include "chopper/base/error.hpp"
 #include "chopper/base/memory.hpp"
+#include "chopper/base/output_file.hpp"
 #include "chopper/base/phase_log.hpp"
 #include "chopper/base/thread_pool.hpp"
 #include "chopper/ingest/hardware_files.hpp"
@@ -44,6 +45,7 @@ class SpoolPool {
                                                            ::getpid(), stem_, files_.size()))
                                  .string();
     scratch_.push_back(path);
+    track_temp_file(path);  // removed if a signal ends the process
     files_.push_back(std::make_unique<SpoolFile>(path));
     return {files_.back().get(), static_cast<int>(files_.size() - 1)};
   }
@@ -174,6 +176,7 @@ StreamedRun::~StreamedRun() {
   for (const std::string& f : scratch) {
     std::error_code ec;
     fs::remove(f, ec);
+    untrack_temp_file(f);
   }
 }
 
@@ -362,6 +365,7 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
       for (const std::string& f : out->scratch) {
         std::error_code ec;
         fs::remove(f, ec);
+        untrack_temp_file(f);
       }
       out->scratch.clear();
       continue;
@@ -427,6 +431,7 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
                fmt::format("{}{}-recv{}-{}", OutputDir::kTempPrefix, ::getpid(), p, k))
                   .string();
           out->scratch.push_back(path);
+          track_temp_file(path);
           spool_files.push_back(path);
           mine_of_p.push_back(path);
         }

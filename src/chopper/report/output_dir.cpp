@@ -5,6 +5,7 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -12,6 +13,7 @@
 #include <system_error>
 
 #include "chopper/base/error.hpp"
+#include "chopper/base/output_file.hpp"
 
 namespace chopper {
 
@@ -53,8 +55,10 @@ OutputDir::OutputDir(std::string dir) : dir_(std::move(dir)) {
 }
 
 OutputDir::~OutputDir() {
-  if (!committed_)
-    for (const auto& [tmp, name] : staged_) ::unlink(tmp.c_str());
+  for (const auto& [tmp, name] : staged_) {
+    if (!committed_) ::unlink(tmp.c_str());
+    untrack_temp_file(tmp);
+  }
   if (lock_fd_ >= 0) ::close(lock_fd_);  // releases the lock
 }
 
@@ -66,6 +70,7 @@ std::string OutputDir::stage(const std::string& name) {
   const std::string tmp =
       (fs::path(dir_) / fmt::format("{}{}-{}", kTempPrefix, ::getpid(), name)).string();
   ::unlink(tmp.c_str());
+  track_temp_file(tmp);  // removed if a signal ends the process
   staged_.emplace_back(tmp, name);
   return tmp;
 }
@@ -78,6 +83,7 @@ void OutputDir::commit() {
     if (::access(tmp.c_str(), F_OK) != 0) continue;  // staged but never written
     if (std::rename(tmp.c_str(), to.c_str()) != 0)
       throw Error(fmt::format("{}: cannot rename {} to it: {}", to, tmp, std::strerror(errno)));
+    untrack_temp_file(tmp);
     written.insert(name);
   }
   committed_ = true;
@@ -92,6 +98,48 @@ void OutputDir::commit() {
       throw Error(
           fmt::format("{}: cannot remove (a CSV of an earlier run): {}", p.string(), ec.message()));
   }
+}
+
+std::vector<std::string> remove_stale_run_dirs(const std::string& dir, size_t runs,
+                                               std::vector<std::string>& kept) {
+  std::vector<std::string> removed;
+  std::error_code ec;
+  for (fs::directory_iterator it(dir, ec), end; !ec && it != end; it.increment(ec)) {
+    const std::string name = it->path().filename().string();
+    if (name.rfind("run-", 0) != 0 || name.size() == 4 || name.size() > 12) continue;
+    size_t k = 0;
+    bool digits = true;
+    for (size_t q = 4; q < name.size(); ++q) {
+      digits &= name[q] >= '0' && name[q] <= '9';
+      if (digits) k = k * 10 + static_cast<size_t>(name[q] - '0');
+    }
+    if (!digits || k <= runs || name[4] == '0') continue;
+    std::error_code le;
+    if (!fs::is_directory(fs::symlink_status(it->path(), le))) continue;
+    // Its content must be analyze's: the lock file, and only what analyze writes beside it.
+    bool ours = fs::is_regular_file(it->path() / OutputDir::kLockName, le);
+    for (fs::directory_iterator f(it->path(), le), fend; ours && !le && f != fend;
+         f.increment(le)) {
+      const std::string n = f->path().filename().string();
+      std::error_code se;
+      const bool file = fs::is_regular_file(fs::symlink_status(f->path(), se));
+      const bool csv = n.size() > 4 && n.compare(n.size() - 4, 4, ".csv") == 0;
+      ours = file && (n == OutputDir::kLockName || n == "chopper.sqlite" || csv ||
+                      n.rfind(OutputDir::kTempPrefix, 0) == 0);
+    }
+    if (!ours || le) {
+      kept.push_back(it->path().string());
+      continue;
+    }
+    fs::remove_all(it->path(), le);
+    if (le)
+      kept.push_back(it->path().string());
+    else
+      removed.push_back(it->path().string());
+  }
+  std::sort(removed.begin(), removed.end());
+  std::sort(kept.begin(), kept.end());
+  return removed;
 }
 
 }  // namespace chopper

@@ -20,6 +20,13 @@
 
 namespace chopper {
 
+// analyze --split-runs writes DIR/run-1 ... DIR/run-K. A later split into DIR that finds fewer
+// runs removes the run-<j> directories (j > K) an earlier one wrote: those holding only what
+// analyze writes (.chopper.lock, chopper.sqlite, *.csv, temporary files). One holding anything else
+// is left, and its path returned in `kept`. Returns the directories removed.
+std::vector<std::string> remove_stale_run_dirs(const std::string& dir, size_t runs,
+                                               std::vector<std::string>& kept);
+
 class OutputDir {
  public:
   // Creates DIR (and its parents) if needed, takes the lock, removes temporary files that an

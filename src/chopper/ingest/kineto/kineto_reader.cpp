@@ -121,7 +121,8 @@ RankTrace read_kineto(ByteSource& src, const KinetoReadOptions& opt) {
 }
 
 RankTrace read_kineto_file(const std::string& path, const KinetoReadOptions& opt) {
-  auto src = ByteSource::open_file(path);
+  // A trace may come through a pipe ("-", <(zcat ...)); a directory's FIFOs never get here.
+  auto src = ByteSource::open_file(path, /*streams=*/true);
   return read_kineto(*src, opt);
 }
 

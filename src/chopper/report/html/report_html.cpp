@@ -94,6 +94,57 @@ std::string base64(std::string_view in) {
   return o;
 }
 
+}  // namespace
+
+std::string sha256(std::string_view in) {
+  static constexpr uint32_t k[64] = {
+      0x428a2f98, 0x71374491, 0xb5c0fbcf, 0xe9b5dba5, 0x3956c25b, 0x59f111f1, 0x923f82a4,
+      0xab1c5ed5, 0xd807aa98, 0x12835b01, 0x243185be, 0x550c7dc3, 0x72be5d74, 0x80deb1fe,
+      0x9bdc06a7, 0xc19bf174, 0xe49b69c1, 0xefbe4786, 0x0fc19dc6, 0x240ca1cc, 0x2de92c6f,
+      0x4a7484aa, 0x5cb0a9dc, 0x76f988da, 0x983e5152, 0xa831c66d, 0xb00327c8, 0xbf597fc7,
+      0xc6e00bf3, 0xd5a79147, 0x06ca6351, 0x14292967, 0x27b70a85, 0x2e1b2138, 0x4d2c6dfc,
+      0x53380d13, 0x650a7354, 0x766a0abb, 0x81c2c92e, 0x92722c85, 0xa2bfe8a1, 0xa81a664b,
+      0xc24b8b70, 0xc76c51a3, 0xd192e819, 0xd6990624, 0xf40e3585, 0x106aa070, 0x19a4c116,
+      0x1e376c08, 0x2748774c, 0x34b0bcb5, 0x391c0cb3, 0x4ed8aa4a, 0x5b9cca4f, 0x682e6ff3,
+      0x748f82ee, 0x78a5636f, 0x84c87814, 0x8cc70208, 0x90befffa, 0xa4506ceb, 0xbef9a3f7,
+      0xc67178f2};
+  uint32_t h[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
+                   0x510e527f, 0x9b05688c, 0x1f83d9ab, 0x5be0cd19};
+  std::string m(in);
+  const uint64_t bits = static_cast<uint64_t>(in.size()) * 8;
+  m += static_cast<char>(0x80);
+  while (m.size() % 64 != 56) m += '\0';
+  for (int b = 7; b >= 0; --b) m += static_cast<char>((bits >> (b * 8)) & 0xff);
+  const auto rotr = [](uint32_t x, int n) { return (x >> n) | (x << (32 - n)); };
+  for (size_t at = 0; at < m.size(); at += 64) {
+    uint32_t w[64];
+    for (int t = 0; t < 16; ++t)
+      w[t] = (static_cast<uint32_t>(static_cast<uint8_t>(m[at + 4 * t])) << 24) |
+             (static_cast<uint32_t>(static_cast<uint8_t>(m[at + 4 * t + 1])) << 16) |
+             (static_cast<uint32_t>(static_cast<uint8_t>(m[at + 4 * t + 2])) << 8) |
+             static_cast<uint32_t>(static_cast<uint8_t>(m[at + 4 * t + 3]));
+    for (int t = 16; t < 64; ++t) {
+      const uint32_t s0 = rotr(w[t - 15], 7) ^ rotr(w[t - 15], 18) ^ (w[t - 15] >> 3);
+      const uint32_t s1 = rotr(w[t - 2], 17) ^ rotr(w[t - 2], 19) ^ (w[t - 2] >> 10);
+      w[t] = w[t - 16] + s0 + w[t - 7] + s1;
+    }
+    uint32_t a = h[0], b = h[1], c = h[2], d = h[3], e = h[4], f = h[5], g = h[6], hh = h[7];
+    for (int t = 0; t < 64; ++t) {
+      const uint32_t t1 =
+          hh + (rotr(e, 6) ^ rotr(e, 11) ^ rotr(e, 25)) + ((e & f) ^ (~e & g)) + k[t] + w[t];
+      const uint32_t t2 = (rotr(a, 2) ^ rotr(a, 13) ^ rotr(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+      hh = g, g = f, f = e, e = d + t1, d = c, c = b, b = a, a = t1 + t2;
+    }
+    h[0] += a, h[1] += b, h[2] += c, h[3] += d, h[4] += e, h[5] += f, h[6] += g, h[7] += hh;
+  }
+  std::string out;
+  for (uint32_t x : h)
+    for (int b = 3; b >= 0; --b) out += static_cast<char>((x >> (b * 8)) & 0xff);
+  return out;
+}
+
+namespace {
+
 std::string csv_field(std::string_view s) {
   if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
   std::string o = "\"";
@@ -1303,6 +1354,13 @@ document.body.setAttribute('data-figures',String(document.querySelectorAll('figu
 
 namespace {
 
+// The one inline script's hash, as the Content-Security-Policy names it (base64 of its SHA-256):
+// only that script runs; an inline script or event handler anywhere else is blocked.
+const std::string& script_hash() {
+  static const std::string h = base64(sha256(kScript));
+  return h;
+}
+
 // The page around the sections: the strict Content-Security-Policy, the style, the script that
 // records errors, the table of contents.
 std::string page(Doc& doc, const char* heading, const ReportInfo& info,
@@ -1314,14 +1372,15 @@ std::string page(Doc& doc, const char* heading, const ReportInfo& info,
   std::string html = fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
-      "'unsafe-inline'; script-src 'unsafe-inline'; img-src data:\">\n"
+      "'unsafe-inline'; script-src 'sha256-{}'; img-src data:\">\n"
       "<meta name=\"viewport\" content=\"width=device-width\">\n"
       "<title>{}: {}</title>\n<style>{}</style>\n<script>{}</script>\n</head>\n"
       "<body data-report=\"chopper\">\n<header><h1>{}</h1><div>{}</div></header>\n"
       "<nav>{}</nav>\n<main>\n{}</main>\n"
       "<footer><pre id=\"chopper-errors\" hidden></pre><pre id=\"chopper-load-ms\" hidden></pre>"
       "</footer>\n</body></html>\n",
-      heading, esc(info.title), kStyle, kScript, heading, esc(info.title), nav, doc.body);
+      script_hash(), heading, esc(info.title), kStyle, kScript, heading, esc(info.title), nav,
+      doc.body);
   if (figure_ids != nullptr) *figure_ids = doc.ids;
   return html;
 }

@@ -8,6 +8,7 @@
 #include <set>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "chopper/model/table.hpp"
@@ -52,5 +53,9 @@ std::string render_report(const TableStore& tables, const ReportInfo& info,
 // disappeared.
 std::string render_compare_report(const TableStore& tables, const ReportInfo& info,
                                   std::vector<std::string>* figure_ids = nullptr);
+
+// SHA-256 (FIPS 180-4) of `bytes`: its 32 bytes. The Content-Security-Policy names the page's one
+// inline script by it (script-src 'sha256-BASE64'), so that no other inline script runs.
+std::string sha256(std::string_view bytes);
 
 }  // namespace chopper::html
