@@ -53,7 +53,9 @@ int report_run(const ReportCliOptions& o) {
       findings_table(decide_findings(ra, ao), store);
     }
     write_coverage(label_coverage(lr->run), store);
-    write_diagnostics(run_diagnostics(lr->run), store);
+    std::vector<DiagnosticRow> diags = run_diagnostics(lr->run);
+    for (DiagnosticRow& d : hardware_diagnostics(hw)) diags.push_back(std::move(d));
+    write_diagnostics(diags, store);
     std::vector<std::string> ids;
     const std::string doc = html::render_report(store, info, &ids);
     OutputFile f(o.out, false);
