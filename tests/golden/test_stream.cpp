@@ -128,7 +128,10 @@ Collect in_memory(const std::string& dir, bool hardware) {
   write_hierarchy(aggregate_prefixes(run, kLevels), c);
   write_coverage(label_coverage(run), c);
   write_table(rules_table(tax), c);
-  write_diagnostics(run_diagnostics(run), c);
+  // As `chopper report` writes them: the run's, then the hardware files that could not be used.
+  std::vector<DiagnosticRow> diags = run_diagnostics(run);
+  for (DiagnosticRow& d : hardware_diagnostics(hw)) diags.push_back(std::move(d));
+  write_diagnostics(diags, c);
   return c;
 }
 

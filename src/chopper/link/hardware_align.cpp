@@ -814,7 +814,16 @@ std::vector<size_t> assign_counter_files(const std::vector<RankActivity>& ranks,
     j.dispatches = ct.dispatches();
     const size_t slot = counter_file_slot(ranks, ct);
     if (slot == SIZE_MAX) {
-      j.method = "none: no rank in the file name, no matching process id";
+      const int64_t named = ct.rank >= 0 ? ct.rank : rank_from_file_name(ct.file);
+      bool unread = false;
+      for (const RankActivity& r : ranks) unread = unread || (r.rank == named && !r.ok);
+      j.method =
+          named < 0 ? "none: no rank in the file name, no matching process id"
+          : unread  ? fmt::format(
+                          "none: the trace of rank {} (as the file says) could not "
+                           "be read",
+                          named)
+                   : fmt::format("none: rank {} (as the file says) has no trace in the run", named);
       continue;
     }
     j.rank = ranks[slot].rank;

@@ -499,8 +499,8 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
       p = RankPart();  // its memory back before the finalize
     }
     out->diagnostics = run_level_diagnostics(shells);
-    for (DiagnosticRow& d : hardware_diagnostics(hw)) out->diagnostics.push_back(std::move(d));
     for (DiagnosticRow& d : rank_diags) out->diagnostics.push_back(std::move(d));
+    for (DiagnosticRow& d : hardware_diagnostics(hw)) out->diagnostics.push_back(std::move(d));
     out->gpu_level.levels = {Level::kGpu};
     out->rows = std::make_unique<SpooledRows>(spool_files, std::move(spooled));
     out->hw = std::move(hw);
