@@ -106,6 +106,7 @@ void check(const HwGolden& g, bool same_run) {
     EXPECT_EQ(j.ambiguous, 0u) << j.file;
     EXPECT_EQ(j.method, same_run ? "correlation id" : "kernel name + order");
     EXPECT_EQ(j.same_run, same_run);
+    EXPECT_EQ(j.name_match_rate, 1.0);  // the generator names a dispatch as its kernel
   }
   for (const WaterfallRow& w : g.ra.waterfall) {
     if (w.key.operation.empty() ||

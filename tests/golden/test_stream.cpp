@@ -128,9 +128,12 @@ Collect in_memory(const std::string& dir, bool hardware) {
   write_hierarchy(aggregate_prefixes(run, kLevels), c);
   write_coverage(label_coverage(run), c);
   write_table(rules_table(tax), c);
+  // As `chopper report` writes them: the run's, the hardware files' anomalies, then the hardware
+  // files that could not be used.
   std::vector<DiagnosticRow> diags = run_diagnostics(run);
   for (DiagnosticRow& d : hardware_diagnostics(hw.telemetry_data, hw.counter_data))
     diags.push_back(std::move(d));
+  for (DiagnosticRow& d : hardware_use_diagnostics(hw)) diags.push_back(std::move(d));
   write_diagnostics(diags, c);
   return c;
 }

@@ -349,8 +349,11 @@ HardwareRun load_run_hardware(const Run& run, const RunOptions& o,
     fmt::print(stderr, "chopper {}: skipped {} ({})\n", cmd, terminal_safe(f), terminal_safe(why));
   for (const std::string& e : hf.errors)
     fmt::print(stderr, "chopper {}: {}\n", cmd, terminal_safe(e));
-  errors = hf.errors.size();
-  return align_hardware(run, std::move(hf.telemetry), std::move(hf.counters), align);
+  HardwareRun hw = align_hardware(run, std::move(hf.telemetry), std::move(hf.counters), align);
+  for (const std::string& e : hw.errors)
+    fmt::print(stderr, "chopper {}: {}\n", cmd, terminal_safe(e));
+  errors = hf.errors.size() + hw.errors.size();
+  return hw;
 }
 
 void add_utc_offset_option(CLI::App* app, HardwareAlignOptions& align) {

@@ -45,11 +45,12 @@ Command add_info(CLI::App& root) {
                               run->counter_passes.end());
               HardwareFiles hf = load_hardware(o->run.paths, o->telemetry, counters, o->run.threads,
                                                telemetry_window(*run));
-              hw_errors = hf.errors.size();
               auto skipped = std::move(hf.skipped);
               auto errors = std::move(hf.errors);
               const HardwareRun hw =
                   align_hardware(*run, std::move(hf.telemetry), std::move(hf.counters));
+              errors.insert(errors.end(), hw.errors.begin(), hw.errors.end());
+              hw_errors = errors.size();
               out += hardware_info_text(hw, skipped, errors);
               // File names and metadata may hold control characters: shown escaped (JSON
               // escapes its own).

@@ -57,6 +57,7 @@ int report_run(const ReportCliOptions& o) {
     std::vector<DiagnosticRow> diags = run_diagnostics(lr->run);
     for (DiagnosticRow& d : hardware_diagnostics(hw.telemetry_data, hw.counter_data))
       diags.push_back(std::move(d));
+    for (DiagnosticRow& d : hardware_use_diagnostics(hw)) diags.push_back(std::move(d));
     write_diagnostics(diags, store);
     std::vector<std::string> ids;
     const std::string doc = html::render_report(store, info, &ids);

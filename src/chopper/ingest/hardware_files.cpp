@@ -100,9 +100,10 @@ void read_one(const Candidate& c, const TelemetryReadOptions& to, const CounterF
     } else if (c.want == Want::kAny) {
       r.skipped = "neither telemetry nor hardware counters";
     } else {
-      r.error = c.path + ": byte 0: not " +
-                (c.want == Want::kTelemetry ? "a telemetry file" : "a hardware-counter file") +
-                " (see docs/formats.md)";
+      r.error =
+          c.path + ": byte 0: not " +
+          (c.want == Want::kTelemetry ? "a telemetry file (see docs/telemetry_formats.md)"
+                                      : "a hardware-counter file (see docs/counter_formats.md)");
     }
   } catch (const NotATraceError& e) {
     // Looked like one (a Kineto JSON in counters/ with no range-profiler events): not fatal

@@ -1,11 +1,15 @@
 #include "chopper/link/hardware_align.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
 #include <limits>
 #include <map>
+#include <set>
 #include <unordered_map>
 
+#include "chopper/base/text.hpp"
 #include "chopper/ingest/load.hpp"
 
 namespace chopper {
@@ -92,6 +96,16 @@ constexpr Ns kQuarterNs = 900LL * 1000000000LL;
 constexpr int kQuarters = 56;  // local time zones tried: -14 h .. +14 h
 Ns margin_ns(Ns span) {
   return std::max<Ns>(1000000000, span);
+}
+
+// A length of time as a person reads it: "3.2 days", "4.1 h", "12.5 s", "3.000 ms".
+std::string duration_text(Ns d) {
+  const double s = static_cast<double>(d < 0 ? -d : d) * 1e-9;
+  if (s >= 365.25 * 86400) return fmt::format("{:.1f} years", s / (365.25 * 86400));
+  if (s >= 86400) return fmt::format("{:.1f} days", s / 86400);
+  if (s >= 3600) return fmt::format("{:.1f} h", s / 3600);
+  if (s >= 1) return fmt::format("{:.1f} s", s);
+  return fmt::format("{:.3f} ms", s * 1e3);
 }
 
 // A rank as the alignment sees it: its activity and its node.
@@ -214,8 +228,24 @@ double score(const std::vector<Pair>& pairs, Ns offset, Ns period, Ns lo, Ns hi)
 struct Unit {
   std::vector<size_t> files;
   std::vector<const Series*> series;
-  bool single_gpu = false;  // one GPU in all: series without an index are that GPU's
+  std::vector<size_t> series_file;  // the file each series comes from (a merged one: its first)
+  std::vector<Series> merged;       // one GPU's metric put together from several files
+  bool single_gpu = false;          // one GPU in all: series without an index are that GPU's
 };
+
+// What a telemetry file says of itself: its clock, the median interval of its samples (the
+// largest over its series: each GPU's is the tool's period), the span of its samples and the
+// (GPU, metric) pairs it holds (the GPU as the rank the file names, else its index).
+struct FileFacts {
+  ClockDomain clock = ClockDomain::kUnknown;
+  Ns period_ns = 0;
+  Ns first = std::numeric_limits<Ns>::max(), last = std::numeric_limits<Ns>::min();
+  std::set<std::tuple<int64_t, int32_t, int>> keys;
+};
+using SeriesKey = std::tuple<int64_t, int32_t, int>;
+SeriesKey series_key(const Series& s) {
+  return {s.gpu.rank, s.gpu.rank >= 0 ? -1 : s.gpu.index, static_cast<int>(s.metric)};
+}
 
 // Whether a series describes a rank's GPU: by the global rank the file names, else by the GPU
 // index on the node.
@@ -270,12 +300,29 @@ void align_one(const Unit& u, TelemetryAlignment& a, const std::vector<RankInfo*
     const Ns a0 = std::max(lo + c, t_first), a1 = std::min(hi + c, t_last);
     return a1 - a0 >= span / 2;
   };
+  // On a wall clock whose offset is known (UTC, or local time in the zone given), the recording
+  // must reach the traced span within the refinement's widest search, or nothing can align it.
+  auto reaches = [&](Ns c, const char* clock) {
+    if (t_first <= hi + c + fine_range && t_last >= lo + c - fine_range) return true;
+    a.method = t_last < lo + c ? fmt::format(
+                                     "none: the recording ends {} before the traced time begins on "
+                                     "its {} clock: no overlap to align",
+                                     duration_text(lo + c - t_last), clock)
+                               : fmt::format(
+                                     "none: the recording begins {} after the traced time ends on "
+                                     "its {} clock: no overlap to align",
+                                     duration_text(t_first - (hi + c)), clock);
+    return false;
+  };
   if (a.clock == ClockDomain::kRealtimeUtc) {
+    if (!reaches(0, "UTC")) return;
     coarse.push_back(0);
     a.method = "utc+correlation";
   } else if (a.clock == ClockDomain::kRealtimeLocal) {
     if (o.utc_offset_known) {
-      coarse.push_back(std::llround(o.utc_offset_h * 3600.0) * 1000000000LL);
+      const Ns c = std::llround(o.utc_offset_h * 3600.0) * 1000000000LL;
+      if (!reaches(c, "local (--telemetry-utc-offset)")) return;
+      coarse.push_back(c);
     } else {
       for (int k = -kQuarters; k <= kQuarters; ++k)
         if (overlaps(k * kQuarterNs)) coarse.push_back(k * kQuarterNs);
@@ -334,7 +381,9 @@ void align_one(const Unit& u, TelemetryAlignment& a, const std::vector<RankInfo*
     a.correlation = score(pairs, best_c, T, lo, hi);
     a.uncertainty_ns =
         a.clock == ClockDomain::kRealtimeUtc || a.clock == ClockDomain::kRealtimeLocal ? T : span;
-    a.method += " (weak correlation: the file's clock used as is)";
+    a.method += a.correlation <= -2
+                    ? " (nothing to correlate: no sample varied; the file's clock used as is)"
+                    : " (weak correlation: the file's clock used as is)";
   } else {
     a.offset_ns = fine[bi].first;
     a.correlation = best;
@@ -349,6 +398,9 @@ void align_one(const Unit& u, TelemetryAlignment& a, const std::vector<RankInfo*
     a.method += " (ambiguous: other offsets correlate as well; give --telemetry-utc-offset)";
   }
   for (const Pair& p : pairs) a.samples += (p.util != nullptr ? p.util : p.power)->size();
+  // A score of -2 says nothing varied: no correlation (NULL), never a number outside [-1, 1].
+  if (!(a.correlation >= -1.0)) a.correlation = std::nan("");
+  a.correlation = std::min(a.correlation, 1.0);
 }
 
 }  // namespace
@@ -523,20 +575,130 @@ HardwareRun align_telemetry(const std::vector<RankActivity>& ranks,
     hw.telemetry[i].node = next;
     take(next);
   }
+  // One GPU's metric, however a file names the GPU: a rank the file names is its GPU's index
+  // when its trace says it, so a Zeus file of rank 3 and an nvidia-smi file's GPU 3 meet.
+  std::unordered_map<int64_t, int32_t> device_of_rank;
+  for (const RankInfo& r : info)
+    if (r.rank >= 0 && r.device >= 0) device_of_rank[r.rank] = r.device;
+  auto gpu_key = [&](const Series& se) -> SeriesKey {
+    if (se.gpu.rank >= 0)
+      if (auto it = device_of_rank.find(se.gpu.rank); it != device_of_rank.end())
+        return {-1, it->second, static_cast<int>(se.metric)};
+    return series_key(se);
+  };
+  // What each file says of itself (its clock and period are its own, placed or not).
+  std::vector<FileFacts> facts(hw.telemetry_data.size());
+  for (size_t f = 0; f < facts.size(); ++f) {
+    FileFacts& ff = facts[f];
+    for (const Series& se : hw.telemetry_data[f].series) {
+      if (se.size() == 0) continue;
+      ff.clock = se.clock;
+      ff.period_ns = std::max(ff.period_ns, median_interval(se));
+      ff.first = std::min(ff.first, se.t_ns.front());
+      ff.last = std::max(ff.last, se.t_ns.back());
+      ff.keys.insert(gpu_key(se));
+    }
+    hw.telemetry[f].clock = ff.clock;
+    hw.telemetry[f].period_ns = ff.period_ns;
+  }
+  // Two files of one node holding one GPU's metric: one recording split in time (one tool, one
+  // clock, spans apart) is put together; anything else (two tools, or samples of one time twice)
+  // cannot tell which to believe, and neither file is used.
+  std::vector<std::string> conflict(hw.telemetry_data.size());
+  std::map<int64_t, std::vector<size_t>> files_of_node;
+  for (size_t f : order) files_of_node[hw.telemetry[f].node].push_back(f);
+  for (const auto& [nd, fs] : files_of_node)
+    for (size_t x = 0; x < fs.size(); ++x)
+      for (size_t y = x + 1; y < fs.size(); ++y) {
+        const size_t f = fs[x], g = fs[y];
+        const FileFacts &a = facts[f], &b = facts[g];
+        std::string shared;
+        size_t n_shared = 0;
+        for (const SeriesKey& k : a.keys)
+          if (b.keys.count(k) > 0 && n_shared++ == 0)
+            shared = fmt::format("{} {} {}", std::get<0>(k) >= 0 ? "rank" : "GPU",
+                                 std::get<0>(k) >= 0 ? std::get<0>(k) : std::get<1>(k),
+                                 metric_name(static_cast<Metric>(std::get<2>(k))));
+        if (n_shared == 0) continue;
+        const TelemetryData &df = hw.telemetry_data[f], &dg = hw.telemetry_data[g];
+        const bool apart = a.last < b.first || b.last < a.first;
+        if (df.format == dg.format && a.clock == b.clock && apart) continue;  // merged below
+        const std::string why =
+            df.format != dg.format ? fmt::format("{} and {} files", df.format, dg.format)
+            : a.clock != b.clock   ? fmt::format("{} and {} clocks", clock_domain_name(a.clock),
+                                                 clock_domain_name(b.clock))
+                                   : std::string("their samples overlap in time");
+        const int64_t node = hw.telemetry[f].node;
+        hw.errors.push_back(fmt::format(
+            "{} and {}: two telemetry files for the GPUs of node {} ({}{}; {}): neither is used; "
+            "give one file per node, or one recording split in time "
+            "(docs/telemetry_formats.md)",
+            df.file, dg.file, node, shared,
+            n_shared > 1 ? fmt::format(" and {} more series", n_shared - 1) : std::string(), why));
+        for (const auto& [me, other] : {std::pair{f, g}, std::pair{g, f}})
+          if (conflict[me].empty())
+            conflict[me] =
+                fmt::format("none: {} also describes node {}'s GPUs ({}); neither is used",
+                            hw.telemetry_data[other].file, node, why);
+      }
+  for (size_t f = 0; f < conflict.size(); ++f)
+    if (!conflict[f].empty()) hw.telemetry[f].method = conflict[f];
   // Units: the files of one node, format and clock are aligned together (a Zeus sampler writes
   // one file per metric and GPU: the energy or link counters of a GPU carry no signal of their
-  // own to place them, its power file does, and all were stamped by the same host clock).
+  // own to place them, its power file does, and all were stamped by the same host clock; one
+  // recording split into files is one unit, each GPU's metric put together in time order).
   std::map<std::tuple<int64_t, std::string, int>, Unit> units;
   for (size_t f : order) {
+    if (!conflict[f].empty()) continue;
     const TelemetryData& d = hw.telemetry_data[f];
-    ClockDomain clock = ClockDomain::kUnknown;
-    for (const Series& se : d.series)
-      if (se.size() > 0) clock = se.clock;
-    Unit& u = units[{hw.telemetry[f].node, d.format, static_cast<int>(clock)}];
+    Unit& u = units[{hw.telemetry[f].node, d.format, static_cast<int>(facts[f].clock)}];
     u.files.push_back(f);
-    for (const Series& se : d.series) u.series.push_back(&se);
   }
+  int64_t last_node = -1;
+  for (const RankInfo& r : info) last_node = std::max(last_node, r.node);
   for (auto& [key, u] : units) {
+    std::map<SeriesKey, std::vector<std::pair<size_t, const Series*>>> by_key;
+    for (size_t f : u.files)
+      for (const Series& se : hw.telemetry_data[f].series)
+        by_key[series_key(se)].push_back({f, &se});
+    // Put together: one series of the metric from each of several files (a file's own series of
+    // one metric after a clock reset stay apart, each on its own clock, as from one file).
+    auto mergeable = [](const std::vector<std::pair<size_t, const Series*>>& v) {
+      if (v.size() < 2) return false;
+      for (size_t i = 1; i < v.size(); ++i)
+        for (size_t k = 0; k < i; ++k)
+          if (v[i].first == v[k].first) return false;
+      return true;
+    };
+    size_t n_merged = 0;
+    for (const auto& [k, v] : by_key) n_merged += mergeable(v) ? 1 : 0;
+    u.merged.reserve(n_merged);  // pointers into it are taken below
+    for (auto& [k, v] : by_key) {
+      if (!mergeable(v)) {
+        for (const auto& [f, se] : v) {
+          u.series.push_back(se);
+          u.series_file.push_back(f);
+        }
+        continue;
+      }
+      std::stable_sort(v.begin(), v.end(), [](const auto& p, const auto& q) {
+        const Ns a = p.second->size() ? p.second->t_ns.front() : 0;
+        const Ns b = q.second->size() ? q.second->t_ns.front() : 0;
+        return a < b;
+      });
+      Series m;
+      m.gpu = v.front().second->gpu;
+      m.metric = v.front().second->metric;
+      m.source = v.front().second->source;
+      m.clock = v.front().second->clock;
+      for (const auto& [f, se] : v) {
+        m.t_ns.insert(m.t_ns.end(), se->t_ns.begin(), se->t_ns.end());
+        m.value.insert(m.value.end(), se->value.begin(), se->value.end());
+      }
+      u.merged.push_back(std::move(m));
+      u.series.push_back(&u.merged.back());
+      u.series_file.push_back(v.front().first);
+    }
     std::vector<int32_t> devices;
     for (const Series* se : u.series)
       if (std::find(devices.begin(), devices.end(), se->gpu.index) == devices.end())
@@ -547,14 +709,25 @@ HardwareRun align_telemetry(const std::vector<RankActivity>& ranks,
     for (RankInfo& r : info)
       if (r.rank >= 0 && r.node == node) node_ranks.push_back(&r);
     TelemetryAlignment a;
-    align_one(u, a, node_ranks, o);
+    if (node_ranks.empty())
+      a.method = last_node < 0 ? fmt::format("none: no ranks on node {} (no readable trace)", node)
+                               : fmt::format(
+                                     "none: no ranks on node {} (the traces' ranks are on "
+                                     "nodes 0 to {})",
+                                     node, last_node);
+    else
+      align_one(u, a, node_ranks, o);
     for (size_t f : u.files) {
       TelemetryAlignment& fa = hw.telemetry[f];
       const std::string file = fa.file, format = fa.format;
+      const ClockDomain clock = fa.clock;
+      const Ns period = fa.period_ns;
       fa = a;
       fa.file = file;
       fa.format = format;
       fa.node = node;
+      fa.clock = clock;
+      fa.period_ns = period;
       if (u.files.size() > 1) {
         // The ranks this file itself describes.
         fa.ranks.clear();
@@ -566,10 +739,11 @@ HardwareRun align_telemetry(const std::vector<RankActivity>& ranks,
           if (any && std::find(a.ranks.begin(), a.ranks.end(), r->rank) != a.ranks.end())
             fa.ranks.push_back(r->rank);
         }
-        for (const Series& se : hw.telemetry_data[f].series) fa.samples += se.size();
+        if (fa.aligned())
+          for (const Series& se : hw.telemetry_data[f].series) fa.samples += se.size();
       }
     }
-    if (a.method.rfind("none", 0) == 0) continue;
+    if (!a.aligned()) continue;
     // The node's ranks get their GPU's series, shifted onto the trace clock.
     for (size_t i = 0; i < info.size(); ++i) {
       if (info[i].rank < 0 || info[i].node != node || info[i].busy->empty()) continue;
@@ -578,24 +752,24 @@ HardwareRun align_telemetry(const std::vector<RankActivity>& ranks,
       // and a recording may run for hours around a profile of seconds.
       const Ns margin = margin_ns(info[i].busy->last() - info[i].busy->first());
       const Ns lo = info[i].busy->first() - margin, hi = info[i].busy->last() + margin;
-      for (size_t f : u.files)
-        for (const Series& se : hw.telemetry_data[f].series) {
-          if (!describes(se, info[i], u.single_gpu)) continue;
-          Series& dst = rh.series[static_cast<size_t>(se.metric)];
-          if (!dst.t_ns.empty()) continue;  // the first file to give a metric wins
-          auto b = std::lower_bound(se.t_ns.begin(), se.t_ns.end(), lo + a.offset_ns);
-          auto e = std::upper_bound(se.t_ns.begin(), se.t_ns.end(), hi + a.offset_ns);
-          if (b == e) continue;
-          dst.gpu = se.gpu;
-          dst.metric = se.metric;
-          dst.source = se.source;
-          dst.clock = se.clock;
-          const auto from = b - se.t_ns.begin(), to = e - se.t_ns.begin();
-          dst.t_ns.assign(b, e);
-          dst.value.assign(se.value.begin() + from, se.value.begin() + to);
-          for (Ns& t : dst.t_ns) t -= a.offset_ns;
-          if (rh.telemetry_file < 0) rh.telemetry_file = static_cast<int>(f);
-        }
+      for (size_t k = 0; k < u.series.size(); ++k) {
+        const Series& se = *u.series[k];
+        if (!describes(se, info[i], u.single_gpu)) continue;
+        Series& dst = rh.series[static_cast<size_t>(se.metric)];
+        if (!dst.t_ns.empty()) continue;  // one series per metric (a unit holds one per GPU)
+        auto b = std::lower_bound(se.t_ns.begin(), se.t_ns.end(), lo + a.offset_ns);
+        auto e = std::upper_bound(se.t_ns.begin(), se.t_ns.end(), hi + a.offset_ns);
+        if (b == e) continue;
+        dst.gpu = se.gpu;
+        dst.metric = se.metric;
+        dst.source = se.source;
+        dst.clock = se.clock;
+        const auto from = b - se.t_ns.begin(), to = e - se.t_ns.begin();
+        dst.t_ns.assign(b, e);
+        dst.value.assign(se.value.begin() + from, se.value.begin() + to);
+        for (Ns& t : dst.t_ns) t -= a.offset_ns;
+        if (rh.telemetry_file < 0) rh.telemetry_file = static_cast<int>(u.series_file[k]);
+      }
     }
   }
 
@@ -640,7 +814,16 @@ std::vector<size_t> assign_counter_files(const std::vector<RankActivity>& ranks,
     j.dispatches = ct.dispatches();
     const size_t slot = counter_file_slot(ranks, ct);
     if (slot == SIZE_MAX) {
-      j.method = "none: no rank in the file name, no matching process id";
+      const int64_t named = ct.rank >= 0 ? ct.rank : rank_from_file_name(ct.file);
+      bool unread = false;
+      for (const RankActivity& r : ranks) unread = unread || (r.rank == named && !r.ok);
+      j.method =
+          named < 0 ? "none: no rank in the file name, no matching process id"
+          : unread  ? fmt::format(
+                          "none: the trace of rank {} (as the file says) could not "
+                           "be read",
+                          named)
+                   : fmt::format("none: rank {} (as the file says) has no trace in the run", named);
       continue;
     }
     j.rank = ranks[slot].rank;
@@ -654,75 +837,219 @@ std::vector<size_t> assign_counter_files(const std::vector<RankActivity>& ranks,
   return out;
 }
 
+namespace {
+
+// A kernel name without a leading "void ", its argument list and, with `templates`, its template
+// arguments.
+std::string_view kernel_stem(std::string_view n, bool templates) {
+  while (!n.empty() && n.front() == ' ') n.remove_prefix(1);
+  if (n.rfind("void ", 0) == 0) n.remove_prefix(5);
+  size_t cut = n.find('(');
+  if (templates) cut = std::min(cut, n.find('<'));
+  if (cut != std::string_view::npos) n = n.substr(0, cut);
+  while (!n.empty() && n.back() == ' ') n.remove_suffix(1);
+  return n;
+}
+
+bool contains_any(const std::string& lower, std::initializer_list<std::string_view> keys) {
+  for (std::string_view k : keys)
+    if (lower.find(k) != std::string::npos) return true;
+  return false;
+}
+
+}  // namespace
+
+bool kernel_names_agree(std::string_view a, std::string_view b) {
+  if (a == b) return true;
+  if (kernel_stem(a, false) == kernel_stem(b, false)) return true;
+  const std::string_view sa = kernel_stem(a, true), sb = kernel_stem(b, true);
+  return !sa.empty() && sa == sb;
+}
+
+std::string_view trace_vendor(const RankTrace& t) {
+  if (t.meta.rocm) return "amd";
+  for (const auto& [k, v] : t.meta.versions) {
+    const std::string key = ascii_lower(k);
+    if (contains_any(key, {"roctracer", "hip_", "rocm"})) return "amd";
+    if (contains_any(key, {"cupti", "cuda_"})) return "nvidia";
+  }
+  for (const DeviceProps& d : t.meta.devices) {
+    const std::string name = ascii_lower(d.name);
+    if (contains_any(name, {"nvidia", "tesla", "geforce", "quadro"})) return "nvidia";
+    if (contains_any(name, {"amd", "instinct", "radeon"})) return "amd";
+  }
+  return "";
+}
+
+std::string_view counter_vendor(const CounterTable& ct) {
+  if (ct.format.rfind("rocprofv3", 0) == 0 || ct.format.rfind("chopper", 0) == 0) return "amd";
+  if (ct.format.rfind("cupti", 0) == 0) return "nvidia";
+  return "";
+}
+
 void join_counters(const RankTrace& tr, const CounterTable& ct, CounterJoin& j, RankHardware& rh) {
   const GpuActivities& g = tr.gpu;
+  j.matched = j.ambiguous = 0;
+  j.offset_ns = 0;
+  j.same_run = rh.counters_same_run = false;
+  j.name_match_rate = std::nan("");
+  auto refuse = [&](std::string why) {
+    j.method = "none: " + std::move(why);
+    j.matched = 0;
+    j.same_run = rh.counters_same_run = false;
+    rh.counters = nullptr;
+    rh.counter_row.clear();
+  };
+  // Another vendor's counters describe another machine.
+  const std::string_view tv = trace_vendor(tr), cv = counter_vendor(ct);
+  if (!tv.empty() && !cv.empty() && tv != cv) {
+    refuse(
+        fmt::format("{} counters ({}) on a trace of {} GPUs: not this run's hardware "
+                    "(docs/counter_formats.md)",
+                    cv == "amd" ? "AMD" : "NVIDIA", ct.format, tv == "amd" ? "AMD" : "NVIDIA"));
+    return;
+  }
   rh.counters = &ct;
   rh.counter_row.assign(g.size(), -1);
   std::unordered_map<int64_t, int32_t> by_corr;
   for (size_t i = 0; i < g.size(); ++i)
     if (g.kind[i] == GpuKind::kKernel && g.correlation[i] >= 0)
       by_corr.emplace(g.correlation[i], static_cast<int32_t>(i));
-  uint64_t by_id = 0;
+  uint64_t by_id = 0, id_ambiguous = 0, names_agree = 0;
   for (size_t row = 0; row < ct.size(); ++row) {
     if (ct.correlation_id[row] < 0) continue;
     auto it = by_corr.find(ct.correlation_id[row]);
     if (it == by_corr.end()) continue;
     if (rh.counter_row[static_cast<size_t>(it->second)] >= 0) {
-      ++j.ambiguous;
+      ++id_ambiguous;
       continue;
     }
     rh.counter_row[static_cast<size_t>(it->second)] = static_cast<int32_t>(row);
     ++by_id;
+    if (kernel_names_agree(ct.kernel[row], tr.strings.str(g.name[static_cast<size_t>(it->second)])))
+      ++names_agree;
   }
-  if (by_id * 2 >= ct.size() && by_id > 0) {
-    j.method = "correlation id";
-    j.matched = by_id;
-    j.same_run = rh.counters_same_run = true;
-  } else {
-    // Kernel name and occurrence order (Chopper): the k-th dispatch of a name is the k-th kernel
-    // of that name in the trace, in start order.
-    rh.counter_row.assign(g.size(), -1);
-    std::vector<int32_t> kernels;
-    for (size_t i = 0; i < g.size(); ++i)
-      if (g.kind[i] == GpuKind::kKernel) kernels.push_back(static_cast<int32_t>(i));
-    std::stable_sort(kernels.begin(), kernels.end(),
-                     [&](int32_t a, int32_t b) { return g.start_ns[a] < g.start_ns[b]; });
-    std::unordered_map<std::string_view, std::vector<int32_t>> by_name;
-    for (int32_t i : kernels) by_name[tr.strings.str(g.name[i])].push_back(i);
-    std::vector<size_t> rows(ct.size());
-    for (size_t i = 0; i < rows.size(); ++i) rows[i] = i;
-    if (!ct.start_ns.empty())
-      std::stable_sort(rows.begin(), rows.end(),
-                       [&](size_t a, size_t b) { return ct.start_ns[a] < ct.start_ns[b]; });
-    std::unordered_map<std::string_view, size_t> seen;
-    for (size_t row : rows) {
-      auto it = by_name.find(ct.kernel[row]);
-      if (it == by_name.end()) continue;
-      size_t& k = seen[ct.kernel[row]];
-      if (k < it->second.size()) {
-        rh.counter_row[static_cast<size_t>(it->second[k])] = static_cast<int32_t>(row);
-        ++j.matched;
-      }
-      ++k;
+  // Counter clock − trace clock over the pairs made, median; and the share of timed pairs within
+  // kTimeToleranceNs of it.
+  auto offsets = [&](Ns& median) {
+    std::vector<Ns> d;
+    for (size_t i = 0; i < g.size(); ++i) {
+      const int32_t row = rh.counter_row[i];
+      if (row >= 0 && static_cast<size_t>(row) < ct.start_ns.size() &&
+          ct.start_ns[static_cast<size_t>(row)] != kNoTime)
+        d.push_back(ct.start_ns[static_cast<size_t>(row)] - g.start_ns[i]);
     }
-    for (const auto& [name, n] : seen)
-      if (n != by_name[name].size())
-        j.ambiguous +=
-            n > by_name[name].size() ? n - by_name[name].size() : by_name[name].size() - n;
-    j.method = j.matched > 0 ? "kernel name + order" : "none: no dispatch matched a kernel";
-  }
-  // Counter clock − trace clock, median over matched dispatches with a timestamp.
-  std::vector<Ns> d;
-  for (size_t i = 0; i < g.size(); ++i) {
-    const int32_t row = rh.counter_row[i];
-    if (row >= 0 && static_cast<size_t>(row) < ct.start_ns.size() &&
-        ct.start_ns[static_cast<size_t>(row)] != kNoTime)
-      d.push_back(ct.start_ns[static_cast<size_t>(row)] - g.start_ns[i]);
-  }
-  if (!d.empty()) {
+    if (d.empty()) return std::nan("");
     std::nth_element(d.begin(), d.begin() + static_cast<std::ptrdiff_t>(d.size() / 2), d.end());
-    j.offset_ns = d[d.size() / 2];
+    median = d[d.size() / 2];
+    size_t near = 0;
+    for (Ns x : d) near += std::abs(x - median) <= kTimeToleranceNs ? 1 : 0;
+    return static_cast<double>(near) / static_cast<double>(d.size());
+  };
+  // Correlation ids pair a dispatch with a kernel when one run recorded both (ids restart at 1 in
+  // every process, so another run's file pairs half of them by chance): its kernel names must
+  // agree and its times keep one offset.
+  std::string id_refused;
+  if (by_id * 2 >= ct.size() && by_id > 0) {
+    const double rate = static_cast<double>(names_agree) / static_cast<double>(by_id);
+    Ns median = 0;
+    const double on_time = rate >= kNameAgreementMin ? offsets(median) : std::nan("");
+    if (rate < kNameAgreementMin) {
+      j.name_match_rate = rate;
+      id_refused = fmt::format(
+          "correlation ids pair {} of {} dispatches with kernels, but only {:.0f}% of their "
+          "kernel names agree (at least {:.0f}% needed): not the traced run's",
+          by_id, ct.dispatches(), 100 * rate, 100 * kNameAgreementMin);
+    } else if (on_time < kTimeAgreementMin) {  // NaN (no times) passes
+      j.name_match_rate = rate;
+      id_refused = fmt::format(
+          "correlation ids pair {} of {} dispatches with kernels of the same names, but only "
+          "{:.0f}% of their times lie within {} ms of one offset (at least {:.0f}% needed): not "
+          "the traced run's",
+          by_id, ct.dispatches(), 100 * on_time, kTimeToleranceNs / 1000000,
+          100 * kTimeAgreementMin);
+    } else {
+      j.method = "correlation id";
+      j.matched = by_id;
+      j.ambiguous = id_ambiguous;
+      j.name_match_rate = rate;
+      j.offset_ns = median;
+      j.same_run = rh.counters_same_run = true;
+      return;
+    }
   }
+  // Kernel name and occurrence order (Chopper): the k-th dispatch of a name is the k-th kernel
+  // of that name in the trace, in start order. Names agree by construction.
+  rh.counter_row.assign(g.size(), -1);
+  std::vector<int32_t> kernels;
+  for (size_t i = 0; i < g.size(); ++i)
+    if (g.kind[i] == GpuKind::kKernel) kernels.push_back(static_cast<int32_t>(i));
+  std::stable_sort(kernels.begin(), kernels.end(),
+                   [&](int32_t a, int32_t b) { return g.start_ns[a] < g.start_ns[b]; });
+  std::unordered_map<std::string_view, std::vector<int32_t>> by_name;
+  for (int32_t i : kernels) by_name[tr.strings.str(g.name[i])].push_back(i);
+  std::vector<size_t> rows(ct.size());
+  for (size_t i = 0; i < rows.size(); ++i) rows[i] = i;
+  if (!ct.start_ns.empty())
+    std::stable_sort(rows.begin(), rows.end(),
+                     [&](size_t a, size_t b) { return ct.start_ns[a] < ct.start_ns[b]; });
+  std::unordered_map<std::string_view, size_t> seen;
+  uint64_t matched = 0, ambiguous = 0;
+  for (size_t row : rows) {
+    auto it = by_name.find(ct.kernel[row]);
+    if (it == by_name.end()) continue;
+    size_t& k = seen[ct.kernel[row]];
+    if (k < it->second.size()) {
+      rh.counter_row[static_cast<size_t>(it->second[k])] = static_cast<int32_t>(row);
+      ++matched;
+    }
+    ++k;
+  }
+  for (const auto& [name, n] : seen)
+    if (n != by_name[name].size())
+      ambiguous += n > by_name[name].size() ? n - by_name[name].size() : by_name[name].size() - n;
+  if (matched == 0) {
+    refuse(id_refused.empty() ? std::string("no dispatch's kernel name is in the trace")
+                              : id_refused + "; and no dispatch's kernel name is in the trace");
+    return;
+  }
+  j.method = "kernel name + order";
+  if (!id_refused.empty()) j.method += " (" + id_refused + ")";
+  j.matched = matched;
+  j.ambiguous = ambiguous;
+  j.name_match_rate = 1.0;
+  Ns median = 0;
+  offsets(median);
+  j.offset_ns = median;
+}
+
+std::vector<DiagnosticRow> hardware_use_diagnostics(const HardwareRun& hw) {
+  std::vector<DiagnosticRow> rows;
+  for (const TelemetryAlignment& a : hw.telemetry) {
+    if (a.aligned()) continue;
+    DiagnosticRow d;
+    d.file = a.file;
+    const bool conflict = a.method.find("also describes node") != std::string::npos;
+    d.kind = conflict ? "telemetry_conflict" : "telemetry_not_aligned";
+    d.severity = conflict ? Severity::kError : Severity::kWarning;
+    d.stage = "link";
+    d.count = 1;
+    d.example = fmt::format("{}: {}", a.file, a.method.substr(6));  // after "none: "
+    rows.push_back(std::move(d));
+  }
+  for (const CounterJoin& j : hw.counters) {
+    if (j.method.rfind("none", 0) != 0) continue;
+    DiagnosticRow d;
+    d.rank = j.rank;
+    d.file = j.file;
+    d.kind = "counter_file_refused";
+    d.severity = Severity::kWarning;
+    d.stage = "link";
+    d.count = j.dispatches;
+    d.example = fmt::format("{}: {}", j.file, j.method.substr(6));
+    rows.push_back(std::move(d));
+  }
+  return rows;
 }
 
 HardwareRun align_hardware(const Run& run, std::vector<TelemetryData> telemetry,

@@ -9,14 +9,19 @@
 // share the trace implies for every sample's interval with the utilization (or power) the tool
 // recorded, over every GPU of the file at once. docs/metrics.md ("Hardware alignment").
 // Counters: joined by correlation id when one run recorded both, else by (kernel name, occurrence
-// order) as Chopper does; the match rate and ambiguous matches are reported.
+// order) as Chopper does; the match rate and ambiguous matches are reported. A file is refused
+// (method "none: …", no counter of it used) when its vendor is not the trace's, when the kernel
+// names of the dispatches correlation ids pair agree below kNameAgreementMin, or when their times
+// keep no one offset to the trace (docs/metrics.md, "Hardware alignment").
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <limits>
 #include <string>
 #include <vector>
 
 #include "chopper/ingest/telemetry/telemetry_reader.hpp"
+#include "chopper/link/validate.hpp"
 #include "chopper/model/run.hpp"
 #include "chopper/model/series.hpp"
 
@@ -29,19 +34,23 @@ struct HardwareAlignOptions {
   double utc_offset_h = 0;
 };
 
-// How one telemetry file was placed.
+// How one telemetry file was placed. A file that could not be placed has method "none: <why>"
+// (not aligned: its offset and uncertainty mean nothing, its correlation is NaN).
 struct TelemetryAlignment {
   std::string file;
   std::string format;
-  int64_t node = -1;           // node index (ranks node*gpus_per_node ...)
-  std::vector<int64_t> ranks;  // ranks whose GPU the file describes
-  ClockDomain clock = ClockDomain::kUnknown;
-  Ns offset_ns = 0;        // telemetry clock − trace clock (subtracted from every sample)
-  Ns uncertainty_ns = 0;   // half-width of the offsets the correlation cannot tell apart
-  Ns period_ns = 0;        // median sample interval
-  double correlation = 0;  // Pearson r of busy share vs utilization at the chosen offset
-  std::string method;      // "utc+correlation", "zone+correlation", "correlation", "none: ..."
+  int64_t node = -1;                          // node index (ranks node*gpus_per_node ...)
+  std::vector<int64_t> ranks;                 // ranks whose GPU the file describes
+  ClockDomain clock = ClockDomain::kUnknown;  // the file's own clock
+  Ns offset_ns = 0;       // telemetry clock − trace clock (subtracted from every sample)
+  Ns uncertainty_ns = 0;  // half-width of the offsets the correlation cannot tell apart
+  Ns period_ns = 0;       // median sample interval of the file's own samples
+  // Pearson r of busy share vs utilization (or the power fit's R) at the chosen offset, in
+  // [-1, 1]; NaN when nothing could be compared (not aligned, or no sample varied).
+  double correlation = std::nan("");
+  std::string method;  // "utc+correlation", "zone+correlation", "correlation", "none: ..."
   uint64_t samples = 0;
+  bool aligned() const { return method.rfind("none", 0) != 0; }
 };
 
 // How one counter file was joined.
@@ -49,8 +58,11 @@ struct CounterJoin {
   std::string file;
   int64_t rank = -1;
   uint64_t dispatches = 0, matched = 0, ambiguous = 0;
-  std::string method;  // "correlation id", "kernel name + order", "none: ..."
+  std::string method;  // "correlation id", "kernel name + order", "none: ..." (refused)
   Ns offset_ns = 0;    // counter clock − trace clock (median over matched dispatches)
+  // Of the dispatches the join paired with a kernel (for a refused file: the pairing it tried),
+  // the share whose kernel names agree (kernel_names_agree); NaN when none was paired.
+  double name_match_rate = std::nan("");
   // Joined by correlation id: the counters were recorded in the traced run itself. Otherwise they
   // come from a separate pass (a replay: CUPTI's range profiler, rocprofv3 in another run), whose
   // cycle counts were taken at that pass's clocks, not the traced ones.
@@ -114,6 +126,9 @@ struct RankHardware {
 };
 
 struct HardwareRun {
+  // Files that cannot be used together (two telemetry files claiming one node's GPUs): one line
+  // each, naming the files, for the caller to print as it prints unreadable files (exit status 1).
+  std::vector<std::string> errors;
   std::vector<TelemetryData> telemetry_data;
   std::vector<CounterTable> counter_data;
   std::vector<TelemetryAlignment> telemetry;  // parallel to telemetry_data
@@ -143,9 +158,31 @@ std::vector<size_t> assign_counter_files(const std::vector<RankActivity>& ranks,
 // earlier file claimed it (SIZE_MAX: none).
 size_t counter_file_slot(const std::vector<RankActivity>& ranks, const CounterTable& ct);
 // Joins a rank's counter file to its GPU activities: by correlation id when at least half the
-// dispatches match one (same_run), else by kernel name and occurrence order; fills j and rh
-// (rh.counters points at ct).
+// dispatches match one and at least kNameAgreementMin of those agree on the kernel name, with
+// one offset (same_run), else by kernel name and occurrence order; fills j and rh (rh.counters
+// points at ct). Refuses the file (j.method "none: …", rh.counters null) when its vendor is not
+// the trace's, or when neither join pairs a dispatch.
 void join_counters(const RankTrace& t, const CounterTable& ct, CounterJoin& j, RankHardware& rh);
+// The share of correlation-id pairs whose kernel names must agree for the join (docs/metrics.md).
+inline constexpr double kNameAgreementMin = 0.9;
+// A correlation-id join's dispatch times: at least kTimeAgreementMin of the timed pairs must lie
+// within kTimeToleranceNs of the median offset (one clock, one run).
+inline constexpr double kTimeAgreementMin = 0.9;
+inline constexpr Ns kTimeToleranceNs = 1000000;
+// Whether two kernel names name one kernel: equal, or equal once a leading "void ", the argument
+// list and the template arguments are dropped (rocprofv3 --truncate-kernels, Kineto's demangled
+// names).
+bool kernel_names_agree(std::string_view a, std::string_view b);
+// "nvidia", "amd" or "" (unknown): of a trace (ROCm runtime calls or versions, CUDA's, the
+// devices' names) and of a counter file (rocprofv3 and Chopper's CSVs are AMD's, a CUPTI pass is
+// NVIDIA's).
+std::string_view trace_vendor(const RankTrace& t);
+std::string_view counter_vendor(const CounterTable& ct);
+
+// The diagnostics table's rows for the hardware files that could not be used: a telemetry file not
+// aligned (telemetry_not_aligned, warning), two telemetry files for one node's GPUs
+// (telemetry_conflict, error), a counter file refused (counter_file_refused, warning).
+std::vector<DiagnosticRow> hardware_use_diagnostics(const HardwareRun& hw);
 
 // The telemetry rows the alignment of this run can use, for reading only those
 // (TelemetryWindow): on each clock a file may be stamped on, the traced span of every rank with

@@ -213,6 +213,7 @@ void enc_part(ByteWriter& w, const RankPart& p) {
     w.put_str(j.method);
     w.put(j.offset_ns);
     w.put(j.same_run);
+    w.put(j.name_match_rate);
   }
   w.put(p.process);
   w.put(p.spool);
@@ -426,6 +427,7 @@ void dec_part(ByteReader& r, RankPart& p) {
     j.method = r.get_str();
     r.get(j.offset_ns);
     r.get(j.same_run);
+    r.get(j.name_match_rate);
   }
   r.get(p.process);
   r.get(p.spool);

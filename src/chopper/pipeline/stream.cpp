@@ -294,6 +294,7 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
       out->hw_skipped = std::move(hf.skipped);
       out->hw_errors = std::move(hf.errors);
       hw = align_telemetry(acts, std::move(hf.telemetry), o.align);
+      out->hw_errors.insert(out->hw_errors.end(), hw.errors.begin(), hw.errors.end());
       hw.counter_data = std::move(hf.counters);
       const std::vector<size_t> slot_of_counter =
           assign_counter_files(acts, hw.counter_data, hw.counters);
@@ -507,6 +508,7 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
     for (DiagnosticRow& d : rank_diags) out->diagnostics.push_back(std::move(d));
     for (DiagnosticRow& d : hardware_diagnostics(hw.telemetry_data, hw.counter_data))
       out->diagnostics.push_back(std::move(d));
+    for (DiagnosticRow& d : hardware_use_diagnostics(hw)) out->diagnostics.push_back(std::move(d));
     out->gpu_level.levels = {Level::kGpu};
     out->rows = std::make_unique<SpooledRows>(spool_files, std::move(spooled));
     out->hw = std::move(hw);

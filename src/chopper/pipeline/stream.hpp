@@ -77,7 +77,7 @@ struct StreamedRun {
   std::vector<std::string> hw_errors;                           // unreadable hardware files
   RunAnalysis ra;                                               // ra.hardware == &hw
   std::vector<CoverageRow> coverage;                            // every rank's, in rank order
-  std::vector<DiagnosticRow> diagnostics;  // run-level, then every rank's (the diagnostics table)
+  std::vector<DiagnosticRow> diagnostics;  // run-level, every rank's, the hardware files' (table)
   Aggregation gpu_level;                   // every rank's GPU rows of the hierarchy
   std::unique_ptr<SpooledRows> rows;
   // The spool files this process made (removed with the StreamedRun).

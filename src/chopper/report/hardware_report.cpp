@@ -62,6 +62,26 @@ std::pair<Totals, double> slowest_totals(const RunAnalysis& ra) {
   return {t, n};
 }
 
+// How a telemetry file was placed, in words: its offset, or why it was not aligned.
+std::string placement(const TelemetryAlignment& a) {
+  if (!a.aligned()) return "not aligned: " + a.method.substr(6);
+  std::string s =
+      fmt::format("offset {:+.3f} ms ± {:.3f} ms ({}", static_cast<double>(a.offset_ns) / 1e6,
+                  static_cast<double>(a.uncertainty_ns) / 1e6, a.method);
+  if (!std::isnan(a.correlation)) s += fmt::format(", r = {:.2f}", a.correlation);
+  return s + ")";
+}
+
+// How a counter file was joined, in words: what joined and how, or why it was refused.
+std::string joining(const CounterJoin& j) {
+  if (j.method.rfind("none", 0) == 0)
+    return fmt::format("refused, no counter used: {}", j.method.substr(6));
+  std::string s = fmt::format("{} of {} dispatches joined ({}", j.matched, j.dispatches, j.method);
+  if (!std::isnan(j.name_match_rate))
+    s += fmt::format("; kernel names agree for {:.0f}%", 100 * j.name_match_rate);
+  return s + ")";
+}
+
 }  // namespace
 
 void hardware_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink& sink,
@@ -79,20 +99,25 @@ void hardware_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
          {"node", I, "node index (ranks node × GPUs per node …)"},
          {"ranks", T, "ranks whose GPU the file describes"},
          {"clock", T, "the file's clock: realtime_utc, realtime_local, monotonic, relative"},
-         {"offset_ns", I, "telemetry clock − trace clock, subtracted from every sample"},
-         {"uncertainty_ns", I, "half-width of the offsets the correlation cannot tell apart"},
-         {"period_ns", I, "median sample interval"},
-         {"correlation", R, "Pearson r of trace busy share vs utilization (or power) at offset_ns"},
-         {"method", T, "how the offset was found"},
+         {"offset_ns", I,
+          "telemetry clock − trace clock, subtracted from every sample (NULL = not aligned)"},
+         {"uncertainty_ns", I,
+          "half-width of the offsets the correlation cannot tell apart (NULL = not aligned)"},
+         {"period_ns", I, "median interval of the file's own samples"},
+         {"correlation", R,
+          "Pearson r of trace busy share vs utilization (or power) at offset_ns, in [-1, 1] "
+          "(NULL = nothing compared)"},
+         {"method", T, "how the offset was found; 'none: <why>' = not aligned"},
          {"samples", I, "samples of the series compared"}});
     if (hw != nullptr)
       for (const TelemetryAlignment& a : hw->telemetry) {
         std::string ranks;
         for (int64_t r : a.ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
         t.add_row({Cell::of(a.file), Cell::of(a.format), Cell::of(a.node), opt_text(ranks),
-                   Cell::of(clock_domain_name(a.clock)), Cell::of(a.offset_ns),
-                   Cell::of(a.uncertainty_ns), Cell::of(a.period_ns), Cell::of(a.correlation),
-                   Cell::of(a.method), Cell::of(a.samples)});
+                   Cell::of(clock_domain_name(a.clock)),
+                   a.aligned() ? Cell::of(a.offset_ns) : Cell::null(),
+                   a.aligned() ? Cell::of(a.uncertainty_ns) : Cell::null(), Cell::of(a.period_ns),
+                   opt_real(a.correlation), Cell::of(a.method), Cell::of(a.samples)});
       }
     t.end();
   }
@@ -106,15 +131,24 @@ void hardware_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
          {"matched", I, "dispatches joined to a kernel of the rank's trace"},
          {"match_rate", R, "matched / dispatches"},
          {"ambiguous", I, "dispatches or kernels left over or claimed twice"},
-         {"method", T, "correlation id, or kernel name + order (Chopper)"},
-         {"offset_ns", I, "counter clock − trace clock (median over matched dispatches)"}});
+         {"method", T,
+          "correlation id, or kernel name + order (Chopper); 'none: <why>' = refused, no counter "
+          "of the file used"},
+         {"offset_ns", I,
+          "counter clock − trace clock (median over matched dispatches; NULL = refused)"},
+         {"name_match_rate", R,
+          "of the dispatches the join paired with a kernel (a refused file: the pairing tried), "
+          "the share whose kernel names agree (NULL = none paired)"}});
     if (hw != nullptr)
-      for (const CounterJoin& j : hw->counters)
+      for (const CounterJoin& j : hw->counters) {
+        const bool joined = j.method.rfind("none", 0) != 0;
         t.add_row({Cell::of(j.file), opt_rank(j.rank), Cell::of(j.dispatches), Cell::of(j.matched),
                    j.dispatches > 0 ? Cell::of(static_cast<double>(j.matched) /
                                                static_cast<double>(j.dispatches))
                                     : Cell::null(),
-                   Cell::of(j.ambiguous), Cell::of(j.method), Cell::of(j.offset_ns)});
+                   Cell::of(j.ambiguous), Cell::of(j.method),
+                   joined ? Cell::of(j.offset_ns) : Cell::null(), opt_real(j.name_match_rate)});
+      }
     t.end();
   }
   write_rank_table(RankStream::kTelemetry, per_rank, sink);
@@ -298,11 +332,10 @@ std::string hardware_info_text(const HardwareRun& hw,
     for (int64_t r : a.ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
     s += fmt::format(
         "  telemetry {} ({}, {} clock): {} GPUs, {} rows, {:.1f} s recorded every {}; "
-        "{}\n    node {} -> ranks {}; offset {:+.3f} ms ± {:.3f} ms ({})\n",
+        "{}\n    node {} -> ranks {}; {}\n",
         d.file, d.format, clock_domain_name(a.clock), gpus.size(), d.samples,
         hi > lo ? static_cast<double>(hi - lo) / 1e9 : 0.0, ms(static_cast<double>(a.period_ns)),
-        ml, a.node, ranks.empty() ? "none" : ranks, static_cast<double>(a.offset_ns) / 1e6,
-        static_cast<double>(a.uncertainty_ns) / 1e6, a.method);
+        ml, a.node, ranks.empty() ? "none" : ranks, placement(a));
     for (const Diagnostics::Entry& e : d.diagnostics.entries())
       s += fmt::format("    {}: {}{}\n", e.kind, e.count,
                        e.examples.empty() ? "" : " (" + e.examples.front() + ")");
@@ -312,8 +345,8 @@ std::string hardware_info_text(const HardwareRun& hw,
     const CounterJoin& j = hw.counters[i];
     std::string names;
     for (const std::string& n : c.counter_names) names += (names.empty() ? "" : ", ") + n;
-    s += fmt::format("  counters {} ({}): {} dispatches; {}\n    rank {}: {} joined ({})\n", c.file,
-                     c.format, c.size(), names, j.rank, j.matched, j.method);
+    s += fmt::format("  counters {} ({}): {} dispatches; {}\n    rank {}: {}\n", c.file, c.format,
+                     j.dispatches, names, j.rank, joining(j));
     for (const Diagnostics::Entry& e : c.diagnostics.entries())
       s += fmt::format("    {}: {}{}\n", e.kind, e.count,
                        e.examples.empty() ? "" : " (" + e.examples.front() + ")");
@@ -338,13 +371,11 @@ std::string hardware_summary(const RunAnalysis& ra, const AnalysisOptions& o) {
     Ns off_lo = 0, off_hi = 0, unc = 0;
     uint64_t disp = 0, matched = 0;
     for (const TelemetryAlignment& a : hw->telemetry) {
-      const bool placed = a.method.rfind("none", 0) != 0;
+      const bool placed = a.aligned();
       if (list_t || !placed)
-        s += fmt::format(
-            "  telemetry {} ({}): node {}, {} ranks, offset {:+.3f} ms ± {:.3f} ms ({}, r = "
-            "{:.2f})\n",
-            a.file, a.format, a.node, a.ranks.size(), static_cast<double>(a.offset_ns) / 1e6,
-            static_cast<double>(a.uncertainty_ns) / 1e6, a.method, a.correlation);
+        s += fmt::format("  telemetry {} ({}, {} clock, every {}): node {}, {} ranks, {}\n", a.file,
+                         a.format, clock_domain_name(a.clock), ms(static_cast<double>(a.period_ns)),
+                         a.node, a.ranks.size(), placement(a));
       if (!placed) continue;
       off_lo = t_ok == 0 ? a.offset_ns : std::min(off_lo, a.offset_ns);
       off_hi = t_ok == 0 ? a.offset_ns : std::max(off_hi, a.offset_ns);
@@ -370,8 +401,7 @@ std::string hardware_summary(const RunAnalysis& ra, const AnalysisOptions& o) {
       const CounterJoin& j = hw->counters[f];
       const bool placed = j.method.rfind("none", 0) != 0;
       if (list_c || !placed)
-        s += fmt::format("  counters {}: rank {}, {} of {} dispatches joined ({})\n", j.file,
-                         j.rank, j.matched, j.dispatches, j.method);
+        s += fmt::format("  counters {}: rank {}, {}\n", j.file, j.rank, joining(j));
       if (!placed) continue;
       ++c_ok;
       disp += j.dispatches;
