@@ -104,6 +104,9 @@ std::optional<LabelledRun> load_labelled(const RunOptions& o, const char* cmd);
 // command line wins (tokens_per_step and device are unset until given; dtype has a default, so
 // whether it was given is passed). Throws Error naming the file and line.
 void read_manifest(const std::string& path, AnalysisOptions& a, bool dtype_given);
+// --device-spec and --device: adds the spec file's device (and names it, unless --device does),
+// then checks the device is known. 0, or 2 after a message naming the file, key or known devices.
+int device_options(const char* cmd, const std::string& spec, AnalysisOptions& a);
 
 // The run's hardware files, on its trace clock: telemetry and counters found in the run's
 // directories (and their telemetry/, counters/ folders), those named, and the CUPTI counter passes

@@ -25,7 +25,7 @@ std::string pct(double x) {
 // Sums over the iteration rows (phase NULL) of the waterfall, per rank.
 struct Totals {
   double observed = 0, theoretical = 0, instruction = 0, utilization = 0, overlap = 0,
-         frequency = 0, residual = 0;
+         frequency = 0, residual = 0, below_achievable = 0;
   uint64_t kernels = 0, unknown_frequency = 0, unknown_instruction = 0, unknown_overlap = 0,
            unknown_theoretical = 0;
   void add(const WaterfallRow& w) {
@@ -36,6 +36,7 @@ struct Totals {
     overlap += w.overlap_ns;
     frequency += w.frequency_ns;
     residual += w.residual_ns;
+    below_achievable += w.below_achievable_ns;
     kernels += w.kernels;
     unknown_frequency += w.unknown_frequency;
     unknown_instruction += w.unknown_instruction;
@@ -224,7 +225,11 @@ void hardware_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
              {"unknown_instruction", I, "kernels without issued-work counters (instruction 0)"},
              {"unknown_overlap", I, "kernels beside comm with no solo instance to compare"},
              {"estimated_overlap", I, "of those: overlap from the run's slowdown rate"},
-             {"unknown_frequency", I, "kernels with no clock or cycle counter (frequency 0)"}})
+             {"unknown_frequency", I, "kernels with no clock or cycle counter (frequency 0)"},
+             {"below_achievable_ns", R,
+              "of utilization_ns, the time beyond what is achievable for the same work (the "
+              "better of the roofline at the achievable efficiency and the p90 of its shape "
+              "class in the run): the compute loss a user can act on"}})
       cols.push_back(std::move(c));
     Rows t = make_rows(sink, "waterfall",
                        "The gap from theoretical to observed compute time, per operation "
@@ -237,12 +242,12 @@ void hardware_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
       row.push_back(Cell::of(w.rank));
       push_label(row, w.key);
       row.push_back(w.key.operation.empty() ? Cell::null() : opt_text(op_class_name(w.op_class)));
-      for (Cell c :
-           {Cell::of(w.kernels), Cell::of(w.observed_ns), Cell::of(w.theoretical_ns),
-            Cell::of(w.instruction_ns), Cell::of(w.utilization_ns), Cell::of(w.overlap_ns),
-            Cell::of(w.frequency_ns), Cell::of(w.residual_ns), Cell::of(w.unknown_theoretical),
-            Cell::of(w.unknown_instruction), Cell::of(w.unknown_overlap),
-            Cell::of(w.estimated_overlap), Cell::of(w.unknown_frequency)})
+      for (Cell c : {Cell::of(w.kernels), Cell::of(w.observed_ns), Cell::of(w.theoretical_ns),
+                     Cell::of(w.instruction_ns), Cell::of(w.utilization_ns), Cell::of(w.overlap_ns),
+                     Cell::of(w.frequency_ns), Cell::of(w.residual_ns),
+                     Cell::of(w.unknown_theoretical), Cell::of(w.unknown_instruction),
+                     Cell::of(w.unknown_overlap), Cell::of(w.estimated_overlap),
+                     Cell::of(w.unknown_frequency), Cell::of(w.below_achievable_ns)})
         row.push_back(c);
       t.add_row(row);
     }
@@ -400,6 +405,8 @@ std::string hardware_summary(const RunAnalysis& ra, const AnalysisOptions& o) {
     line("theoretical", t.theoretical, t.unknown_theoretical < t.kernels);
     line("instruction", t.instruction, t.unknown_instruction < t.kernels);
     line("utilization", t.utilization, t.unknown_theoretical < t.kernels);
+    if (t.unknown_theoretical < t.kernels)
+      line("  of which below achievable", t.below_achievable, true);
     line("overlap (beside comm)", t.overlap, t.unknown_overlap < t.kernels);
     line("frequency (DVFS)", t.frequency, t.unknown_frequency < t.kernels);
     if (std::abs(t.residual) >= 0.0005 * t.observed)

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <utility>
 
+#include "chopper/analysis/analysis.hpp"
 #include "chopper/report/html/svg.hpp"
 
 namespace chopper::html {
@@ -193,6 +194,25 @@ std::string ms_text(double ns) {
   return fmt::format("{:.3f} ms", ns / kMs);
 }
 
+// Which rank the iteration figures show and why (iterations.slowest_rank is NULL where the
+// ranks are equal within noise; shown_rank is the rank shown).
+std::string shown_rank_label(const View& it) {
+  size_t sig = 0;
+  std::set<int64_t> ranks;
+  for (size_t r = 0; r < it.rows(); ++r) {
+    sig += it.null(r, "slowest_rank") ? 0 : 1;
+    ranks.insert(it.i(r, "shown_rank"));
+  }
+  std::string shown;
+  for (int64_t k : ranks) shown += (shown.empty() ? "" : ", ") + std::to_string(k);
+  if (it.rows() > 0 && it.i(0, "ranks") == 1 && ranks.size() == 1)
+    return "rank " + shown + ", the only rank";
+  if (sig == it.rows()) return "slowest rank " + shown;
+  if (sig == 0) return "rank " + shown + ": ranks equal within noise, showing the lowest rank";
+  return fmt::format("rank {}: the significantly slowest in {} of {} iterations, else the lowest",
+                     shown, sig, it.rows());
+}
+
 std::vector<std::string> sorted_unique_s(std::vector<std::string> v) {
   std::sort(v.begin(), v.end());
   v.erase(std::unique(v.begin(), v.end()), v.end());
@@ -239,7 +259,7 @@ void summary_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
   kv("run", esc(info.title));
   if (!info.device.empty()) kv("device", esc(info.device));
   if (it.rows() > 0) {
-    double t = 0, tps = 0, tpt = 0, mfu = 0, tfl = 0;
+    double t = 0, tps = 0, tpt = 0, mfu = 0, tfl = 0, cov = 0;
     size_t mfu_n = 0, tok_n = 0, tfl_n = 0;
     int64_t ranks = 0;
     for (size_t r = 0; r < it.rows(); ++r) {
@@ -249,12 +269,13 @@ void summary_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
         tps += it.d(r, "tokens_per_s"), tpt += it.d(r, "time_per_token_ns"), ++tok_n;
       if (!it.null(r, "mfu")) mfu += it.d(r, "mfu"), ++mfu_n;
       if (!it.null(r, "tflops_per_gpu")) tfl += it.d(r, "tflops_per_gpu"), ++tfl_n;
+      cov += it.d(r, "flops_coverage_share");
     }
     const double n = static_cast<double>(it.rows());
     kv("ranks", std::to_string(ranks));
     kv("iterations", fmt::format("{} ({}..{})", it.rows(), it.i(0, "iteration"),
                                  it.i(it.rows() - 1, "iteration")));
-    kv("iteration time (slowest rank, mean)", ms_text(t / n));
+    kv("iteration time (" + shown_rank_label(it) + ", mean)", ms_text(t / n));
     if (tok_n > 0) {
       kv("tokens per second (mean)", fmt::format("{:.0f}", tps / static_cast<double>(tok_n)));
       kv("time per token (mean)", fmt::format("{:.3f} µs", tpt / static_cast<double>(tok_n) / 1e3));
@@ -263,7 +284,13 @@ void summary_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
     }
     if (tfl_n > 0)
       kv("TFLOP/s per GPU (mean)", fmt::format("{:.1f}", tfl / static_cast<double>(tfl_n)));
-    if (mfu_n > 0) kv("MFU (mean)", fmt::format("{:.1f}%", 100 * mfu / static_cast<double>(mfu_n)));
+    if (mfu_n > 0)
+      kv("MFU (mean)", fmt::format("{:.1f}% (FLOPs known for {:.0f}% of compute time)",
+                                   100 * mfu / static_cast<double>(mfu_n), 100 * cov / n));
+    else if (tfl_n > 0)
+      kv("MFU",
+         fmt::format("not given: FLOPs known for only {:.0f}% of compute time (below {:.0f}%)",
+                     100 * cov / n, 100 * kMfuMinCoverage));
   } else {
     kv("iterations", "none found (no ProfilerStep#N ranges): the per-iteration figures are empty");
   }
@@ -373,8 +400,9 @@ void time_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
   if (e.rows() > 0) {
     StackedBars c;
     c.scale = kMs;
-    c.value_label = "time of the slowest rank (ms)";
-    c.category_label = "iteration (slowest rank)";
+    c.value_label = "time of the rank shown (ms)";
+    c.category_label =
+        "iteration (rank shown: " + shown_rank_label(View(ts.get("iterations"))) + ")";
     std::map<int64_t, size_t> cat;
     std::map<std::string, size_t> ser;
     const std::vector<std::string> order = component_order(e);
@@ -394,8 +422,9 @@ void time_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
       }
       c.values[cat[i]][ser[e.s(r, "component")]] = e.d(r, "time_ns");
     }
-    doc.figure({"fig-e2e", "end_to_end", "Iteration time split (slowest rank)", stacked_bars(c),
-                "Each iteration's time on its slowest rank, split into parts that add up to it: "
+    doc.figure({"fig-e2e", "end_to_end", "Iteration time split (rank shown)", stacked_bars(c),
+                "Each iteration's time on the rank shown (the significantly slowest rank, else "
+                "the lowest: iterations.shown_rank), split into parts that add up to it: "
                 "compute by phase.class (the union of compute kernels, no double counting), "
                 "exposed communication, waiting for a straggler, exposed copies, host stall, host "
                 "late, launch overhead, graph gaps and other idle (end_to_end.time_ns).",
@@ -608,11 +637,11 @@ void throughput_section(Doc& doc, const TableStore& ts) {
   doc.body += t + "</table>\n";
 }
 
-// The slowest rank of each iteration (iterations table).
+// The rank shown in each iteration (iterations table): the significantly slowest, else the lowest.
 std::map<int64_t, int64_t> slowest_ranks(const TableStore& ts) {
   const View it(ts.get("iterations"));
   std::map<int64_t, int64_t> m;
-  for (size_t r = 0; r < it.rows(); ++r) m[it.i(r, "iteration")] = it.i(r, "slowest_rank");
+  for (size_t r = 0; r < it.rows(); ++r) m[it.i(r, "iteration")] = it.i(r, "shown_rank");
   return m;
 }
 
@@ -652,9 +681,9 @@ void waterfall_section(Doc& doc, const TableStore& ts) {
     c.values.push_back(v);
   }
   if (!rows.empty())
-    doc.figure({"fig-waterfall-phase", "waterfall", "Waterfall per phase (slowest rank)",
+    doc.figure({"fig-waterfall-phase", "waterfall", "Waterfall per phase (rank shown)",
                 stacked_bars(c),
-                "Σ kernel time of each phase of the slowest rank's iteration split additively "
+                "Σ kernel time of each phase of the shown rank's iteration split additively "
                 "into the theoretical time (FLOPs or bytes at peak and maximum clock), "
                 "instruction overhead, matrix-unit/memory under-use, slowdown beside "
                 "communication, clock below maximum (DVFS) and the residual; the parts add up to "
@@ -696,7 +725,7 @@ void waterfall_section(Doc& doc, const TableStore& ts) {
     csv.add(row);
   }
   doc.figure({"fig-waterfall-op", "waterfall",
-              "Waterfall per operation (slowest rank, last iteration)", stacked_bars(o),
+              "Waterfall per operation (rank shown, last iteration)", stacked_bars(o),
               "The same parts per operation of the last iteration's slowest rank, summed over "
               "its layers (waterfall, operation rows), the 20 operations with the most "
               "observed time.",
