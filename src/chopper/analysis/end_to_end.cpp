@@ -21,11 +21,11 @@ const DeviceSpec* device_from_name(std::string_view name) {
   // The driver's name ("Tesla V100-SXM2-16GB", "NVIDIA A10"): the database key it contains, the
   // longest one when several do ("a100" before "a10").
   const DeviceSpec* best = nullptr;
-  for (const DeviceSpec& d : all_devices()) {
-    if (l == ascii_lower(d.marketing_name)) return &d;
-    if (l.find(d.name) != std::string::npos &&
-        (best == nullptr || d.name.size() > best->name.size()))
-      best = &d;
+  for (const DeviceSpec* d : all_devices()) {
+    if (l == ascii_lower(d->marketing_name)) return d;
+    if (l.find(d->name) != std::string::npos &&
+        (best == nullptr || d->name.size() > best->name.size()))
+      best = d;
   }
   return best;
 }

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "chopper/report/json_out.hpp"
@@ -77,7 +78,8 @@ std::string findings_text(const Findings& f) {
       "\nfindings (significant: above 1% of the iteration, {}, by a one-sided t test at 97.5%{}), "
       "largest loss first:\n",
       ms(kMaterialShare * f.iteration_ns),
-      f.iterations == 1 && !f.all.empty() && std::isnan(f.all.front().confidence)
+      std::any_of(f.all.begin(), f.all.end(),
+                  [](const Finding& x) { return std::isnan(x.confidence); })
           ? "; one iteration: no variance, so above 1% alone"
           : "");
   size_t k = 0;

@@ -253,6 +253,41 @@ void hardware_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
     }
     t.end();
   }
+  // shape_classes
+  {
+    Rows t = make_rows(
+        sink, "shape_classes",
+        "Compute work by shape class (operation, input dims and types; all ranks): what it "
+        "achieves against its roofline, its best kernels and the achievable efficiency, and the "
+        "time lost against what is achievable (docs/metrics.md, Waterfall); largest loss first",
+        {{"shape_class", T, "cost family, operation, input dims, input types"},
+         {"family", T, "gemm, attention_fwd, attention_bwd, conv, norm, elementwise"},
+         {"bound", T, "compute or memory (the longer of FLOPs at peak and bytes at bandwidth)"},
+         {"kernels", I, "compute kernels"},
+         {"time_ns", R, "Σ solo time at the maximum clock (the waterfall's reference)"},
+         {"theoretical_ns", R, "Σ roofline time (FLOPs at peak or bytes at peak bandwidth)"},
+         {"achievable_ns", R,
+          "Σ achievable time: the better of the roofline at the achievable efficiency and the "
+          "class's best (p90), never below the run's shortest kernel"},
+         {"below_achievable_ns", R, "Σ time beyond the achievable (the compute loss)"},
+         {"flops", R, "Σ FLOPs"},
+         {"bytes", R, "Σ bytes moved"},
+         {"achieved_tflops", R, "flops / time_ns (TFLOP/s)"},
+         {"achieved_tbs", R, "bytes / time_ns (TB/s)"},
+         {"roofline_share", R, "theoretical_ns / time_ns"},
+         {"best_roofline_share", R, "p90 over the class's kernels of theoretical / solo time"}});
+    for (const ShapeClassRow& c : ra.shape_classes) {
+      const double secs = c.time_ns * 1e-9;
+      t.add_row({Cell::of(c.shape_class), Cell::of(c.family),
+                 Cell::of(c.compute_bound ? "compute" : "memory"), Cell::of(c.kernels),
+                 Cell::of(c.time_ns), Cell::of(c.theoretical_ns), Cell::of(c.achievable_ns),
+                 Cell::of(c.below_achievable_ns), Cell::of(c.flops), Cell::of(c.bytes),
+                 secs > 0 ? Cell::of(c.flops / secs * 1e-12) : Cell::null(),
+                 secs > 0 ? Cell::of(c.bytes / secs * 1e-12) : Cell::null(),
+                 Cell::of(c.roofline_share), Cell::of(c.best_roofline_share)});
+    }
+    t.end();
+  }
   // what_if
   {
     Rows t = make_rows(
