@@ -100,7 +100,7 @@ TEST(Devices, SpecFilePeakIsTheOneMfuUses) {
   SynthConfig c = test::small("h100", Parallelism::kFsdp);
   const fs::path dir = test::temp_dir("device_spec");
   synthesize(c, dir.string());
-  Run r = load_run({dir.string()});
+  chopper::Run r = load_run({dir.string()});
   label_run(Taxonomy::builtin(), r, 2);
   AnalysisOptions o;
   o.threads = 2;

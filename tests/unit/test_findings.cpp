@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <numbers>
 
 #include "chopper/analysis/analysis.hpp"
 #include "chopper/analysis/findings.hpp"
@@ -80,7 +81,7 @@ TEST(Findings, TwoIterationsUseStudentT) {
   const std::vector<double> t(2, 100e6), x = {3e6, 5e6};
   const Finding f = test_loss(FindingKind::kHostStall, x, t);
   EXPECT_NEAR(f.stderr_ns, 1e6, 1e-3);
-  EXPECT_NEAR(f.confidence, 0.5 + std::atan(3.0) / M_PI, 1e-9);
+  EXPECT_NEAR(f.confidence, 0.5 + std::atan(3.0) / std::numbers::pi, 1e-9);
   EXPECT_FALSE(f.significant);
   EXPECT_EQ(f.test, "t test over 2 iterations");
 }
@@ -124,8 +125,8 @@ TEST(Findings, FewIterationsTakeTheRanksAsSamples) {
   EXPECT_DOUBLE_EQ(f.cost_ns, 2.2e6);
   EXPECT_NEAR(f.stderr_ns, 0.0816497e6, 1);
   const double tt = 12.247449, r3 = std::sqrt(3.0);
-  EXPECT_NEAR(f.confidence, 0.5 + (tt / (r3 * (1 + tt * tt / 3)) + std::atan(tt / r3)) / M_PI,
-              1e-6);
+  EXPECT_NEAR(f.confidence,
+              0.5 + (tt / (r3 * (1 + tt * tt / 3)) + std::atan(tt / r3)) / std::numbers::pi, 1e-6);
   EXPECT_TRUE(f.significant);
   EXPECT_EQ(f.test, "t test over 4 rank-iterations (1 iteration, 4 ranks)");
 }

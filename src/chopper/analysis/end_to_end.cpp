@@ -189,8 +189,8 @@ void finalize_end_to_end(RunAnalysis& ra, const AnalysisOptions& o) {
       row.tokens_per_s = static_cast<double>(row.tokens) / secs;
       row.time_per_token_ns = static_cast<double>(row.time_ns) / static_cast<double>(row.tokens);
     }
-    if (auto c = coverage.find(it); c != coverage.end() && c->second.second > 0)
-      row.flops_coverage = c->second.first / c->second.second;
+    if (auto cov = coverage.find(it); cov != coverage.end() && cov->second.second > 0)
+      row.flops_coverage = cov->second.first / cov->second.second;
     if (row.time_ns > 0 && row.flops > 0) {
       row.tflops_per_gpu = row.flops / static_cast<double>(row.ranks) / secs * 1e-12;
       if (peak > 0 && row.flops_coverage >= kMfuMinCoverage)

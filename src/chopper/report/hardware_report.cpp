@@ -432,7 +432,7 @@ std::string hardware_summary(const RunAnalysis& ra, const AnalysisOptions& o) {
   const Totals& t = tn.first;
   const double n = tn.second;
   if (n > 0 && t.observed > 0) {
-    s += "\ncompute time of the slowest rank, theoretical to observed (mean per iteration):\n";
+    s += "\ncompute time of the rank shown, theoretical to observed (mean per iteration):\n";
     auto line = [&](const char* name, double v, bool known) {
       s += fmt::format("  {:<28} {:>14} {:>7}{}\n", name, ms(v / n), pct(v / t.observed),
                        known ? "" : "  (not measured)");
