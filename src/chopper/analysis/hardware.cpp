@@ -541,9 +541,16 @@ void hardware_partial(const RankContext& c, const AnalysisOptions& o, const Rank
                                  t_mem / kAchievableBandwidth) *
                         share;
       const InputShapes& sh = c.t.shapes_of(static_cast<size_t>(op));
-      u.shape_class = out.names->str(out.names->intern(
-          fmt::format("{} {} {} {}", cost_family_name(oc.family), c.t.strings.str(h.name[op]),
-                      c.t.strings.str(sh.input_dims), c.t.strings.str(sh.input_types))));
+      // The recorded shapes on one line (some traces pretty-print them over many).
+      auto one_line = [](std::string_view v) {
+        std::string flat;
+        for (char ch : v)
+          if (ch != ' ' && ch != '\n' && ch != '\r' && ch != '\t') flat += ch;
+        return flat;
+      };
+      u.shape_class = out.names->str(out.names->intern(fmt::format(
+          "{} {} {} {}", cost_family_name(oc.family), c.t.strings.str(h.name[op]),
+          one_line(c.t.strings.str(sh.input_dims)), one_line(c.t.strings.str(sh.input_types)))));
     } else {
       u.compute_bound = matrix_class(u.op_class);
     }
