@@ -49,7 +49,7 @@ bool iteration_row(const WaterfallRow& w) {
   return w.key.phase == Phase::kNone && w.key.operation.empty() && w.key.iteration != kNoId;
 }
 
-// The waterfall of the slowest rank of each iteration, summed, and the iteration count.
+// The waterfall of the rank shown in each iteration, summed, and the iteration count.
 std::pair<Totals, double> slowest_totals(const RunAnalysis& ra) {
   Totals t;
   double n = 0;
@@ -292,10 +292,11 @@ void hardware_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
   {
     Rows t = make_rows(
         sink, "what_if",
-        "Each iteration (its slowest rank) with one loss removed at a time, first "
+        "Each iteration (its shown rank: iterations.shown_rank) with one loss removed at a time, "
+        "first "
         "order (NULL = the loss could not be measured)",
         {{"iteration", I, "iteration"},
-         {"rank", I, "slowest rank"},
+         {"rank", I, "the rank shown (iterations.shown_rank)"},
          {"observed_ns", I, "iteration time"},
          {"max_clock_ns", I, "compute at the maximum clock"},
          {"perfect_overlap_ns", I, "no exposed communication"},

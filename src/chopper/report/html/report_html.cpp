@@ -317,11 +317,11 @@ std::string evidence_figure(const std::string& kind) {
 
 void findings_section(Doc& doc, const TableStore& ts) {
   const View f(ts.get("findings"));
-  doc.section(
-      "findings", "Findings",
-      "Each loss, largest first, with what it costs the slowest rank's iteration (mean over "
-      "iterations) and the figure its evidence is in. A finding is significant when its "
-      "mean stands above 1% of the iteration by two standard errors.");
+  doc.section("findings", "Findings",
+              "Each loss, largest first, with what it costs the shown rank's iteration (mean over "
+              "iterations) and the figure its evidence is in. A finding is significant when a "
+              "one-sided Student t test puts its mean above 1% of the iteration at 97.5% "
+              "(from one iteration, with no variance: when above 1% alone).");
   if (f.rows() == 0) {
     doc.empty_note("No findings: the run has no iterations, or no loss was measured.");
     return;
@@ -351,7 +351,7 @@ void findings_section(Doc& doc, const TableStore& ts) {
     c.values.push_back({sig ? cost : std::nan(""), sig ? std::nan("") : cost});
   }
   doc.figure({"fig-findings", "findings", "Findings by cost", stacked_bars(c),
-              "Mean time each loss takes from the slowest rank's iteration (cost_ns), red when "
+              "Mean time each loss takes from the shown rank's iteration (cost_ns), red when "
               "significant. Decided by the findings analysis (analysis/findings); the report only "
               "draws the findings table.",
               "Findings (`findings`, `analyze --json`)", csv_of(f.table(), order), ""});
@@ -365,11 +365,13 @@ void findings_section(Doc& doc, const TableStore& ts) {
     const int64_t rank = f.i(r, "rank");
     t += fmt::format(
         "<tr class=\"{}\" data-finding=\"{}\" data-cost-ns=\"{}\"><td>{}</td><td>{}</td>"
-        "<td>{}</td><td>{:.1f}%</td><td>{:.0f}%</td><td>{}</td><td>{} <a "
+        "<td>{}</td><td>{:.1f}%</td><td>{}</td><td>{}</td><td>{} <a "
         "href=\"#{}\">(figure)</a></td><td>{}</td></tr>",
         sig ? "sig" : "insig", esc(key), num(f.d(r, "cost_ns")), esc(f.s(r, "title")),
-        rank == kNull ? "slowest" : std::to_string(rank), ms_text(f.d(r, "cost_ns")),
-        100 * f.d(r, "cost_share"), 100 * f.d(r, "confidence"),
+        rank == kNull ? "shown" : std::to_string(rank), ms_text(f.d(r, "cost_ns")),
+        100 * f.d(r, "cost_share"),
+        f.null(r, "confidence") ? std::string("none: one iteration, no variance")
+                                : fmt::format("{:.0f}%", 100 * f.d(r, "confidence")),
         f.null(r, "energy_j") ? std::string("–") : fmt::format("{:.1f} J", f.d(r, "energy_j")),
         esc(f.s(r, "evidence")), evidence_figure(key), esc(f.s(r, "suggestion")));
   }
@@ -461,7 +463,7 @@ void time_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
     }
     doc.figure({"fig-rank-e2e", "rank_components",
                 "Iteration time split per rank and iteration, by cause", stacked_bars(c),
-                "Every rank's iteration window split into the same parts as the slowest rank's "
+                "Every rank's iteration window split into the same parts as the shown rank's "
                 "above (compute by phase.class, exposed communication, waiting for a straggler, "
                 "exposed copies, host stall, host late, launch latency, graph gaps, idle), adding "
                 "up to the window (rank_components.time_ns).",
@@ -628,10 +630,10 @@ void throughput_section(Doc& doc, const TableStore& ts) {
   doc.figure({"fig-throughput", "iterations",
               tokens ? "Tokens per second per iteration" : "Iteration time (tokens unknown)",
               stacked_bars(c),
-              tokens ? "Tokens per step (--tokens-per-step) divided by the slowest rank's "
+              tokens ? "Tokens per step (--tokens-per-step) divided by the shown rank's "
                        "iteration time (iterations.tokens_per_s); the table below gives the "
                        "time per token (time / tokens)."
-                     : "The slowest rank's iteration time (iterations.time_ns); give "
+                     : "The shown rank's iteration time (iterations.time_ns); give "
                        "--tokens-per-step for tokens per second and time per token.",
               "End to end (`iterations`, `end_to_end`)", csv_of(it.table(), all_rows(it)), ""});
   doc.body += t + "</table>\n";
