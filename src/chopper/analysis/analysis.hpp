@@ -212,15 +212,30 @@ struct StragglerCost {
   Ns excess_compute_ns = 0, excess_other_ns = 0;
 };
 
-// One iteration, end to end (time of the slowest rank).
+// MFU is given only when the FLOPs of at least this share of the compute time are known.
+inline constexpr double kMfuMinCoverage = 0.5;
+
+// The rank an iteration's figures show, from its ranks' windows (rank, ns): the slowest rank when
+// it is significantly slower than the others (its window − the others' median > max(3 × the
+// others' robust σ, 1% of that median); robust σ = 1.4826 × MAD), else the lowest rank ("ranks
+// equal within noise"). `significant` says which. docs/metrics.md, End to end.
+int64_t rank_shown(const std::vector<std::pair<int64_t, Ns>>& windows, bool& significant);
+
+// One iteration, end to end (time of the rank shown: the significantly slowest, else the lowest).
 struct IterationRow {
   int64_t iteration = 0;
   int64_t ranks = 0;
-  Ns time_ns = 0, min_time_ns = 0, mean_time_ns = 0;
+  Ns time_ns = 0, min_time_ns = 0, mean_time_ns = 0, max_time_ns = 0;
+  // The rank whose figures are shown (rank_shown): the slowest rank when slowest_significant,
+  // else the lowest rank (ranks equal within noise).
   int64_t slowest_rank = -1;
+  bool slowest_significant = false;
   int64_t tokens = 0;
   double tokens_per_s = 0, time_per_token_ns = 0;
-  double flops = 0, tflops_per_gpu = 0, mfu = -1;  // mfu -1 = no peak rate known
+  double flops = 0, tflops_per_gpu = 0;
+  // Share of the compute operations' kernel time (all ranks) whose FLOPs are known.
+  double flops_coverage = 0;
+  double mfu = -1;  // -1 = no peak rate known, or flops_coverage < kMfuMinCoverage
   // Components of the slowest rank's iteration (they add up to time_ns).
   std::map<std::string, Ns> components;
   int64_t straggler_rank = -1;   // the significant straggler (StragglerCost), -1 = none
@@ -263,6 +278,14 @@ struct WaterfallUnit {
   bool theoretical_known = false, instruction_known = false, frequency_known = false;
   // finalize: the parts
   double instruction_ns = 0, utilization_ns = 0, overlap_ns = 0, frequency_ns = 0, residual_ns = 0;
+  // The compute-loss split of utilization (docs/metrics.md, Waterfall): the work's shape class
+  // (operation, input shapes and types; "" = cost unknown), its FLOPs and bytes (the op's, shared
+  // by duration), the time at the achievable rate (partial: the roofline at the documented
+  // achievable efficiencies; finalize: the better of that and the class's best in the run, never
+  // below the run's shortest kernel), and the part of utilization beyond it (finalize).
+  std::string_view shape_class;
+  double flops = 0, bytes = 0;
+  double achievable_ns = 0, below_achievable_ns = 0;
   bool overlap_known = false;
   bool overlap_estimated = false;  // no reference of its own: the run's slowdown rate applied
 };
@@ -317,9 +340,34 @@ struct WaterfallRow {
   Ns observed_ns = 0;
   double theoretical_ns = 0, instruction_ns = 0, utilization_ns = 0, overlap_ns = 0,
          frequency_ns = 0, residual_ns = 0;
+  double below_achievable_ns = 0;  // of utilization_ns: beyond the achievable time (the loss)
   uint64_t unknown_theoretical = 0, unknown_instruction = 0, unknown_overlap = 0,
            unknown_frequency = 0;  // kernels whose part could not be measured
   uint64_t estimated_overlap = 0;  // of unknown_overlap: estimated with the run's slowdown rate
+};
+
+// Achievable efficiencies (docs/metrics.md, Waterfall): the share of the datasheet peak that tuned
+// libraries reach on large, well-shaped work (cuBLAS/hipBLASLt GEMMs and flash attention 70–80% of
+// the dense matrix peak, streaming kernels ~80% of HBM bandwidth), and half the vector peak.
+inline constexpr double kAchievableMatrix = 0.75;
+inline constexpr double kAchievableVector = 0.5;
+inline constexpr double kAchievableBandwidth = 0.8;
+
+// One shape class of compute work over the run (all ranks): what it achieves against its
+// roofline, the best instances of the class and the achievable efficiency (docs/metrics.md,
+// Waterfall).
+struct ShapeClassRow {
+  std::string shape_class;  // operation, input dims, input types
+  std::string family;       // gemm, attention_fwd, ... (flops.hpp)
+  bool compute_bound = true;
+  uint64_t kernels = 0;
+  double time_ns = 0;         // Σ solo time at the maximum clock (the waterfall's reference)
+  double theoretical_ns = 0;  // Σ roofline time
+  double achievable_ns = 0;   // Σ time at the achievable rate
+  double below_achievable_ns = 0;
+  double flops = 0, bytes = 0;
+  double roofline_share = 0;       // theoretical_ns / time_ns
+  double best_roofline_share = 0;  // p90 over the class's kernels of theoretical / reference
 };
 
 // What an iteration would take (slowest rank), first order: one loss removed at a time.
@@ -379,7 +427,8 @@ struct RunAnalysis {
   std::map<int64_t, StragglerCost> straggler_cost;
   // hardware.cpp
   const HardwareRun* hardware = nullptr;
-  std::vector<WaterfallRow> waterfall;  // per operation instance, per phase and per iteration
+  std::vector<WaterfallRow> waterfall;       // per operation instance, per phase and per iteration
+  std::vector<ShapeClassRow> shape_classes;  // by below_achievable_ns, largest first
   std::vector<WhatIfRow> what_if;
 };
 

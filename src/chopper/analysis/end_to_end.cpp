@@ -4,6 +4,7 @@
 // against the device database. Also the kernel/operation/class breakdowns folded to the top N.
 // Formulas: docs/metrics.md.
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <set>
 #include <unordered_map>
@@ -17,10 +18,42 @@ const DeviceSpec* device_from_name(std::string_view name) {
   const std::string l = ascii_lower(name);
   if (l.empty()) return nullptr;
   if (const DeviceSpec* d = find_device(l)) return d;
-  for (const DeviceSpec& d : device_db()) {
-    if (l == ascii_lower(d.marketing_name) || l.find(d.name) != std::string::npos) return &d;
+  // The driver's name ("Tesla V100-SXM2-16GB", "NVIDIA A10"): the database key it contains, the
+  // longest one when several do ("a100" before "a10").
+  const DeviceSpec* best = nullptr;
+  for (const DeviceSpec* d : all_devices()) {
+    if (l == ascii_lower(d->marketing_name)) return d;
+    if (l.find(d->name) != std::string::npos &&
+        (best == nullptr || d->name.size() > best->name.size()))
+      best = d;
   }
-  return nullptr;
+  return best;
+}
+
+int64_t rank_shown(const std::vector<std::pair<int64_t, Ns>>& windows, bool& significant) {
+  significant = false;
+  if (windows.empty()) return -1;
+  auto slow = windows.begin(), low = windows.begin();
+  for (auto w = windows.begin(); w != windows.end(); ++w) {
+    if (w->second > slow->second || (w->second == slow->second && w->first < slow->first)) slow = w;
+    if (w->first < low->first) low = w;
+  }
+  std::vector<double> others;
+  for (auto w = windows.begin(); w != windows.end(); ++w)
+    if (w != slow) others.push_back(static_cast<double>(w->second));
+  if (others.empty()) return slow->first;  // one rank: it is the slowest
+  auto median = [](std::vector<double> v) {
+    const size_t h = v.size() / 2;
+    std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h), v.end());
+    if (v.size() % 2 == 1) return v[h];
+    return (v[h] + *std::max_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(h))) / 2;
+  };
+  const double med = median(others);
+  std::vector<double> dev;
+  for (double x : others) dev.push_back(std::abs(x - med));
+  const double sigma = 1.4826 * median(dev);
+  significant = static_cast<double>(slow->second) - med > std::max(3 * sigma, 0.01 * med);
+  return significant ? slow->first : low->first;
 }
 
 namespace {
@@ -87,6 +120,16 @@ void finalize_end_to_end(RunAnalysis& ra, const AnalysisOptions& o) {
   fold_all(ra, o.top_n, &RankAnalysis::classes, ra.classes);
 
   ra.device = !o.device.empty() ? find_device(o.device) : nullptr;
+  // FLOP coverage per iteration: the compute operations' kernel time whose FLOPs are known.
+  std::map<int64_t, std::pair<double, double>> coverage;  // iteration -> (known ns, all ns)
+  for (const RankAnalysis& r : ra.ranks)
+    if (r.ok)
+      for (const OpInstance& oi : r.ops) {
+        if (oi.key.iteration == kNoId) continue;
+        auto& c = coverage[oi.key.iteration];
+        c.second += static_cast<double>(oi.kernel_ns);
+        if (oi.flops > 0) c.first += static_cast<double>(oi.kernel_ns);
+      }
   for (const RankAnalysis& r : ra.ranks)
     if (ra.device == nullptr && r.ok) ra.device = device_from_name(r.device_name);
   const double peak = ra.device != nullptr ? ra.device->matrix_tflops(o.dtype) * 1e12 : 0;
@@ -121,14 +164,19 @@ void finalize_end_to_end(RunAnalysis& ra, const AnalysisOptions& o) {
     row.ranks = static_cast<int64_t>(v.size());
     Ns sum = 0;
     row.min_time_ns = INT64_MAX;
-    const RankAnalysis* slow = nullptr;
+    std::vector<std::pair<int64_t, Ns>> windows;
     for (const auto& [t, r] : v) {
       sum += t;
       row.min_time_ns = std::min(row.min_time_ns, t);
-      if (slow == nullptr || t > row.time_ns) row.time_ns = t, slow = r;
+      row.max_time_ns = std::max(row.max_time_ns, t);
+      windows.push_back({r->rank, t});
     }
     row.mean_time_ns = sum / static_cast<Ns>(v.size());
-    row.slowest_rank = slow->rank;
+    // The rank shown: the significantly slowest, else the lowest (ranks equal within noise).
+    row.slowest_rank = rank_shown(windows, row.slowest_significant);
+    const RankAnalysis* slow = nullptr;
+    for (const auto& [t, r] : v)
+      if (r->rank == row.slowest_rank && slow == nullptr) row.time_ns = t, slow = r;
     auto c = slow->components.find(it);
     if (c != slow->components.end()) row.components = c->second;
     for (const auto& [t, r] : v) {
@@ -141,9 +189,12 @@ void finalize_end_to_end(RunAnalysis& ra, const AnalysisOptions& o) {
       row.tokens_per_s = static_cast<double>(row.tokens) / secs;
       row.time_per_token_ns = static_cast<double>(row.time_ns) / static_cast<double>(row.tokens);
     }
+    if (auto cov = coverage.find(it); cov != coverage.end() && cov->second.second > 0)
+      row.flops_coverage = cov->second.first / cov->second.second;
     if (row.time_ns > 0 && row.flops > 0) {
       row.tflops_per_gpu = row.flops / static_cast<double>(row.ranks) / secs * 1e-12;
-      if (peak > 0) row.mfu = row.flops / (secs * static_cast<double>(row.ranks) * peak);
+      if (peak > 0 && row.flops_coverage >= kMfuMinCoverage)
+        row.mfu = row.flops / (secs * static_cast<double>(row.ranks) * peak);
     }
     auto s = straggler.find(it);
     if (s != straggler.end()) {

@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <tuple>
 
 namespace chopper {
 namespace {
@@ -36,6 +37,30 @@ double mean(const std::vector<double>& v) {
 // Standard normal distribution function.
 double phi(double z) {
   return 0.5 * std::erfc(-z / std::sqrt(2.0));
+}
+
+// The continued fraction of the incomplete beta function (modified Lentz's method; Numerical
+// Recipes, 3rd ed., §6.4, betacf).
+double beta_fraction(double a, double b, double x) {
+  constexpr int kMaxTerms = 400;
+  constexpr double kEps = 1e-15, kTiny = 1e-300;
+  const double qab = a + b, qap = a + 1, qam = a - 1;
+  auto guard = [](double v) { return std::abs(v) < kTiny ? kTiny : v; };
+  double c = 1, d = 1 / guard(1 - qab * x / qap), h = d;
+  for (int m = 1; m <= kMaxTerms; ++m) {
+    const double m2 = 2.0 * m;
+    double aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+    d = 1 / guard(1 + aa * d);
+    c = guard(1 + aa / c);
+    h *= d * c;
+    aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+    d = 1 / guard(1 + aa * d);
+    c = guard(1 + aa / c);
+    const double del = d * c;
+    h *= del;
+    if (std::abs(del - 1) < kEps) break;
+  }
+  return h;
 }
 
 // The iteration row of the waterfall (every phase and operation of one iteration of one rank).
@@ -158,6 +183,30 @@ std::string frequency_evidence(const RunAnalysis& ra) {
   return s;
 }
 
+// Where the compute loss is: the shape classes losing the most against what is achievable (run
+// totals, all ranks), each with its achieved rate against its roofline, its best instances and
+// the achievable efficiency (ra.shape_classes, largest loss first).
+std::string compute_loss_evidence(const RunAnalysis& ra) {
+  double all = 0;
+  for (const ShapeClassRow& c : ra.shape_classes) all += c.below_achievable_ns;
+  if (all <= 0) return "no shape class runs below its achievable rate";
+  std::string s = "against the better of the roofline at the achievable efficiency (matrix " +
+                  pct(kAchievableMatrix) + ", bandwidth " + pct(kAchievableBandwidth) +
+                  ") and the p90 of the class's own kernels; largest:";
+  int k = 0;
+  for (const ShapeClassRow& c : ra.shape_classes) {
+    if (c.below_achievable_ns <= 0 || k == 3) break;
+    const double secs = c.time_ns * 1e-9;
+    s += fmt::format("{} {} ({} of the loss; {} kernels at {}, {} of roofline, best {})",
+                     k++ ? ";" : "", c.shape_class, pct(c.below_achievable_ns / all), c.kernels,
+                     c.compute_bound
+                         ? fmt::format("{:.1f} TFLOP/s", secs > 0 ? c.flops / secs * 1e-12 : 0.0)
+                         : fmt::format("{:.2f} TB/s", secs > 0 ? c.bytes / secs * 1e-12 : 0.0),
+                     pct(c.roofline_share), pct(c.best_roofline_share));
+  }
+  return s;
+}
+
 // The waterfall of the slowest rank of each iteration (parallel to ra.iterations; rows summed).
 std::vector<WaterfallRow> slowest_waterfall(const RunAnalysis& ra) {
   std::vector<WaterfallRow> v(ra.iterations.size());
@@ -178,6 +227,7 @@ std::vector<WaterfallRow> slowest_waterfall(const RunAnalysis& ra) {
     s.unknown_theoretical += w.unknown_theoretical;
     s.unknown_instruction += w.unknown_instruction;
     s.unknown_frequency += w.unknown_frequency;
+    s.below_achievable_ns += w.below_achievable_ns;
   }
   return v;
 }
@@ -204,6 +254,25 @@ size_t Findings::significant() const {
       std::count_if(all.begin(), all.end(), [](const Finding& f) { return f.significant; }));
 }
 
+double incomplete_beta(double a, double b, double x) {
+  if (!(x > 0)) return 0;
+  if (x >= 1) return 1;
+  const double front = std::exp(std::lgamma(a + b) - std::lgamma(a) - std::lgamma(b) +
+                                a * std::log(x) + b * std::log1p(-x));
+  // The fraction converges fast for x < (a + 1) / (a + b + 2); else the symmetry
+  // I_x(a, b) = 1 − I_{1−x}(b, a).
+  if (x < (a + 1) / (a + b + 2)) return front * beta_fraction(a, b, x) / a;
+  return 1 - front * beta_fraction(b, a, 1 - x) / b;
+}
+
+double student_t_cdf(double t, double dof) {
+  if (std::isnan(t) || !(dof > 0)) return std::nan("");
+  if (std::isinf(t)) return t > 0 ? 1.0 : 0.0;
+  // P(T > |t|) = ½ I_{ν/(ν+t²)}(ν/2, ½) (Abramowitz & Stegun 26.7.1 with 26.5.27).
+  const double tail = 0.5 * incomplete_beta(dof / 2, 0.5, dof / (dof + t * t));
+  return t > 0 ? 1 - tail : tail;
+}
+
 double robust_sigma(std::vector<double> v) {
   if (v.size() < 2) return 0;
   auto median = [](std::vector<double>& a) {
@@ -219,26 +288,45 @@ double robust_sigma(std::vector<double> v) {
   return 1.4826 * median(v);
 }
 
-Finding test_loss(FindingKind kind, const std::vector<double>& x, const std::vector<double>& t) {
+Finding test_loss(FindingKind kind, const std::vector<double>& x, const std::vector<double>& t,
+                  const std::vector<double>& xr, const std::vector<double>& tr, size_t ranks) {
   Finding f;
   f.kind = kind;
   f.iterations = x.size();
   if (x.empty()) return f;
-  const double n = static_cast<double>(x.size());
   f.cost_ns = mean(x);
   const double tm = mean(t);
   f.cost_share = tm > 0 ? f.cost_ns / tm : 0;
-  if (x.size() > 1) {
-    double ss = 0;
-    for (double v : x) ss += (v - f.cost_ns) * (v - f.cost_ns);
-    f.stderr_ns = std::sqrt(ss / (n - 1)) / std::sqrt(n);
-  }
   for (size_t i = 0; i < x.size() && i < t.size(); ++i)
     f.material_iterations += x[i] > 0 && x[i] >= kMaterialShare * t[i] ? 1 : 0;
   f.threshold_ns = kMaterialShare * tm;
-  f.confidence = f.stderr_ns > 0 ? phi((f.cost_ns - f.threshold_ns) / f.stderr_ns)
-                                 : (f.cost_ns > f.threshold_ns ? 1.0 : 0.0);
-  f.significant = f.cost_ns > 0 && f.cost_ns - 2 * f.stderr_ns > f.threshold_ns;
+  // The samples: the iterations, or with few of them and enough ranks every rank's iteration.
+  const bool by_rank = x.size() < kFewIterations && ranks >= kRankSamplesMinRanks &&
+                       xr.size() == tr.size() && xr.size() > x.size();
+  const std::vector<double>& s = by_rank ? xr : x;
+  const double c = by_rank ? mean(xr) : f.cost_ns;
+  const double theta = by_rank ? kMaterialShare * mean(tr) : f.threshold_ns;
+  f.samples = s.size();
+  if (s.size() < 2) {
+    // No variance from one sample: no confidence; significant on the material share alone.
+    f.stderr_ns = std::nan("");
+    f.confidence = std::nan("");
+    f.significant = f.cost_ns > f.threshold_ns;
+    f.test = "one iteration: no variance (significant when above 1% of the iteration alone)";
+    return f;
+  }
+  const double n = static_cast<double>(s.size());
+  double ss = 0;
+  for (double v : s) ss += (v - c) * (v - c);
+  f.stderr_ns = std::sqrt(ss / (n - 1)) / std::sqrt(n);
+  // One-sided Student t test of mean > θ with n − 1 degrees of freedom; with no spread at all
+  // the sign of c − θ decides.
+  f.confidence =
+      f.stderr_ns > 0 ? student_t_cdf((c - theta) / f.stderr_ns, n - 1) : (c > theta ? 1.0 : 0.0);
+  f.significant = f.cost_ns > f.threshold_ns && c > theta && f.confidence >= kSignificantConfidence;
+  f.test = by_rank ? fmt::format("t test over {} rank-iterations ({} iteration{}, {} ranks)",
+                                 s.size(), x.size(), x.size() == 1 ? "" : "s", ranks)
+                   : fmt::format("t test over {} iterations", s.size());
   return f;
 }
 
@@ -259,7 +347,29 @@ Findings decide_findings(const RunAnalysis& ra, const AnalysisOptions& o) {
     if (f.cost_ns > 0) out.all.push_back(std::move(f));
   };
 
-  // The slowest rank's components (end_to_end).
+  // With few iterations, every rank's iteration is a sample of the test (test_loss): each rank's
+  // window per iteration (temporal_breakdown), in iteration and rank order.
+  size_t ranks = 0;
+  for (const RankAnalysis& r : ra.ranks) ranks += r.ok ? 1 : 0;
+  const bool few = ra.iterations.size() < kFewIterations && ranks >= kRankSamplesMinRanks;
+  std::vector<std::tuple<int64_t, int64_t, double>> windows;  // (iteration, rank, ns)
+  if (few)
+    for (const IterationRow& it : ra.iterations)
+      for (const RankAnalysis& r : ra.ranks)
+        for (const BreakdownRow& b : r.breakdown)
+          if (r.ok && b.iteration == it.iteration)
+            windows.emplace_back(it.iteration, r.rank, static_cast<double>(b.total_ns));
+  auto rank_test = [&](FindingKind kind, const std::vector<double>& x, auto value) {
+    std::vector<double> xr, tr;
+    for (const auto& [it, rank, w] : windows) xr.push_back(value(rank, it)), tr.push_back(w);
+    return test_loss(kind, x, t, xr, tr, ranks);
+  };
+
+  // The shown rank's components (end_to_end); every rank's (rank_components) as samples.
+  std::map<std::pair<int64_t, int64_t>, const std::map<std::string, Ns>*> rank_comp;
+  if (few)
+    for (const RankAnalysis& r : ra.ranks)
+      for (const auto& [it, c] : r.components) rank_comp[{r.rank, it}] = &c;
   auto component = [&](const char* key) {
     std::vector<double> x;
     for (const IterationRow& it : ra.iterations) {
@@ -268,24 +378,30 @@ Findings decide_findings(const RunAnalysis& ra, const AnalysisOptions& o) {
     }
     return x;
   };
-  add(test_loss(FindingKind::kExposedComm, component("exposed_comm"), t),
-      exposed_comm_evidence(ra));
-  add(test_loss(FindingKind::kHostStall, component("host_stall"), t),
+  auto component_loss = [&](FindingKind kind, const char* key) {
+    return rank_test(kind, component(key), [&](int64_t rank, int64_t it) {
+      auto m = rank_comp.find({rank, it});
+      if (m == rank_comp.end()) return 0.0;
+      auto c = m->second->find(key);
+      return c == m->second->end() ? 0.0 : static_cast<double>(c->second);
+    });
+  };
+  add(component_loss(FindingKind::kExposedComm, "exposed_comm"), exposed_comm_evidence(ra));
+  add(component_loss(FindingKind::kHostStall, "host_stall"),
       "the GPU idle from the step's start on the host to the host's first launch (data loading, "
       "a slow step start)");
   const LaunchTotals lt = launch_totals(ra);
-  add(test_loss(FindingKind::kHostLate, component("host_late"), t), host_late_evidence(lt));
-  add(test_loss(FindingKind::kLaunchOverhead, component("launch_overhead"), t),
-      launch_evidence(lt));
-  add(test_loss(FindingKind::kGraphGap, component("graph_gap"), t),
+  add(component_loss(FindingKind::kHostLate, "host_late"), host_late_evidence(lt));
+  add(component_loss(FindingKind::kLaunchOverhead, "launch_overhead"), launch_evidence(lt));
+  add(component_loss(FindingKind::kGraphGap, "graph_gap"),
       lt.graph_launches > 0 ? fmt::format("{} graph launches (all ranks): the GPU idle between "
                                           "their kernels after the first started",
                                           lt.graph_launches)
                             : std::string());
-  add(test_loss(FindingKind::kIdle, component("idle"), t),
+  add(component_loss(FindingKind::kIdle, "idle"),
       "GPU idle with the launch issued and no other work running: waiting on an event or a "
       "synchronisation, or kernels with no launch in the trace");
-  add(test_loss(FindingKind::kExposedMemcpy, component("exposed_memcpy"), t), {});
+  add(component_loss(FindingKind::kExposedMemcpy, "exposed_memcpy"), {});
 
   // The straggler: the rank costing the most over the iterations where it is significant against
   // the rank-to-rank variation (StragglerCost).
@@ -320,6 +436,10 @@ Findings decide_findings(const RunAnalysis& ra, const AnalysisOptions& o) {
       f.rank = top;
       f.significant = true;  // tested per iteration against the ranks' spread
       f.confidence = conf;
+      f.samples = ranks;
+      f.test = fmt::format(
+          "against the spread of the {} ranks in each iteration (3 robust σ and 1% of the step)",
+          ranks);
       std::string why = fmt::format(
           "delays {} of {} iterations by {} each; the other ranks wait for it at collectives; it "
           "computes {} longer than the median rank",
@@ -336,34 +456,50 @@ Findings decide_findings(const RunAnalysis& ra, const AnalysisOptions& o) {
   if (!ra.waterfall.empty()) {
     const std::vector<WaterfallRow> w = slowest_waterfall(ra);
     uint64_t kernels = 0, unknown_f = 0, unknown_t = 0, unknown_i = 0;
-    double observed = 0, instruction = 0;
-    std::vector<double> freq, util, over;
+    double observed = 0, instruction = 0, util_sum = 0;
+    std::vector<double> freq, loss, over;
     for (const WaterfallRow& r : w) {
       kernels += r.kernels, unknown_f += r.unknown_frequency;
       unknown_t += r.unknown_theoretical, unknown_i += r.unknown_instruction;
       observed += static_cast<double>(r.observed_ns), instruction += r.instruction_ns;
-      freq.push_back(r.frequency_ns), util.push_back(r.utilization_ns),
+      util_sum += r.utilization_ns;
+      freq.push_back(r.frequency_ns), loss.push_back(r.below_achievable_ns),
           over.push_back(r.overlap_ns);
     }
+    // Every rank's iteration rows, as the test's samples.
+    std::map<std::pair<int64_t, int64_t>, const WaterfallRow*> rank_w;
+    if (few)
+      for (const WaterfallRow& r : ra.waterfall)
+        if (iteration_waterfall(r)) rank_w[{r.rank, r.key.iteration}] = &r;
+    auto part_loss = [&](FindingKind kind, const std::vector<double>& x,
+                         double WaterfallRow::*part) {
+      return rank_test(kind, x, [&](int64_t rank, int64_t it) {
+        auto f = rank_w.find({rank, it});
+        return f == rank_w.end() ? 0.0 : f->second->*part;
+      });
+    };
     const double total_of = [&](const std::vector<double>& v) {
       return std::accumulate(v.begin(), v.end(), 0.0);
     }(freq);
+    const double iters = static_cast<double>(w.size());
     if (observed > 0 && unknown_f < kernels)
-      add(test_loss(FindingKind::kFrequency, freq, t),
+      add(part_loss(FindingKind::kFrequency, freq, &WaterfallRow::frequency_ns),
           fmt::format("{} of compute time lost to clocks below the maximum, ",
                       pct(total_of / observed)) +
               frequency_evidence(ra));
     if (observed > 0 && unknown_t < kernels)
-      add(test_loss(FindingKind::kUtilization, util, t),
-          fmt::format("{} of compute time is solo work at the maximum clock beyond its theoretical "
-                      "time; {}",
-                      pct(std::accumulate(util.begin(), util.end(), 0.0) / observed),
-                      unknown_i < kernels
-                          ? fmt::format("instruction overhead {} per iteration",
-                                        ms(instruction / static_cast<double>(w.size())))
-                          : std::string("instruction overhead not separable without counters")));
+      add(part_loss(FindingKind::kUtilization, loss, &WaterfallRow::below_achievable_ns),
+          compute_loss_evidence(ra) +
+              fmt::format("; the whole gap to the datasheet peak is {} per iteration ({} of "
+                          "compute time; waterfall utilization_ns), {}",
+                          ms(util_sum / iters), pct(util_sum / observed),
+                          unknown_i < kernels
+                              ? fmt::format("instruction overhead {} per iteration",
+                                            ms(instruction / iters))
+                              : std::string("instruction overhead not separable without "
+                                            "counters")));
     if (observed > 0)
-      add(test_loss(FindingKind::kCommSlowdown, over, t),
+      add(part_loss(FindingKind::kCommSlowdown, over, &WaterfallRow::overlap_ns),
           fmt::format("{} of compute time beyond solo instances of the same work",
                       pct(std::accumulate(over.begin(), over.end(), 0.0) / observed)));
   }

@@ -3,11 +3,14 @@
 // cause and what to do. Decided here, from the finished analysis; the terminal, the `findings`
 // table and `analyze --json` only render them (report/findings_report.hpp).
 //
-// A finding's cost is the mean over iterations of the time it takes from the slowest rank's
-// iteration (and, with telemetry, the energy the job spends in that time). It is significant when
-// the mean stands above 1% of the iteration by two standard errors of its iteration-to-iteration
-// variation; a straggler, when it is in some iteration against the rank-to-rank variation
-// (StragglerCost). "Nothing significant" is a valid answer. Formulas: docs/metrics.md, Findings.
+// A finding's cost is the mean over iterations of the time it takes from the iteration of the rank
+// shown (IterationRow::slowest_rank; and, with telemetry, the energy the job spends in that time).
+// It is significant when a one-sided Student t test of its samples (the iterations; with fewer
+// than 3 iterations and at least 3 ranks, every rank of every iteration) puts its mean above 1% of
+// the iteration at 97.5%; from one sample there is no variance and no confidence, and the loss is
+// significant when above 1% alone. A straggler is significant when it is in some iteration against
+// the rank-to-rank variation (StragglerCost). "Nothing significant" is a valid answer. Formulas:
+// docs/metrics.md, Findings.
 #include <cstdint>
 #include <limits>
 #include <optional>
@@ -43,8 +46,9 @@ namespace chopper {
     "overlap copies with compute (non_blocking copies from pinned memory, a copy stream)")        \
   X(kFrequency, "dvfs", "clock throttling (DVFS)",                                                \
     "check the power cap, cooling and application clocks of the GPUs that lose the most")         \
-  X(kUtilization, "utilization", "matrix units and memory below peak",                            \
-    "larger or better-shaped matrix multiplications, fused kernels, a faster kernel library")     \
+  X(kUtilization, "utilization", "kernels below achievable",                                      \
+    "the named shapes: better-shaped matrix multiplications (multiples of 64/128), fused "        \
+    "kernels, a faster kernel library or attention implementation")                               \
   X(kCommSlowdown, "comm_slowdown", "compute slowed by communication",                            \
     "give communication kernels fewer SMs/CUs, or schedule collectives away from "                \
     "bandwidth-heavy compute")
@@ -62,6 +66,11 @@ std::optional<FindingKind> finding_from_key(std::string_view key);
 
 // Share of the iteration below which no loss is significant.
 inline constexpr double kMaterialShare = 0.01;
+// One-sided level of the t test: significant when P(true mean > threshold) ≥ this.
+inline constexpr double kSignificantConfidence = 0.975;
+// Fewer iterations than this, with at least kRankSamplesMinRanks ranks: the ranks are the samples.
+inline constexpr size_t kFewIterations = 3;
+inline constexpr size_t kRankSamplesMinRanks = 3;
 
 struct Finding {
   FindingKind kind = FindingKind::kIdle;
@@ -71,14 +80,19 @@ struct Finding {
   uint64_t material_iterations = 0;  // of which the loss was ≥ 1% of the iteration
   double cost_ns = 0;                // mean per iteration
   double cost_share = 0;             // cost_ns / mean iteration time
-  double stderr_ns = 0;              // standard error of cost_ns (sample σ / √iterations)
-  double threshold_ns = 0;           // 1% of the mean iteration time
+  uint64_t samples = 0;              // samples the test used (iterations, or rank-iterations)
+  // standard error of the samples' mean (sample σ / √samples); NaN from one sample
+  double stderr_ns = 0;
+  double threshold_ns = 0;  // 1% of the mean iteration time
   // With telemetry: the job's energy (all GPUs) in cost_ns at its mean power, J per iteration
   // (first order: the iteration shortened by the loss). NaN without telemetry, and for DVFS
   // (higher clocks draw more power).
   double energy_j = std::numeric_limits<double>::quiet_NaN();
-  double confidence = 0;  // P(true cost > threshold), normal approximation
+  // P(true cost > threshold): Student t with samples − 1 degrees of freedom; NaN from one sample
+  // (no variance: significance is then cost > threshold alone)
+  double confidence = 0;
   bool significant = false;
+  std::string test;      // how significance was decided ("t test over 5 iterations", ...)
   std::string evidence;  // what points to the cause
 };
 
@@ -96,7 +110,17 @@ Findings decide_findings(const RunAnalysis& ra, const AnalysisOptions& o);
 // Statistics the findings use (exposed for tests).
 // 1.4826 × the median absolute deviation about the median (0 for fewer than 2 values).
 double robust_sigma(std::vector<double> v);
-// The significance test of one loss: per-iteration costs x and iteration times t (same length).
-Finding test_loss(FindingKind kind, const std::vector<double>& x, const std::vector<double>& t);
+// The significance test of one loss: per-iteration costs x and iteration times t (same length),
+// of the rank shown. With fewer than kFewIterations iterations and at least kRankSamplesMinRanks
+// ranks, the test's samples are every rank's cost and window in every iteration (xr, tr; same
+// length), the cost stays the mean of x.
+Finding test_loss(FindingKind kind, const std::vector<double>& x, const std::vector<double>& t,
+                  const std::vector<double>& xr = {}, const std::vector<double>& tr = {},
+                  size_t ranks = 0);
+// Student's t distribution function with dof degrees of freedom: P(T ≤ t), from the regularized
+// incomplete beta function (docs/metrics.md, Findings).
+double student_t_cdf(double t, double dof);
+// The regularized incomplete beta function I_x(a, b) (a, b > 0, 0 ≤ x ≤ 1).
+double incomplete_beta(double a, double b, double x);
 
 }  // namespace chopper

@@ -524,7 +524,8 @@ void hardware_partial(const RankContext& c, const AnalysisOptions& o, const Rank
     u.observed_ns = g.dur_ns[i];
     const int32_t op = g.host_op_idx[i];
     const OpCost oc = cost_of(op);
-    if (oc.known() && dev != nullptr && (oc.flops > 0 || oc.bytes > 0)) {
+    if (oc.known() && dev != nullptr && (oc.flops > 0 || oc.bytes > 0) && peak_m > 0 &&
+        peak_v > 0 && bw > 0) {
       const bool matrix = matrix_family(oc.family);
       const double t_comp = oc.flops / (matrix ? peak_m : peak_v) * 1e9;
       const double t_mem = oc.bytes / bw * 1e9;
@@ -533,6 +534,23 @@ void hardware_partial(const RankContext& c, const AnalysisOptions& o, const Rank
       u.theoretical_ns = std::max(t_comp, t_mem) * share;
       u.compute_bound = t_comp >= t_mem;
       u.theoretical_known = true;
+      // The compute-loss split: the same work at the achievable efficiencies, and its class.
+      u.flops = oc.flops * share;
+      u.bytes = oc.bytes * share;
+      u.achievable_ns = std::max(t_comp / (matrix ? kAchievableMatrix : kAchievableVector),
+                                 t_mem / kAchievableBandwidth) *
+                        share;
+      const InputShapes& sh = c.t.shapes_of(static_cast<size_t>(op));
+      // The recorded shapes on one line (some traces pretty-print them over many).
+      auto one_line = [](std::string_view v) {
+        std::string flat;
+        for (char ch : v)
+          if (ch != ' ' && ch != '\n' && ch != '\r' && ch != '\t') flat += ch;
+        return flat;
+      };
+      u.shape_class = out.names->str(out.names->intern(fmt::format(
+          "{} {} {} {}", cost_family_name(oc.family), c.t.strings.str(h.name[op]),
+          one_line(c.t.strings.str(sh.input_dims)), one_line(c.t.strings.str(sh.input_types)))));
     } else {
       u.compute_bound = matrix_class(u.op_class);
     }
@@ -653,6 +671,39 @@ void finalize_hardware(RunAnalysis& ra, const AnalysisOptions& o) {
     }
   const double rate = overlapped > 0 ? std::max(0.0, added / overlapped) : 0;
   const bool rate_known = overlapped > 0;
+  // The compute-loss reference of each shape class: the p90 over its kernels of the roofline share
+  // they reach (theoretical ÷ solo time at the maximum clock), and the run's shortest compute
+  // kernel, below which no kernel is expected to finish (launch and ramp).
+  struct ClassAcc {
+    std::vector<double> share;
+    ShapeClassRow row;
+  };
+  std::unordered_map<std::string_view, ClassAcc> classes;
+  double shortest = 0;
+  auto solo_ref = [&](const WaterfallUnit& u) {
+    const Ref& f = refs[u.signature];
+    if (u.overlap_share > 0 && f.known) return f.ref;
+    if (u.overlap_share > 0 && rate_known)
+      return u.active_ns -
+             std::min(u.active_ns, rate * u.overlap_share * static_cast<double>(u.observed_ns));
+    return u.active_ns;
+  };
+  for (const RankAnalysis& r : ra.ranks)
+    for (const WaterfallUnit& u : r.units) {
+      if (u.observed_ns > 0 && (shortest == 0 || static_cast<double>(u.observed_ns) < shortest))
+        shortest = static_cast<double>(u.observed_ns);
+      if (!u.theoretical_known || u.shape_class.empty()) continue;
+      const double ref = solo_ref(u);
+      if (ref > 0) classes[u.shape_class].share.push_back(u.theoretical_ns / ref);
+    }
+  for (auto& [k, c] : classes) {
+    auto p90 = c.share.begin() + static_cast<std::ptrdiff_t>(
+                                     std::ceil(0.9 * static_cast<double>(c.share.size())) - 1);
+    std::nth_element(c.share.begin(), p90, c.share.end());
+    c.row.best_roofline_share = *p90;
+    c.row.shape_class = std::string(k);
+    c.share = {};
+  }
   // Rows per operation instance (rank, label, class) and per phase and iteration (rank,
   // iteration, phase): a rank's groups are made and moved to ra.waterfall before the next rank's,
   // so only one rank's maps are held (a run of thousands of ranks has millions of instances).
@@ -697,6 +748,7 @@ void finalize_hardware(RunAnalysis& ra, const AnalysisOptions& o) {
     w.overlap_ns += u.overlap_ns;
     w.frequency_ns += u.frequency_ns;
     w.residual_ns += u.residual_ns;
+    w.below_achievable_ns += u.below_achievable_ns;
     w.unknown_theoretical += u.theoretical_known ? 0 : 1;
     w.unknown_instruction += u.instruction_known ? 0 : 1;
     w.unknown_overlap += u.overlap_known ? 0 : 1;
@@ -721,6 +773,26 @@ void finalize_hardware(RunAnalysis& ra, const AnalysisOptions& o) {
       }
       u.overlap_ns = u.active_ns - ref;
       u.utilization_ns = u.theoretical_known ? std::max(0.0, ref - issued) : 0;
+      // Of utilization, the part beyond what is achievable: the better (shorter) of the time at
+      // the achievable efficiencies and the time at the class's p90 roofline share, never below
+      // the run's shortest kernel.
+      if (u.theoretical_known && !u.shape_class.empty()) {
+        ClassAcc& ca = classes[u.shape_class];
+        double ach = u.achievable_ns;
+        if (ca.row.best_roofline_share > 0)
+          ach = std::min(ach, u.theoretical_ns / ca.row.best_roofline_share);
+        u.achievable_ns = std::max(ach, std::min(shortest, static_cast<double>(u.observed_ns)));
+        u.below_achievable_ns = std::max(0.0, ref - std::max(issued, u.achievable_ns));
+        ShapeClassRow& cr = ca.row;
+        ++cr.kernels;
+        cr.compute_bound = u.compute_bound;
+        cr.time_ns += ref;
+        cr.theoretical_ns += u.theoretical_ns;
+        cr.achievable_ns += u.achievable_ns;
+        cr.below_achievable_ns += u.below_achievable_ns;
+        cr.flops += u.flops;
+        cr.bytes += u.bytes;
+      }
       u.frequency_ns = static_cast<double>(u.observed_ns) - u.active_ns;
       u.residual_ns = static_cast<double>(u.observed_ns) - theo - u.instruction_ns -
                       u.utilization_ns - u.overlap_ns - u.frequency_ns;
@@ -749,6 +821,20 @@ void finalize_hardware(RunAnalysis& ra, const AnalysisOptions& o) {
   // are in the order one map over every rank gives.
   ra.waterfall.insert(ra.waterfall.end(), std::make_move_iterator(phase_rows.begin()),
                       std::make_move_iterator(phase_rows.end()));
+  // The shape classes, largest loss against achievable first.
+  for (auto& [k, c] : classes) {
+    if (c.row.kernels == 0) continue;
+    ShapeClassRow& cr = c.row;
+    cr.family = cr.shape_class.substr(0, cr.shape_class.find(' '));
+    cr.roofline_share = cr.time_ns > 0 ? cr.theoretical_ns / cr.time_ns : 0;
+    ra.shape_classes.push_back(std::move(cr));
+  }
+  std::sort(ra.shape_classes.begin(), ra.shape_classes.end(),
+            [](const ShapeClassRow& a, const ShapeClassRow& b) {
+              if (a.below_achievable_ns != b.below_achievable_ns)
+                return a.below_achievable_ns > b.below_achievable_ns;
+              return a.shape_class < b.shape_class;
+            });
 
   // What-if, per iteration on its slowest rank, one loss removed at a time (first order: the
   // compute stream's kernels run back to back, so time taken from them comes off the iteration).

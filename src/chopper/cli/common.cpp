@@ -316,10 +316,8 @@ void apply_manifest(std::string_view text, const std::string& path, AnalysisOpti
     } else if (key == "device") {
       auto s = v.value<std::string>();
       if (!s || find_device(*s) == nullptr)
-        throw Error(
-            fmt::format("{}:{}: unknown device (known: h100, h200, b200, a100, mi300x, "
-                        "mi250)",
-                        path, v.source().begin.line));
+        throw Error(fmt::format("{}:{}: unknown device (known: {}; or give --device-spec FILE)",
+                                path, v.source().begin.line, known_device_names()));
       if (a.device.empty()) a.device = *s;
     } else if (key == "dtype") {
       auto s = v.value<std::string>();
@@ -333,6 +331,26 @@ void apply_manifest(std::string_view text, const std::string& path, AnalysisOpti
                               v.source().begin.line, key));
     }
   }
+}
+
+int device_options(const char* cmd, const std::string& spec, AnalysisOptions& a) {
+  if (!spec.empty()) {
+    try {
+      const DeviceSpec* d = add_device(read_device_spec(spec));
+      if (a.device.empty()) a.device = d->name;
+    } catch (const Error& e) {
+      fmt::print(stderr, "chopper {}: --device-spec: {}\n", cmd, e.what());
+      return 2;
+    }
+  }
+  if (!a.device.empty() && find_device(a.device) == nullptr) {
+    fmt::print(stderr,
+               "chopper {}: --device: unknown device '{}' (known: {}; for another device give "
+               "--device-spec FILE)\n",
+               cmd, a.device, known_device_names());
+    return 2;
+  }
+  return 0;
 }
 
 HardwareRun load_run_hardware(const Run& run, const RunOptions& o,

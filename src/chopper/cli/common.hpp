@@ -110,6 +110,9 @@ void read_manifest(const std::string& path, AnalysisOptions& a, bool dtype_given
 // The same, from the manifest's text (`path` names it in messages).
 void apply_manifest(std::string_view text, const std::string& path, AnalysisOptions& a,
                     bool dtype_given);
+// --device-spec and --device: adds the spec file's device (and names it, unless --device does),
+// then checks the device is known. 0, or 2 after a message naming the file, key or known devices.
+int device_options(const char* cmd, const std::string& spec, AnalysisOptions& a);
 
 // The run's hardware files, on its trace clock: telemetry and counters found in the run's
 // directories (and their telemetry/, counters/ folders), those named, and the CUPTI counter passes

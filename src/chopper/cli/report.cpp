@@ -87,9 +87,15 @@ Command add_report(CLI::App& root) {
   app->add_option("--tokens-per-step", o->analysis.tokens_per_step,
                   "Tokens per iteration over all ranks, for tokens/s and time per token")
       ->check(integer_at_least(1));
-  app->add_option(
-      "--device", o->analysis.device,
-      "Device for MFU (h100, h200, b200, a100, mi300x, mi250); default: from the trace");
+  auto device_spec = std::make_shared<std::string>();
+  app->add_option("--device", o->analysis.device,
+                  "Device for MFU and the waterfall (" + known_device_names() +
+                      "); default: from the trace's deviceProperties name");
+  app->add_option("--device-spec", *device_spec,
+                  "TOML device spec for a device not in the table (name, [peak_tflops], "
+                  "memory_bandwidth_gbs, max_clock_mhz, base_clock_mhz, tdp_w); used unless "
+                  "--device names another")
+      ->check(CLI::ExistingFile);
   app->add_option("--dtype", *dtype, "Matrix dtype MFU is measured against")
       ->check(
           CLI::IsMember({"bf16", "fp16", "fp8", "tf32", "fp32", "bfloat16", "float16", "float32"}))
@@ -110,7 +116,7 @@ Command add_report(CLI::App& root) {
                   "Idle gaps shorter than this count as kernel wait (HTA: 30 µs)")
       ->check(integer_at_least(0))
       ->capture_default_str();
-  return {app, [o, dtype, app]() -> int {
+  return {app, [o, dtype, app, device_spec]() -> int {
             o->dtype_given = app->count("--dtype") > 0;
             auto d = parse_dtype(*dtype);
             if (!d) {
@@ -118,11 +124,7 @@ Command add_report(CLI::App& root) {
               return 2;
             }
             o->analysis.dtype = *d;
-            if (!o->analysis.device.empty() && find_device(o->analysis.device) == nullptr) {
-              fmt::print(stderr, "chopper report: --device: unknown device '{}'\n",
-                         o->analysis.device);
-              return 2;
-            }
+            if (int rc = device_options("report", *device_spec, o->analysis); rc != 0) return rc;
             return report_run(*o);
           }};
 }

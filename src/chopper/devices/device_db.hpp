@@ -43,8 +43,22 @@ struct DeviceSpec {
 // an MI300X: 8); 1 for every other device.
 int xcd_count(const DeviceSpec& d);
 
+// The built-in devices (data-sheet numbers, cited in device_db.cpp).
 const std::vector<DeviceSpec>& device_db();
-// Looks a device up by key ("h100", "MI300X"; case-insensitive). nullptr if unknown.
+// The built-in devices and those added with add_device (a user's spec file), the latter first.
+std::vector<const DeviceSpec*> all_devices();
+// Looks a device up by key ("h100", "MI300X"; case-insensitive), the added ones first. nullptr if
+// unknown.
 const DeviceSpec* find_device(std::string_view name);
+// The known keys, comma-separated ("h100, h200, ..."), for messages.
+std::string known_device_names();
+
+// A device spec file (`--device-spec`, TOML; docs/formats.md "Device spec file"): name, peaks per
+// dtype in TFLOP/s ([peak_tflops] bf16, fp16, fp8, tf32, fp32), memory bandwidth in GB/s, max and
+// base clock in MHz, TDP in W. Throws Error naming the file, the line and the key.
+DeviceSpec read_device_spec(const std::string& path);
+// Adds a device to the lookup (replacing an added one of the same key) and returns it; the pointer
+// stays valid for the process's life. Call before analyses start (not thread-safe).
+const DeviceSpec* add_device(DeviceSpec d);
 
 }  // namespace chopper

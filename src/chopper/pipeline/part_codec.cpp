@@ -129,9 +129,11 @@ void enc_analysis(ByteWriter& w, const RankAnalysis& r) {
     e.key(u.key);
     w.put(u.op_class);
     e.id(u.signature);
+    e.id(u.shape_class);
     w.put(u.observed_ns);
     for (double d : {u.theoretical_ns, u.issued_ns, u.active_ns, u.overlap_share, u.instruction_ns,
-                     u.utilization_ns, u.overlap_ns, u.frequency_ns, u.residual_ns})
+                     u.utilization_ns, u.overlap_ns, u.frequency_ns, u.residual_ns, u.flops,
+                     u.bytes, u.achievable_ns, u.below_achievable_ns})
       w.put(d);
     for (bool b : {u.compute_bound, u.theoretical_known, u.instruction_known, u.frequency_known,
                    u.overlap_known, u.overlap_estimated})
@@ -343,10 +345,11 @@ void dec_analysis(ByteReader& r, RankAnalysis& a) {
     u.key = d.key();
     r.get(u.op_class);
     u.signature = d.id();
+    u.shape_class = d.id();
     r.get(u.observed_ns);
-    for (double* p :
-         {&u.theoretical_ns, &u.issued_ns, &u.active_ns, &u.overlap_share, &u.instruction_ns,
-          &u.utilization_ns, &u.overlap_ns, &u.frequency_ns, &u.residual_ns})
+    for (double* p : {&u.theoretical_ns, &u.issued_ns, &u.active_ns, &u.overlap_share,
+                      &u.instruction_ns, &u.utilization_ns, &u.overlap_ns, &u.frequency_ns,
+                      &u.residual_ns, &u.flops, &u.bytes, &u.achievable_ns, &u.below_achievable_ns})
       r.get(*p);
     for (bool* p : {&u.compute_bound, &u.theoretical_known, &u.instruction_known,
                     &u.frequency_known, &u.overlap_known, &u.overlap_estimated})

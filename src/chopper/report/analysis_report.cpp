@@ -257,19 +257,24 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& /*o*/, TableS
   {
     Rows t = make(
         sink, "iterations",
-        "Each iteration end to end: time of the slowest rank, throughput, FLOPs, MFU, straggler",
+        "Each iteration end to end: time of the rank shown (the significantly slowest, else the "
+        "lowest), throughput, FLOPs, MFU, straggler",
         {{"iteration", I, "ProfilerStep number"},
          {"ranks", I, "ranks with this iteration"},
-         {"time_ns", I, "slowest rank's iteration window"},
+         {"time_ns", I, "the shown rank's iteration window"},
          {"min_time_ns", I, "fastest rank's"},
          {"mean_time_ns", I, "mean over ranks"},
-         {"slowest_rank", I, "rank with the longest window"},
+         {"slowest_rank", I,
+          "the rank significantly slower than the others (window − their median > max(3 robust "
+          "σ, 1% of the median)); NULL = ranks equal within noise"},
          {"tokens", I, "tokens per step (given; NULL = unknown)"},
          {"tokens_per_s", R, "tokens / time"},
          {"time_per_token_ns", R, "time / tokens"},
          {"flops", R, "Σ FLOPs of the operations with known shapes, all ranks"},
          {"tflops_per_gpu", R, "flops / ranks / time (TFLOP/s)"},
-         {"mfu", R, "flops / (time × ranks × peak matrix rate); NULL = device or FLOPs unknown"},
+         {"mfu", R,
+          "flops / (time × ranks × peak matrix rate); NULL = device unknown or "
+          "flops_coverage_share < 0.5"},
          {"straggler_rank", I, "the significant straggler (NULL = none significant)"},
          {"straggler_cost_ns", I,
           "median rank's exposed communication − the least one's: the time the iteration would "
@@ -280,14 +285,20 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& /*o*/, TableS
          {"straggler_excess_other_ns", I,
           "its time outside compute and exposed communication − the median rank's"},
          {"least_lead_rank", I, "Chopper's waited-for rank: the least total lead"},
-         {"straggler_lead_ns", I, "mean lead of the other ranks over least_lead_rank"}});
+         {"straggler_lead_ns", I, "mean lead of the other ranks over least_lead_rank"},
+         {"shown_rank", I,
+          "the rank whose figures are shown (end_to_end, findings, waterfall): slowest_rank, "
+          "else the lowest rank"},
+         {"max_time_ns", I, "slowest rank's window"},
+         {"flops_coverage_share", R,
+          "share of the compute operations' kernel time (all ranks) whose FLOPs are known"}});
     for (const IterationRow& x : ra.iterations)
       t.add_row({Cell::of(x.iteration),
                  Cell::of(x.ranks),
                  Cell::of(x.time_ns),
                  Cell::of(x.min_time_ns),
                  Cell::of(x.mean_time_ns),
-                 Cell::of(x.slowest_rank),
+                 x.slowest_significant ? Cell::of(x.slowest_rank) : Cell::null(),
                  x.tokens > 0 ? Cell::of(x.tokens) : Cell::null(),
                  x.tokens > 0 ? Cell::of(x.tokens_per_s) : Cell::null(),
                  x.tokens > 0 ? Cell::of(x.time_per_token_ns) : Cell::null(),
@@ -301,7 +312,10 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& /*o*/, TableS
                  Cell::of(x.straggler.excess_compute_ns),
                  Cell::of(x.straggler.excess_other_ns),
                  opt_rank(x.least_lead_rank),
-                 x.least_lead_rank >= 0 ? Cell::of(x.straggler_lead_ns) : Cell::null()});
+                 x.least_lead_rank >= 0 ? Cell::of(x.straggler_lead_ns) : Cell::null(),
+                 Cell::of(x.slowest_rank),
+                 Cell::of(x.max_time_ns),
+                 Cell::of(x.flops_coverage)});
     t.end();
   }
   // rank_components
@@ -329,11 +343,12 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& /*o*/, TableS
   {
     Rows t = make(
         sink, "end_to_end",
-        "The slowest rank's iteration time split into components that add up to it: compute "
+        "The shown rank's iteration time (iterations.shown_rank) split into components that add "
+        "up to it: compute "
         "by phase.class (union, no double counting), exposed_comm, straggler_wait, exposed_memcpy, "
         "host_stall, host_late, launch_overhead, graph_gap, idle",
         {{"iteration", I, "ProfilerStep number"},
-         {"rank", I, "the slowest rank"},
+         {"rank", I, "the shown rank (iterations.shown_rank)"},
          {"component", T,
           "phase.class, exposed_comm, straggler_wait, exposed_memcpy, host_stall, host_late, "
           "launch_overhead, graph_gap or idle"},
@@ -348,6 +363,27 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& /*o*/, TableS
                                 : Cell::null()});
     t.end();
   }
+}
+
+std::string shown_rank_text(const RunAnalysis& ra) {
+  std::set<int64_t> slow, shown;
+  size_t sig = 0;
+  for (const IterationRow& x : ra.iterations) {
+    shown.insert(x.slowest_rank);
+    if (x.slowest_significant) ++sig, slow.insert(x.slowest_rank);
+  }
+  auto list = [](const std::set<int64_t>& v) {
+    std::string s;
+    for (int64_t r : v) s += (s.empty() ? "" : ", ") + std::to_string(r);
+    return s;
+  };
+  if (!ra.iterations.empty() && ra.iterations.front().ranks == 1 && shown.size() == 1)
+    return fmt::format("rank {}, the only rank", list(shown));
+  if (sig == ra.iterations.size()) return fmt::format("slowest rank {}", list(slow));
+  if (sig == 0)
+    return fmt::format("rank {} (ranks equal within noise; showing the lowest rank)", list(shown));
+  return fmt::format("rank {}: the significantly slowest in {} of {} iterations, else the lowest",
+                     list(shown), sig, ra.iterations.size());
 }
 
 std::string analysis_summary(const RunAnalysis& ra, const AnalysisOptions& o, const Findings& f) {
@@ -369,9 +405,9 @@ std::string analysis_summary(const RunAnalysis& ra, const AnalysisOptions& o, co
               pct(static_cast<double>(b.idle_ns) / static_cast<double>(b.total_ns)));
     return s;
   }
-  // Means over iterations of the slowest rank's components.
+  // Means over iterations of the shown rank's components.
   const double n = static_cast<double>(ra.iterations.size());
-  double time = 0, mfu = 0, tps = 0;
+  double time = 0, mfu = 0, tps = 0, coverage = 0, flops = 0;
   int mfu_n = 0;
   std::map<std::string, double> comp;
   for (const IterationRow& x : ra.iterations) {
@@ -379,6 +415,8 @@ std::string analysis_summary(const RunAnalysis& ra, const AnalysisOptions& o, co
     for (const auto& [k, v] : x.components) comp[k] += static_cast<double>(v) / n;
     if (x.mfu >= 0) mfu += x.mfu, ++mfu_n;
     tps += x.tokens_per_s / n;
+    coverage += x.flops_coverage / n;
+    flops += x.flops;
   }
   s += fmt::format("{} rank{}, {} iteration{} ({}..{})", ok, ok == 1 ? "" : "s",
                    ra.iterations.size(), ra.iterations.size() == 1 ? "" : "s",
@@ -386,12 +424,18 @@ std::string analysis_summary(const RunAnalysis& ra, const AnalysisOptions& o, co
   if (ra.device != nullptr)
     s += fmt::format(", {} ({} TFLOP/s {} peak)", ra.device->marketing_name,
                      ra.device->matrix_tflops(o.dtype), dtype_name(o.dtype));
-  s += fmt::format("\niteration time (slowest rank, mean): {}", ms(time));
+  const std::string who = shown_rank_text(ra);
+  s += fmt::format("\niteration time ({}, mean): {}", who, ms(time));
   if (o.tokens_per_step > 0)
     s += fmt::format("; {:.0f} tokens/s; {:.1f} µs per token", tps,
                      time / static_cast<double>(o.tokens_per_step) / 1e3);
-  if (mfu_n > 0) s += fmt::format("; MFU {}", pct(mfu / mfu_n));
-  s += "\n\nwhere the slowest rank's time goes (mean over iterations):\n";
+  if (mfu_n > 0)
+    s += fmt::format("; MFU {} (FLOPs known for {} of compute time)", pct(mfu / mfu_n),
+                     pct(coverage));
+  else if (ra.device != nullptr && flops > 0)
+    s += fmt::format("; MFU not given: FLOPs known for only {} of compute time (below {})",
+                     pct(coverage), pct(kMfuMinCoverage));
+  s += fmt::format("\n\nwhere the time goes ({}, mean over iterations):\n", who);
   std::map<std::string, double> phases;
   for (const auto& [k, v] : comp) {
     const auto dot = k.find('.');

@@ -24,5 +24,8 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
 // The terminal summary: run, iteration time, throughput, MFU, where the time goes, the hardware
 // summary, and the significant findings (decided by decide_findings) ordered by their cost.
 std::string analysis_summary(const RunAnalysis& ra, const AnalysisOptions& o, const Findings& f);
+// Which rank the figures show and why: "slowest rank 7", or "rank 0 (ranks equal within noise;
+// showing the lowest rank)" (IterationRow::slowest_significant).
+std::string shown_rank_text(const RunAnalysis& ra);
 
 }  // namespace chopper

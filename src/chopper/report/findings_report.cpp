@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "chopper/report/json_out.hpp"
@@ -27,7 +28,8 @@ void findings_table(const Findings& f, TableSink& sink) {
   Rows t = make_rows(
       sink, "findings",
       "What costs the run time, decided from the analysis: each loss with its cost per iteration "
-      "(slowest rank), its significance against the run's own variation, confidence and evidence "
+      "(the rank shown: iterations.shown_rank), its significance against the run's own variation, "
+      "confidence and evidence "
       "(docs/metrics.md, Findings). Significant findings first, then by cost",
       {{"finding", T,
         "exposed_comm, straggler, host_stall, host_late, launch_overhead, graph_gap, idle, "
@@ -35,31 +37,37 @@ void findings_table(const Findings& f, TableSink& sink) {
         "dvfs, utilization, comm_slowdown"},
        {"title", T, "what the terminal calls it"},
        {"rank", I,
-        "the rank it concerns (the straggler); NULL = the slowest rank of each iteration"},
+        "the rank it concerns (the straggler); NULL = the rank shown in each iteration "
+        "(iterations.shown_rank)"},
        {"significant", I,
-        "1 = cost_ns − 2·stderr_ns > threshold_ns (a straggler: significant in "
-        "an iteration against the ranks' spread)"},
+        "1 = a one-sided Student t test puts the samples' mean above 1% of the iteration at "
+        "confidence ≥ 0.975; from one sample (no variance): cost_ns > threshold_ns alone (a "
+        "straggler: significant in an iteration against the ranks' spread); see test"},
        {"cost_ns", R, "mean over iterations of the time it takes from the iteration"},
        {"cost_share", R, "cost_ns / mean iteration time"},
-       {"stderr_ns", R, "standard error of cost_ns: sample σ over iterations / √iterations"},
+       {"stderr_ns", R,
+        "standard error of the samples' mean: sample σ / √samples (NULL: one sample)"},
        {"threshold_ns", R, "1% of the mean iteration time"},
        {"confidence", R,
-        "Φ((cost_ns − threshold_ns) / stderr_ns): chance the true cost exceeds "
-        "the threshold (a straggler: its strongest iteration)"},
+        "F_t((mean − threshold) / stderr_ns; samples − 1 degrees of freedom): chance the true "
+        "cost exceeds the threshold (a straggler: Φ in its strongest iteration); NULL = one "
+        "iteration: no variance"},
        {"energy_j", R,
         "the job's energy (all GPUs) in cost_ns at its mean power, per iteration (NULL: no "
         "telemetry, or DVFS)"},
        {"iterations", I, "iterations measured"},
        {"material_iterations", I, "iterations in which the loss took ≥ 1% of the iteration"},
        {"evidence", T, "what points to the cause"},
-       {"suggestion", T, "what to try"}});
+       {"suggestion", T, "what to try"},
+       {"samples", I, "samples the test used: iterations, or every rank's iteration"},
+       {"test", T, "how significance was decided"}});
   for (const Finding& x : f.all)
     t.add_row({Cell::of(finding_key(x.kind)), Cell::of(finding_title(x.kind)), opt_rank(x.rank),
                Cell::of(int64_t{x.significant ? 1 : 0}), Cell::of(x.cost_ns),
-               Cell::of(x.cost_share), Cell::of(x.stderr_ns), Cell::of(x.threshold_ns),
-               Cell::of(x.confidence), opt_real(x.energy_j), Cell::of(x.iterations),
+               Cell::of(x.cost_share), opt_real(x.stderr_ns), Cell::of(x.threshold_ns),
+               opt_real(x.confidence), opt_real(x.energy_j), Cell::of(x.iterations),
                Cell::of(x.material_iterations), opt_text(x.evidence),
-               Cell::of(finding_suggestion(x.kind))});
+               Cell::of(finding_suggestion(x.kind)), Cell::of(x.samples), opt_text(x.test)});
   t.end();
 }
 
@@ -67,9 +75,13 @@ std::string findings_text(const Findings& f) {
   std::string s;
   if (f.iterations == 0) return s;
   s += fmt::format(
-      "\nfindings (significant: above 1% of the iteration, {}, by two standard errors over the "
-      "iterations), largest loss first:\n",
-      ms(kMaterialShare * f.iteration_ns));
+      "\nfindings (significant: above 1% of the iteration, {}, by a one-sided t test at 97.5%{}), "
+      "largest loss first:\n",
+      ms(kMaterialShare * f.iteration_ns),
+      std::any_of(f.all.begin(), f.all.end(),
+                  [](const Finding& x) { return std::isnan(x.confidence); })
+          ? "; one iteration: no variance, so above 1% alone"
+          : "");
   size_t k = 0;
   std::string rest;
   for (const Finding& x : f.all) {
@@ -84,8 +96,11 @@ std::string findings_text(const Findings& f) {
     s += fmt::format("  {}. {}: {} per iteration ({:.1f}% of iteration time", ++k, head,
                      ms(x.cost_ns), 100.0 * x.cost_share);
     if (!std::isnan(x.energy_j)) s += fmt::format(", {:.1f} J", x.energy_j);
-    s += fmt::format("); confidence {:.2f}, ≥ 1% in {} of {} iterations\n", x.confidence,
-                     x.material_iterations, x.iterations);
+    if (std::isnan(x.confidence))
+      s += fmt::format("); one iteration: no variance, no confidence\n");
+    else
+      s += fmt::format("); confidence {:.2f} ({}), ≥ 1% in {} of {} iterations\n", x.confidence,
+                       x.test, x.material_iterations, x.iterations);
     if (!x.evidence.empty()) s += fmt::format("     {}\n", x.evidence);
     s += fmt::format("     try: {}\n", finding_suggestion(x.kind));
   }
@@ -112,6 +127,7 @@ std::string findings_json(const Findings& f) {
         x.significant ? "true" : "false", num(x.cost_ns), num(x.cost_share), num(x.stderr_ns),
         num(x.threshold_ns), num(x.confidence), num(x.energy_j), x.iterations,
         x.material_iterations);
+    s += fmt::format(", \"samples\": {}, \"test\": ", x.samples) + json_string(x.test);
     s += ", \"evidence\": " + json_string(x.evidence);
     s += ", \"suggestion\": " + json_string(finding_suggestion(x.kind)) + "}";
   }

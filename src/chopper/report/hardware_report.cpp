@@ -25,7 +25,7 @@ std::string pct(double x) {
 // Sums over the iteration rows (phase NULL) of the waterfall, per rank.
 struct Totals {
   double observed = 0, theoretical = 0, instruction = 0, utilization = 0, overlap = 0,
-         frequency = 0, residual = 0;
+         frequency = 0, residual = 0, below_achievable = 0;
   uint64_t kernels = 0, unknown_frequency = 0, unknown_instruction = 0, unknown_overlap = 0,
            unknown_theoretical = 0;
   void add(const WaterfallRow& w) {
@@ -36,6 +36,7 @@ struct Totals {
     overlap += w.overlap_ns;
     frequency += w.frequency_ns;
     residual += w.residual_ns;
+    below_achievable += w.below_achievable_ns;
     kernels += w.kernels;
     unknown_frequency += w.unknown_frequency;
     unknown_instruction += w.unknown_instruction;
@@ -48,7 +49,7 @@ bool iteration_row(const WaterfallRow& w) {
   return w.key.phase == Phase::kNone && w.key.operation.empty() && w.key.iteration != kNoId;
 }
 
-// The waterfall of the slowest rank of each iteration, summed, and the iteration count.
+// The waterfall of the rank shown in each iteration, summed, and the iteration count.
 std::pair<Totals, double> slowest_totals(const RunAnalysis& ra) {
   Totals t;
   double n = 0;
@@ -258,7 +259,11 @@ void hardware_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
              {"unknown_instruction", I, "kernels without issued-work counters (instruction 0)"},
              {"unknown_overlap", I, "kernels beside comm with no solo instance to compare"},
              {"estimated_overlap", I, "of those: overlap from the run's slowdown rate"},
-             {"unknown_frequency", I, "kernels with no clock or cycle counter (frequency 0)"}})
+             {"unknown_frequency", I, "kernels with no clock or cycle counter (frequency 0)"},
+             {"below_achievable_ns", R,
+              "of utilization_ns, the time beyond what is achievable for the same work (the "
+              "better of the roofline at the achievable efficiency and the p90 of its shape "
+              "class in the run): the compute loss a user can act on"}})
       cols.push_back(std::move(c));
     Rows t = make_rows(sink, "waterfall",
                        "The gap from theoretical to observed compute time, per operation "
@@ -271,14 +276,49 @@ void hardware_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
       row.push_back(Cell::of(w.rank));
       push_label(row, w.key);
       row.push_back(w.key.operation.empty() ? Cell::null() : opt_text(op_class_name(w.op_class)));
-      for (Cell c :
-           {Cell::of(w.kernels), Cell::of(w.observed_ns), Cell::of(w.theoretical_ns),
-            Cell::of(w.instruction_ns), Cell::of(w.utilization_ns), Cell::of(w.overlap_ns),
-            Cell::of(w.frequency_ns), Cell::of(w.residual_ns), Cell::of(w.unknown_theoretical),
-            Cell::of(w.unknown_instruction), Cell::of(w.unknown_overlap),
-            Cell::of(w.estimated_overlap), Cell::of(w.unknown_frequency)})
+      for (Cell c : {Cell::of(w.kernels), Cell::of(w.observed_ns), Cell::of(w.theoretical_ns),
+                     Cell::of(w.instruction_ns), Cell::of(w.utilization_ns), Cell::of(w.overlap_ns),
+                     Cell::of(w.frequency_ns), Cell::of(w.residual_ns),
+                     Cell::of(w.unknown_theoretical), Cell::of(w.unknown_instruction),
+                     Cell::of(w.unknown_overlap), Cell::of(w.estimated_overlap),
+                     Cell::of(w.unknown_frequency), Cell::of(w.below_achievable_ns)})
         row.push_back(c);
       t.add_row(row);
+    }
+    t.end();
+  }
+  // shape_classes
+  {
+    Rows t = make_rows(
+        sink, "shape_classes",
+        "Compute work by shape class (operation, input dims and types; all ranks): what it "
+        "achieves against its roofline, its best kernels and the achievable efficiency, and the "
+        "time lost against what is achievable (docs/metrics.md, Waterfall); largest loss first",
+        {{"shape_class", T, "cost family, operation, input dims, input types"},
+         {"family", T, "gemm, attention_fwd, attention_bwd, conv, norm, elementwise"},
+         {"bound", T, "compute or memory (the longer of FLOPs at peak and bytes at bandwidth)"},
+         {"kernels", I, "compute kernels"},
+         {"time_ns", R, "Σ solo time at the maximum clock (the waterfall's reference)"},
+         {"theoretical_ns", R, "Σ roofline time (FLOPs at peak or bytes at peak bandwidth)"},
+         {"achievable_ns", R,
+          "Σ achievable time: the better of the roofline at the achievable efficiency and the "
+          "class's best (p90), never below the run's shortest kernel"},
+         {"below_achievable_ns", R, "Σ time beyond the achievable (the compute loss)"},
+         {"flops", R, "Σ FLOPs"},
+         {"bytes", R, "Σ bytes moved"},
+         {"achieved_tflops", R, "flops / time_ns (TFLOP/s)"},
+         {"achieved_tbs", R, "bytes / time_ns (TB/s)"},
+         {"roofline_share", R, "theoretical_ns / time_ns"},
+         {"best_roofline_share", R, "p90 over the class's kernels of theoretical / solo time"}});
+    for (const ShapeClassRow& c : ra.shape_classes) {
+      const double secs = c.time_ns * 1e-9;
+      t.add_row({Cell::of(c.shape_class), Cell::of(c.family),
+                 Cell::of(c.compute_bound ? "compute" : "memory"), Cell::of(c.kernels),
+                 Cell::of(c.time_ns), Cell::of(c.theoretical_ns), Cell::of(c.achievable_ns),
+                 Cell::of(c.below_achievable_ns), Cell::of(c.flops), Cell::of(c.bytes),
+                 secs > 0 ? Cell::of(c.flops / secs * 1e-12) : Cell::null(),
+                 secs > 0 ? Cell::of(c.bytes / secs * 1e-12) : Cell::null(),
+                 Cell::of(c.roofline_share), Cell::of(c.best_roofline_share)});
     }
     t.end();
   }
@@ -286,10 +326,11 @@ void hardware_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
   {
     Rows t = make_rows(
         sink, "what_if",
-        "Each iteration (its slowest rank) with one loss removed at a time, first "
+        "Each iteration (its shown rank: iterations.shown_rank) with one loss removed at a time, "
+        "first "
         "order (NULL = the loss could not be measured)",
         {{"iteration", I, "iteration"},
-         {"rank", I, "slowest rank"},
+         {"rank", I, "the rank shown (iterations.shown_rank)"},
          {"observed_ns", I, "iteration time"},
          {"max_clock_ns", I, "compute at the maximum clock"},
          {"perfect_overlap_ns", I, "no exposed communication"},
@@ -422,7 +463,7 @@ std::string hardware_summary(const RunAnalysis& ra, const AnalysisOptions& o) {
   const Totals& t = tn.first;
   const double n = tn.second;
   if (n > 0 && t.observed > 0) {
-    s += "\ncompute time of the slowest rank, theoretical to observed (mean per iteration):\n";
+    s += "\ncompute time of the rank shown, theoretical to observed (mean per iteration):\n";
     auto line = [&](const char* name, double v, bool known) {
       s += fmt::format("  {:<28} {:>14} {:>7}{}\n", name, ms(v / n), pct(v / t.observed),
                        known ? "" : "  (not measured)");
@@ -430,6 +471,8 @@ std::string hardware_summary(const RunAnalysis& ra, const AnalysisOptions& o) {
     line("theoretical", t.theoretical, t.unknown_theoretical < t.kernels);
     line("instruction", t.instruction, t.unknown_instruction < t.kernels);
     line("utilization", t.utilization, t.unknown_theoretical < t.kernels);
+    if (t.unknown_theoretical < t.kernels)
+      line("  of which below achievable", t.below_achievable, true);
     line("overlap (beside comm)", t.overlap, t.unknown_overlap < t.kernels);
     line("frequency (DVFS)", t.frequency, t.unknown_frequency < t.kernels);
     if (std::abs(t.residual) >= 0.0005 * t.observed)

@@ -12,6 +12,7 @@
 #include <string_view>
 #include <utility>
 
+#include "chopper/analysis/analysis.hpp"
 #include "chopper/report/html/svg.hpp"
 
 namespace chopper::html {
@@ -244,6 +245,25 @@ std::string ms_text(double ns) {
   return fmt::format("{:.3f} ms", ns / kMs);
 }
 
+// Which rank the iteration figures show and why (iterations.slowest_rank is NULL where the
+// ranks are equal within noise; shown_rank is the rank shown).
+std::string shown_rank_label(const View& it) {
+  size_t sig = 0;
+  std::set<int64_t> ranks;
+  for (size_t r = 0; r < it.rows(); ++r) {
+    sig += it.null(r, "slowest_rank") ? 0 : 1;
+    ranks.insert(it.i(r, "shown_rank"));
+  }
+  std::string shown;
+  for (int64_t k : ranks) shown += (shown.empty() ? "" : ", ") + std::to_string(k);
+  if (it.rows() > 0 && it.i(0, "ranks") == 1 && ranks.size() == 1)
+    return "rank " + shown + ", the only rank";
+  if (sig == it.rows()) return "slowest rank " + shown;
+  if (sig == 0) return "rank " + shown + ": ranks equal within noise, showing the lowest rank";
+  return fmt::format("rank {}: the significantly slowest in {} of {} iterations, else the lowest",
+                     shown, sig, it.rows());
+}
+
 std::vector<std::string> sorted_unique_s(std::vector<std::string> v) {
   std::sort(v.begin(), v.end());
   v.erase(std::unique(v.begin(), v.end()), v.end());
@@ -290,7 +310,7 @@ void summary_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
   kv("run", esc(info.title));
   if (!info.device.empty()) kv("device", esc(info.device));
   if (it.rows() > 0) {
-    double t = 0, tps = 0, tpt = 0, mfu = 0, tfl = 0;
+    double t = 0, tps = 0, tpt = 0, mfu = 0, tfl = 0, cov = 0;
     size_t mfu_n = 0, tok_n = 0, tfl_n = 0;
     int64_t ranks = 0;
     for (size_t r = 0; r < it.rows(); ++r) {
@@ -300,12 +320,13 @@ void summary_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
         tps += it.d(r, "tokens_per_s"), tpt += it.d(r, "time_per_token_ns"), ++tok_n;
       if (!it.null(r, "mfu")) mfu += it.d(r, "mfu"), ++mfu_n;
       if (!it.null(r, "tflops_per_gpu")) tfl += it.d(r, "tflops_per_gpu"), ++tfl_n;
+      cov += it.d(r, "flops_coverage_share");
     }
     const double n = static_cast<double>(it.rows());
     kv("ranks", std::to_string(ranks));
     kv("iterations", fmt::format("{} ({}..{})", it.rows(), it.i(0, "iteration"),
                                  it.i(it.rows() - 1, "iteration")));
-    kv("iteration time (slowest rank, mean)", ms_text(t / n));
+    kv("iteration time (" + shown_rank_label(it) + ", mean)", ms_text(t / n));
     if (tok_n > 0) {
       kv("tokens per second (mean)", fmt::format("{:.0f}", tps / static_cast<double>(tok_n)));
       kv("time per token (mean)", fmt::format("{:.3f} µs", tpt / static_cast<double>(tok_n) / 1e3));
@@ -314,7 +335,13 @@ void summary_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
     }
     if (tfl_n > 0)
       kv("TFLOP/s per GPU (mean)", fmt::format("{:.1f}", tfl / static_cast<double>(tfl_n)));
-    if (mfu_n > 0) kv("MFU (mean)", fmt::format("{:.1f}%", 100 * mfu / static_cast<double>(mfu_n)));
+    if (mfu_n > 0)
+      kv("MFU (mean)", fmt::format("{:.1f}% (FLOPs known for {:.0f}% of compute time)",
+                                   100 * mfu / static_cast<double>(mfu_n), 100 * cov / n));
+    else if (tfl_n > 0)
+      kv("MFU",
+         fmt::format("not given: FLOPs known for only {:.0f}% of compute time (below {:.0f}%)",
+                     100 * cov / n, 100 * kMfuMinCoverage));
   } else {
     kv("iterations", "none found (no ProfilerStep#N ranges): the per-iteration figures are empty");
   }
@@ -341,11 +368,11 @@ std::string evidence_figure(const std::string& kind) {
 
 void findings_section(Doc& doc, const TableStore& ts) {
   const View f(ts.get("findings"));
-  doc.section(
-      "findings", "Findings",
-      "Each loss, largest first, with what it costs the slowest rank's iteration (mean over "
-      "iterations) and the figure its evidence is in. A finding is significant when its "
-      "mean stands above 1% of the iteration by two standard errors.");
+  doc.section("findings", "Findings",
+              "Each loss, largest first, with what it costs the shown rank's iteration (mean over "
+              "iterations) and the figure its evidence is in. A finding is significant when a "
+              "one-sided Student t test puts its mean above 1% of the iteration at 97.5% "
+              "(from one iteration, with no variance: when above 1% alone).");
   if (f.rows() == 0) {
     doc.empty_note("No findings: the run has no iterations, or no loss was measured.");
     return;
@@ -375,7 +402,7 @@ void findings_section(Doc& doc, const TableStore& ts) {
     c.values.push_back({sig ? cost : std::nan(""), sig ? std::nan("") : cost});
   }
   doc.figure({"fig-findings", "findings", "Findings by cost", stacked_bars(c),
-              "Mean time each loss takes from the slowest rank's iteration (cost_ns), red when "
+              "Mean time each loss takes from the shown rank's iteration (cost_ns), red when "
               "significant. Decided by the findings analysis (analysis/findings); the report only "
               "draws the findings table.",
               "Findings (`findings`, `analyze --json`)", csv_of(f.table(), order), ""});
@@ -389,11 +416,13 @@ void findings_section(Doc& doc, const TableStore& ts) {
     const int64_t rank = f.i(r, "rank");
     t += fmt::format(
         "<tr class=\"{}\" data-finding=\"{}\" data-cost-ns=\"{}\"><td>{}</td><td>{}</td>"
-        "<td>{}</td><td>{:.1f}%</td><td>{:.0f}%</td><td>{}</td><td>{} <a "
+        "<td>{}</td><td>{:.1f}%</td><td>{}</td><td>{}</td><td>{} <a "
         "href=\"#{}\">(figure)</a></td><td>{}</td></tr>",
         sig ? "sig" : "insig", esc(key), num(f.d(r, "cost_ns")), esc(f.s(r, "title")),
-        rank == kNull ? "slowest" : std::to_string(rank), ms_text(f.d(r, "cost_ns")),
-        100 * f.d(r, "cost_share"), 100 * f.d(r, "confidence"),
+        rank == kNull ? "shown" : std::to_string(rank), ms_text(f.d(r, "cost_ns")),
+        100 * f.d(r, "cost_share"),
+        f.null(r, "confidence") ? std::string("none: one iteration, no variance")
+                                : fmt::format("{:.0f}%", 100 * f.d(r, "confidence")),
         f.null(r, "energy_j") ? std::string("–") : fmt::format("{:.1f} J", f.d(r, "energy_j")),
         esc(f.s(r, "evidence")), evidence_figure(key), esc(f.s(r, "suggestion")));
   }
@@ -424,8 +453,9 @@ void time_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
   if (e.rows() > 0) {
     StackedBars c;
     c.scale = kMs;
-    c.value_label = "time of the slowest rank (ms)";
-    c.category_label = "iteration (slowest rank)";
+    c.value_label = "time of the rank shown (ms)";
+    c.category_label =
+        "iteration (rank shown: " + shown_rank_label(View(ts.get("iterations"))) + ")";
     std::map<int64_t, size_t> cat;
     std::map<std::string, size_t> ser;
     const std::vector<std::string> order = component_order(e);
@@ -445,8 +475,9 @@ void time_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
       }
       c.values[cat[i]][ser[e.s(r, "component")]] = e.d(r, "time_ns");
     }
-    doc.figure({"fig-e2e", "end_to_end", "Iteration time split (slowest rank)", stacked_bars(c),
-                "Each iteration's time on its slowest rank, split into parts that add up to it: "
+    doc.figure({"fig-e2e", "end_to_end", "Iteration time split (rank shown)", stacked_bars(c),
+                "Each iteration's time on the rank shown (the significantly slowest rank, else "
+                "the lowest: iterations.shown_rank), split into parts that add up to it: "
                 "compute by phase.class (the union of compute kernels, no double counting), "
                 "exposed communication, waiting for a straggler, exposed copies, host stall, host "
                 "late, launch overhead, graph gaps and other idle (end_to_end.time_ns).",
@@ -483,7 +514,7 @@ void time_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
     }
     doc.figure({"fig-rank-e2e", "rank_components",
                 "Iteration time split per rank and iteration, by cause", stacked_bars(c),
-                "Every rank's iteration window split into the same parts as the slowest rank's "
+                "Every rank's iteration window split into the same parts as the shown rank's "
                 "above (compute by phase.class, exposed communication, waiting for a straggler, "
                 "exposed copies, host stall, host late, launch latency, graph gaps, idle), adding "
                 "up to the window (rank_components.time_ns).",
@@ -650,20 +681,20 @@ void throughput_section(Doc& doc, const TableStore& ts) {
   doc.figure({"fig-throughput", "iterations",
               tokens ? "Tokens per second per iteration" : "Iteration time (tokens unknown)",
               stacked_bars(c),
-              tokens ? "Tokens per step (--tokens-per-step) divided by the slowest rank's "
+              tokens ? "Tokens per step (--tokens-per-step) divided by the shown rank's "
                        "iteration time (iterations.tokens_per_s); the table below gives the "
                        "time per token (time / tokens)."
-                     : "The slowest rank's iteration time (iterations.time_ns); give "
+                     : "The shown rank's iteration time (iterations.time_ns); give "
                        "--tokens-per-step for tokens per second and time per token.",
               "End to end (`iterations`, `end_to_end`)", csv_of(it.table(), all_rows(it)), ""});
   doc.body += t + "</table>\n";
 }
 
-// The slowest rank of each iteration (iterations table).
+// The rank shown in each iteration (iterations table): the significantly slowest, else the lowest.
 std::map<int64_t, int64_t> slowest_ranks(const TableStore& ts) {
   const View it(ts.get("iterations"));
   std::map<int64_t, int64_t> m;
-  for (size_t r = 0; r < it.rows(); ++r) m[it.i(r, "iteration")] = it.i(r, "slowest_rank");
+  for (size_t r = 0; r < it.rows(); ++r) m[it.i(r, "iteration")] = it.i(r, "shown_rank");
   return m;
 }
 
@@ -703,9 +734,9 @@ void waterfall_section(Doc& doc, const TableStore& ts) {
     c.values.push_back(v);
   }
   if (!rows.empty())
-    doc.figure({"fig-waterfall-phase", "waterfall", "Waterfall per phase (slowest rank)",
+    doc.figure({"fig-waterfall-phase", "waterfall", "Waterfall per phase (rank shown)",
                 stacked_bars(c),
-                "Σ kernel time of each phase of the slowest rank's iteration split additively "
+                "Σ kernel time of each phase of the shown rank's iteration split additively "
                 "into the theoretical time (FLOPs or bytes at peak and maximum clock), "
                 "instruction overhead, matrix-unit/memory under-use, slowdown beside "
                 "communication, clock below maximum (DVFS) and the residual; the parts add up to "
@@ -747,7 +778,7 @@ void waterfall_section(Doc& doc, const TableStore& ts) {
     csv.add(row);
   }
   doc.figure({"fig-waterfall-op", "waterfall",
-              "Waterfall per operation (slowest rank, last iteration)", stacked_bars(o),
+              "Waterfall per operation (rank shown, last iteration)", stacked_bars(o),
               "The same parts per operation of the last iteration's slowest rank, summed over "
               "its layers (waterfall, operation rows), the 20 operations with the most "
               "observed time.",
