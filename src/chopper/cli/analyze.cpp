@@ -1,5 +1,6 @@
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 
@@ -11,6 +12,7 @@
 #include "chopper/cli/commands.hpp"
 #include "chopper/cli/common.hpp"
 #include "chopper/hierarchy/aggregate.hpp"
+#include "chopper/hierarchy/label.hpp"
 #include "chopper/hierarchy/taxonomy.hpp"
 #include "chopper/link/hardware_align.hpp"
 #include "chopper/pipeline/stream.hpp"
@@ -28,6 +30,39 @@
 namespace chopper::cli {
 
 namespace {
+
+// One line: where every rank's iterations came from (its iteration_source diagnostic), with the
+// iteration count per rank; sources in order of the first rank that used each.
+std::string iteration_source_text(const std::vector<DiagnosticRow>& rows) {
+  struct Source {
+    std::string what;
+    size_t ranks = 0;
+    uint64_t lo = UINT64_MAX, hi = 0;
+  };
+  std::vector<Source> sources;
+  for (const DiagnosticRow& d : rows) {
+    if (d.kind != kIterationSourceDiag) continue;
+    auto it = std::find_if(sources.begin(), sources.end(),
+                           [&](const Source& x) { return x.what == d.example; });
+    if (it == sources.end()) it = sources.insert(sources.end(), Source{d.example});
+    ++it->ranks;
+    it->lo = std::min(it->lo, d.count);
+    it->hi = std::max(it->hi, d.count);
+  }
+  if (sources.empty()) return "";
+  std::string o = "iteration windows: ";
+  bool fallback = false;
+  for (size_t k = 0; k < sources.size() && k < 3; ++k) {
+    const Source& x = sources[k];
+    fallback = fallback || x.what.rfind("repeated", 0) == 0 || x.what.rfind("whole", 0) == 0;
+    o += fmt::format("{}{}: {}", k ? "; " : "", x.what,
+                     x.lo == x.hi ? fmt::format("{}", x.lo) : fmt::format("{}-{}", x.lo, x.hi));
+    if (x.ranks > 1) o += fmt::format(" per rank on {} ranks", x.ranks);
+  }
+  if (sources.size() > 3) o += fmt::format("; and {} more sources", sources.size() - 3);
+  if (fallback) o += " (no iteration rule matched: --iteration-regex REGEX names the iterations)";
+  return o + "\n";
+}
 
 // The tables of a streamed run, and the terminal text.
 int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRun& sr,
@@ -72,7 +107,7 @@ int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRu
     return 2;
   }
   if (!o.json) {
-    out += "\n" + coverage_text(coverage);
+    out += "\n" + iteration_source_text(sr.diagnostics) + coverage_text(coverage);
     if (const std::string d = diagnostics_text(sr.diagnostics); !d.empty()) out += "\n" + d;
     out += fmt::format("\nwrote {}/chopper.sqlite{}; per GPU and level: chopper tree\n", o.out,
                        o.no_csv ? "" : fmt::format(" and {}/*.csv", o.out));
@@ -120,8 +155,7 @@ int analyze_run(const AnalyzeOptions& in) {
   }
   Taxonomy taxonomy;
   try {
-    taxonomy = Taxonomy::builtin();
-    if (!o.run.rules.empty()) taxonomy.load_toml(o.run.rules);
+    taxonomy = run_taxonomy(o.run);
   } catch (const Error& e) {
     if (root) fmt::print(stderr, "chopper analyze: {}\n", e.what());
     return 2;
