@@ -194,7 +194,7 @@ TEST(Windows, OwnOutputIsNotATrace) {
       "timeline.json",
       R"({"displayTimeUnit":"ns","otherData":{"tool":"chopper timeline","clock":"x"},"traceEvents":[)"
       R"({"ph":"X","cat":"kernel","name":"k","pid":0,"tid":7,"ts":10,"dur":5,"args":{"device":0}}]})");
-  Run run = load_run({d.path.string()});
+  chopper::Run run = load_run({d.path.string()});
   ASSERT_EQ(run.ranks.size(), 1u);
   ASSERT_EQ(run.skipped.size(), 2u);
   for (const auto& [file, why] : run.skipped)
@@ -205,13 +205,13 @@ TEST(Windows, OwnOutputIsNotATrace) {
 TEST(Windows, LoneTraceNeedsNoRankWarning) {
   Dir d("lone");
   d.put("a.json", test::read_file(test::data_path("decode_steps.json")));
-  Run one = load_run({d.path.string()});
+  chopper::Run one = load_run({d.path.string()});
   validate_run(one);
   ASSERT_EQ(one.ranks.size(), 1u);
   EXPECT_EQ(one.ranks[0].rank, 0);
   for (const RunProblem& p : one.problems) EXPECT_NE(p.kind, RunDiag::kRankAssigned) << p.message;
   d.put("b.json", test::read_file(test::data_path("decode_steps.json")));
-  Run two = load_run({d.path.string()});
+  chopper::Run two = load_run({d.path.string()});
   validate_run(two);
   size_t assigned = 0;
   for (const RunProblem& p : two.problems) assigned += p.kind == RunDiag::kRankAssigned;

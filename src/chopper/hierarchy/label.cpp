@@ -379,7 +379,7 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
   });
 
   // ---- no iteration rule matched: the windows come from the trace's own structure.
-  std::vector<uint8_t> window_op;  // host ops that are iterations by repetition (structural)
+  std::vector<uint8_t> window_op;  // repeated ranges and the ranges around them (structural)
   std::string iter_source;         // what the iterations are (diagnostic iteration_source)
   bool whole_trace = false;
   if (iter_rule != kNoRule) {
@@ -395,7 +395,10 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
       std::vector<StrId> names;
       for (int32_t w : windows) {
         const auto u = static_cast<size_t>(w);
-        window_op[u] = 1;
+        // The window and the ranges around it (a wrapper the search went into) are structural.
+        for (int32_t p = w; p != kNoRow && window_op[static_cast<size_t>(p)] == 0;
+             p = h.parent[static_cast<size_t>(p)])
+          window_op[static_cast<size_t>(p)] = 1;
         iters.push_back({h.start_ns[u], h.start_ns[u] + h.dur_ns[u], 0});
         if (std::find(names.begin(), names.end(), h.name[u]) == names.end())
           names.push_back(h.name[u]);
