@@ -207,7 +207,7 @@ int analyze_run(const AnalyzeOptions& in) {
   if (!o.run.preloaded) print_run_problems(sr->run);  // for_each_run printed a split run's
   if (!sr->analysed) {
     if (sr->run.ranks.size() == sr->run.failed())
-      fmt::print(stderr, "chopper analyze: no readable trace files\n");
+      fmt::print(stderr, "chopper analyze: no readable trace files{}\n", own_outputs_note(sr->run));
     else
       fmt::print(stderr,
                  "chopper analyze: the files are not one run (above): nothing analysed; name one "

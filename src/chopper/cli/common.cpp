@@ -123,6 +123,17 @@ void add_run_options(CLI::App* app, RunOptions& o, bool rules, bool split_runs) 
                   "refused");
 }
 
+std::string own_outputs_note(const Run& run) {
+  std::vector<std::string> own;
+  for (const auto& [file, why] : run.skipped)
+    if (is_own_output(why)) own.push_back(std::filesystem::path(file).filename().string());
+  if (own.empty()) return "";
+  std::string s;
+  for (size_t i = 0; i < own.size() && i < 3; ++i) s += (i ? ", " : "") + own[i];
+  if (own.size() > 3) s += fmt::format(" and {} more", own.size() - 3);
+  return fmt::format(" ({} written by chopper, not traces: name the run's trace files)", s);
+}
+
 Taxonomy run_taxonomy(const RunOptions& o) {
   Taxonomy t = Taxonomy::builtin();
   if (!o.rules.empty()) t.load_toml(o.rules);
@@ -277,7 +288,7 @@ std::optional<LabelledRun> load_labelled(const RunOptions& o, const char* cmd) {
   if (!run) return std::nullopt;
   lr.run = std::move(*run);
   if (lr.run.ranks.size() == lr.run.failed()) {
-    fmt::print(stderr, "chopper {}: no readable trace files\n", cmd);
+    fmt::print(stderr, "chopper {}: no readable trace files{}\n", cmd, own_outputs_note(lr.run));
     return std::nullopt;
   }
   if (run_is_mixed(lr.run)) {

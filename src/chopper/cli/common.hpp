@@ -43,6 +43,9 @@ struct RunOptions {
 void add_run_options(CLI::App* app, RunOptions& o, bool rules = true, bool split_runs = false);
 // The built-in taxonomy with the user's --rules file and --iteration-regex (throws Error).
 Taxonomy run_taxonomy(const RunOptions& o);
+// " (truth.json, timeline.json.gz written by chopper, not traces: ...)" when the run's skipped
+// files include chopper's own outputs (ingest/load.hpp, kOwnOutput), else "".
+std::string own_outputs_note(const Run& run);
 
 // Option validators (CLI11) whose messages name the value and the range.
 // A number in [lo, hi): "must be at least LO and below HI".
