@@ -50,7 +50,10 @@ std::string iteration_source_text(const std::vector<DiagnosticRow>& rows) {
     it->hi = std::max(it->hi, d.count);
   }
   if (sources.empty()) return "";
-  std::string o = "iteration windows: ";
+  // Each rank chooses from its own trace: ranks that chose differently are compared across
+  // different windows, which the line says first.
+  std::string o =
+      sources.size() > 1 ? "iteration windows (differ between ranks): " : "iteration windows: ";
   bool fallback = false;
   for (size_t k = 0; k < sources.size() && k < 3; ++k) {
     const Source& x = sources[k];
