@@ -13,6 +13,7 @@
 #include "chopper/cli/commands.hpp"
 #include "chopper/cli/common.hpp"
 #include "chopper/hierarchy/aggregate.hpp"
+#include "chopper/hierarchy/label.hpp"
 #include "chopper/hierarchy/taxonomy.hpp"
 #include "chopper/link/hardware_align.hpp"
 #include "chopper/pipeline/stream.hpp"
@@ -30,6 +31,42 @@
 namespace chopper::cli {
 
 namespace {
+
+// One line: where every rank's iterations came from (its iteration_source diagnostic), with the
+// iteration count per rank; sources in order of the first rank that used each.
+std::string iteration_source_text(const std::vector<DiagnosticRow>& rows) {
+  struct Source {
+    std::string what;
+    size_t ranks = 0;
+    uint64_t lo = UINT64_MAX, hi = 0;
+  };
+  std::vector<Source> sources;
+  for (const DiagnosticRow& d : rows) {
+    if (d.kind != kIterationSourceDiag) continue;
+    auto it = std::find_if(sources.begin(), sources.end(),
+                           [&](const Source& x) { return x.what == d.example; });
+    if (it == sources.end()) it = sources.insert(sources.end(), Source{d.example});
+    ++it->ranks;
+    it->lo = std::min(it->lo, d.count);
+    it->hi = std::max(it->hi, d.count);
+  }
+  if (sources.empty()) return "";
+  // Each rank chooses from its own trace: ranks that chose differently are compared across
+  // different windows, which the line says first.
+  std::string o =
+      sources.size() > 1 ? "iteration windows (differ between ranks): " : "iteration windows: ";
+  bool fallback = false;
+  for (size_t k = 0; k < sources.size() && k < 3; ++k) {
+    const Source& x = sources[k];
+    fallback = fallback || x.what.rfind("repeated", 0) == 0 || x.what.rfind("whole", 0) == 0;
+    o += fmt::format("{}{}: {}", k ? "; " : "", x.what,
+                     x.lo == x.hi ? fmt::format("{}", x.lo) : fmt::format("{}-{}", x.lo, x.hi));
+    if (x.ranks > 1) o += fmt::format(" per rank on {} ranks", x.ranks);
+  }
+  if (sources.size() > 3) o += fmt::format("; and {} more sources", sources.size() - 3);
+  if (fallback) o += " (no iteration rule matched: --iteration-regex REGEX names the iterations)";
+  return o + "\n";
+}
 
 // The tables of a streamed run, and the terminal text.
 int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRun& sr,
@@ -74,7 +111,7 @@ int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRu
     return 2;
   }
   if (!o.json) {
-    out += "\n" + coverage_text(coverage);
+    out += "\n" + iteration_source_text(sr.diagnostics) + coverage_text(coverage);
     if (const std::string d = diagnostics_text(sr.diagnostics); !d.empty()) out += "\n" + d;
     out += fmt::format("\nwrote {}/chopper.sqlite{}; per GPU and level: chopper tree\n", o.out,
                        o.no_csv ? "" : fmt::format(" and {}/*.csv", o.out));
@@ -139,8 +176,7 @@ int analyze_run(const AnalyzeOptions& in) {
   }
   Taxonomy taxonomy;
   try {
-    taxonomy = Taxonomy::builtin();
-    if (!o.run.rules.empty()) taxonomy.load_toml(o.run.rules);
+    taxonomy = run_taxonomy(o.run);
   } catch (const Error& e) {
     if (root) fmt::print(stderr, "chopper analyze: {}\n", terminal_safe(e.what()));
     return 2;
@@ -206,7 +242,7 @@ int analyze_run(const AnalyzeOptions& in) {
   if (!o.run.preloaded) print_run_problems(sr->run);  // for_each_run printed a split run's
   if (!sr->analysed) {
     if (sr->run.ranks.size() == sr->run.failed())
-      fmt::print(stderr, "chopper analyze: no readable trace files\n");
+      fmt::print(stderr, "chopper analyze: no readable trace files{}\n", own_outputs_note(sr->run));
     else
       fmt::print(stderr,
                  "chopper analyze: the files are not one run (above): nothing analysed; name one "

@@ -94,6 +94,13 @@ void add_run_options(CLI::App* app, RunOptions& o, bool rules, bool split_runs) 
                     "TOML file of labelling rules that add to or override the built-in taxonomy "
                     "(docs/hierarchy.md)")
         ->check(CLI::ExistingFile);
+  if (rules)
+    app->add_option("--iteration-regex", o.iteration_regex,
+                    "Every host op or annotation whose name matches this RE2 regex is an "
+                    "iteration: numbered by capture group 1 when the regex has one, else 0, 1, ... "
+                    "in time order (default: ProfilerStep#N, else repeated top-level annotations, "
+                    "else the whole trace; docs/hierarchy.md)")
+        ->type_name("REGEX");
   app->add_flag("--keep-python", o.keep_python,
                 "Keep every python_function event as a host op (nn.Module ranges are always kept)");
   app->add_option("-j,--threads", o.threads, "Threads (default: all cores)")->check(thread_count());
@@ -121,6 +128,24 @@ void add_run_options(CLI::App* app, RunOptions& o, bool rules, bool split_runs) 
 bool is_stream_path(const std::string& path) {
   struct stat st {};
   return path == "-" || (::stat(path.c_str(), &st) == 0 && S_ISFIFO(st.st_mode));
+}
+
+std::string own_outputs_note(const Run& run) {
+  std::vector<std::string> own;
+  for (const auto& [file, why] : run.skipped)
+    if (is_own_output(why)) own.push_back(std::filesystem::path(file).filename().string());
+  if (own.empty()) return "";
+  std::string s;
+  for (size_t i = 0; i < own.size() && i < 3; ++i) s += (i ? ", " : "") + own[i];
+  if (own.size() > 3) s += fmt::format(" and {} more", own.size() - 3);
+  return fmt::format(" ({} written by chopper, not traces: name the run's trace files)", s);
+}
+
+Taxonomy run_taxonomy(const RunOptions& o) {
+  Taxonomy t = Taxonomy::builtin();
+  if (!o.rules.empty()) t.load_toml(o.rules);
+  if (!o.iteration_regex.empty()) t.add_iteration_regex(o.iteration_regex);
+  return t;
 }
 
 size_t run_errors(const Run& run) {
@@ -180,6 +205,7 @@ std::optional<Run> load_validated(const RunOptions& o, const char* cmd,
 
 void print_run_problems(const Run& run) {
   for (const auto& [file, why] : run.skipped) {
+    if (is_own_output(why)) continue;  // chopper's own files: in the diagnostics table only
     const bool pass = std::find(run.counter_passes.begin(), run.counter_passes.end(), file) !=
                       run.counter_passes.end();
     fmt::print(stderr, "chopper: {} {} ({}{})\n", pass ? "not a rank:" : "skipped",
@@ -260,8 +286,7 @@ int for_each_run(const RunOptions& o, const char* cmd,
 std::optional<LabelledRun> load_labelled(const RunOptions& o, const char* cmd) {
   LabelledRun lr;
   try {
-    lr.taxonomy = Taxonomy::builtin();
-    if (!o.rules.empty()) lr.taxonomy.load_toml(o.rules);
+    lr.taxonomy = run_taxonomy(o);
   } catch (const Error& e) {
     fmt::print(stderr, "chopper {}: {}\n", cmd, terminal_safe(e.what()));
     return std::nullopt;
@@ -270,7 +295,7 @@ std::optional<LabelledRun> load_labelled(const RunOptions& o, const char* cmd) {
   if (!run) return std::nullopt;
   lr.run = std::move(*run);
   if (lr.run.ranks.size() == lr.run.failed()) {
-    fmt::print(stderr, "chopper {}: no readable trace files\n", cmd);
+    fmt::print(stderr, "chopper {}: no readable trace files{}\n", cmd, own_outputs_note(lr.run));
     return std::nullopt;
   }
   if (run_is_mixed(lr.run)) {

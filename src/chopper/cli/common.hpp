@@ -21,6 +21,9 @@ namespace chopper::cli {
 struct RunOptions {
   std::vector<std::string> paths;
   std::string rules;  // user TOML
+  // --iteration-regex: host ops whose names match are the iterations
+  // (Taxonomy::add_iteration_regex)
+  std::string iteration_regex;
   bool keep_python = false;
   unsigned threads = 0;
   bool progress = true;  // a progress line on stderr while loading, when it is a terminal
@@ -35,9 +38,14 @@ struct RunOptions {
   // (which still name the run's directories, where hardware files are found).
   std::shared_ptr<Run> preloaded;
 };
-// Adds paths, --rules (unless `rules` is false), --keep-python, -j, --max-files, the input limits
-// and, when `split_runs`, --split-runs to `app`.
+// Adds paths, --rules and --iteration-regex (unless `rules` is false), --keep-python, -j,
+// --max-files, the input limits and, when `split_runs`, --split-runs to `app`.
 void add_run_options(CLI::App* app, RunOptions& o, bool rules = true, bool split_runs = false);
+// The built-in taxonomy with the user's --rules file and --iteration-regex (throws Error).
+Taxonomy run_taxonomy(const RunOptions& o);
+// " (truth.json, timeline.json.gz written by chopper, not traces: ...)" when the run's skipped
+// files include chopper's own outputs (ingest/load.hpp, kOwnOutput), else "".
+std::string own_outputs_note(const Run& run);
 
 // Option validators (CLI11) whose messages name the value and the range.
 // A number in [lo, hi): "must be at least LO and below HI".

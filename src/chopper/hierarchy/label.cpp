@@ -1,5 +1,7 @@
 #include "chopper/hierarchy/label.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <charconv>
 #include <numeric>
@@ -85,9 +87,13 @@ class Matcher {
       const auto ri = static_cast<uint16_t>(r);
       switch (rule.level) {
         case RuleLevel::kIteration:
-          if (m.iter_rule == kNoRule && rule.may_match(s) && rule.search(s, g, 2) &&
-              g[1].data() != nullptr && parse_i64(g[1], m.iter_num))
+          if (m.iter_rule != kNoRule || !rule.may_match(s)) break;
+          if (rule.captures == 0) {  // numbered by occurrence (label_trace)
+            if (rule.search(s)) m.iter_rule = ri;
+          } else if (rule.search(s, g, 2) && g[1].data() != nullptr &&
+                     parse_i64(g[1], m.iter_num)) {
             m.iter_rule = ri;
+          }
           break;
         case RuleLevel::kPhase:
           if (m.phase_rule == kNoRule && rule.may_match(s) && rule.search(s)) {
@@ -203,6 +209,73 @@ struct Span {
   uint16_t rule;
 };
 
+// A host op that can mark an iteration by repeating: a user annotation or an nn.Module call.
+bool window_kind(const RankTrace& t, size_t u) {
+  const HostOps& h = t.host;
+  if (h.kind[u] == HostKind::kUserAnnotation) return true;
+  return h.kind[u] == HostKind::kPythonFunction &&
+         t.strings.str(h.name[u]).substr(0, 11) == "nn.Module: ";
+}
+
+// The iterations of a rank no iteration rule matches: the outermost annotations (user
+// annotations and nn.Module calls with no such range around them) that launch GPU work. If the
+// names that occur twice or more launch at least half of that work, these ops are the iterations,
+// with the ones whose names occur once among them (sglang's and vLLM's decode steps and a single
+// prefill, a model's top-level forward, TorchRec's "## ... ##" ranges). Else, if one op launches
+// more than half of it (a wrapper around the whole profile), the search goes on inside it, up to 8
+// levels deep. Else none (the whole trace is one window). `order`: host ops, every parent before
+// its children. Returns the ops, in no order.
+std::vector<int32_t> repeated_annotations(const RankTrace& t, const std::vector<int32_t>& order) {
+  const HostOps& h = t.host;
+  const GpuActivities& g = t.gpu;
+  const size_t nh = h.size();
+  std::vector<int32_t> out;
+  if (nh == 0) return out;
+  // GPU activities launched under each op (itself and everything below it).
+  std::vector<uint64_t> launched(nh, 0);
+  for (size_t a = 0; a < g.size(); ++a)
+    if (g.host_op_idx[a] != kNoRow && g.kind[a] != GpuKind::kSync)
+      ++launched[static_cast<size_t>(g.host_op_idx[a])];
+  for (size_t k = nh; k-- > 0;) {
+    const auto u = static_cast<size_t>(order[k]);
+    if (h.parent[u] != kNoRow) launched[static_cast<size_t>(h.parent[u])] += launched[u];
+  }
+  // The nearest annotation above each op (kNoRow: none).
+  std::vector<int32_t> outer(nh, kNoRow);
+  for (int32_t i : order) {
+    const auto u = static_cast<size_t>(i);
+    const int32_t p = h.parent[u];
+    if (p == kNoRow) continue;
+    outer[u] = window_kind(t, static_cast<size_t>(p)) ? p : outer[static_cast<size_t>(p)];
+  }
+  int32_t inside = kNoRow;
+  for (int level = 0; level < 8; ++level) {
+    std::unordered_map<StrId, uint64_t> times;  // name -> ops at this level
+    std::vector<int32_t> level_ops;
+    uint64_t total = 0;
+    int32_t biggest = kNoRow;
+    for (int32_t i : order) {
+      const auto u = static_cast<size_t>(i);
+      if (outer[u] != inside || launched[u] == 0 || !window_kind(t, u)) continue;
+      level_ops.push_back(i);
+      ++times[h.name[u]];
+      total += launched[u];
+      if (biggest == kNoRow || launched[u] > launched[static_cast<size_t>(biggest)]) biggest = i;
+    }
+    if (level_ops.empty()) break;
+    uint64_t repeated = 0;
+    for (int32_t i : level_ops)
+      if (times[h.name[static_cast<size_t>(i)]] >= 2) repeated += launched[static_cast<size_t>(i)];
+    if (repeated > 0 && 2 * repeated >= total) {
+      out = std::move(level_ops);  // the repeated steps and their siblings (a single prefill)
+      break;
+    }
+    if (2 * launched[static_cast<size_t>(biggest)] <= total) break;
+    inside = biggest;
+  }
+  return out;
+}
+
 }  // namespace
 
 void label_trace(const Taxonomy& tx, RankTrace& t) {
@@ -212,6 +285,8 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
   const uint16_t r_thread = tx.inferred_index("autograd_thread");
   const uint16_t r_fwd_only = tx.inferred_index("forward_only_trace");
   const uint16_t r_gpu_span = tx.inferred_index("gpu_step_span");
+  const uint16_t r_repeated = tx.inferred_index("repeated_annotation");
+  const uint16_t r_whole = tx.inferred_index("whole_trace");
   const uint16_t r_remainder = tx.inferred_index("step_remainder");
   const uint16_t r_seed = tx.inferred_index("backward_seed");
   const uint16_t r_transfer = tx.inferred_index("transfer_outside_phases");
@@ -256,8 +331,13 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
     }
     iters.push_back({h.start_ns[i], h.start_ns[i] + h.dur_ns[i], nm.iter_num});
   }
-  std::sort(iters.begin(), iters.end(),
-            [](const IterRange& a, const IterRange& b) { return a.start < b.start; });
+  auto by_start = [](const IterRange& a, const IterRange& b) {
+    return a.start != b.start ? a.start < b.start : a.number < b.number;
+  };
+  std::sort(iters.begin(), iters.end(), by_start);
+  // A rule without a capture group (--iteration-regex) numbers its ranges by occurrence.
+  if (iter_rule != kNoRule && tx.rules()[iter_rule].captures == 0)
+    for (size_t k = 0; k < iters.size(); ++k) iters[k].number = static_cast<int64_t>(k);
   auto iteration_at = [&](Ns ts) -> int64_t {
     auto it = std::upper_bound(iters.begin(), iters.end(), ts,
                                [](Ns v, const IterRange& r) { return v < r.start; });
@@ -297,6 +377,44 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
     if (depth[ua] != depth[ub]) return depth[ua] < depth[ub];
     return a < b;
   });
+
+  // ---- no iteration rule matched: the windows come from the trace's own structure.
+  std::vector<uint8_t> window_op;  // repeated ranges and the ranges around them (structural)
+  std::string iter_source;         // what the iterations are (diagnostic iteration_source)
+  bool whole_trace = false;
+  if (iter_rule != kNoRule) {
+    const NameRule& r = tx.rules()[iter_rule];
+    iter_source = r.name == kIterationRegexRule
+                      ? fmt::format("--iteration-regex '{}'", r.pattern)
+                      : fmt::format("rule {}{}", r.name,
+                                    r.source == "builtin" ? "" : fmt::format(" ({})", r.source));
+  } else {
+    const std::vector<int32_t> windows = repeated_annotations(t, order);
+    if (!windows.empty()) {
+      window_op.assign(nh, 0);
+      std::vector<StrId> names;
+      for (int32_t w : windows) {
+        const auto u = static_cast<size_t>(w);
+        // The window and the ranges around it (a wrapper the search went into) are structural.
+        for (int32_t p = w; p != kNoRow && window_op[static_cast<size_t>(p)] == 0;
+             p = h.parent[static_cast<size_t>(p)])
+          window_op[static_cast<size_t>(p)] = 1;
+        iters.push_back({h.start_ns[u], h.start_ns[u] + h.dur_ns[u], 0});
+        if (std::find(names.begin(), names.end(), h.name[u]) == names.end())
+          names.push_back(h.name[u]);
+      }
+      std::sort(iters.begin(), iters.end(), by_start);
+      for (size_t k = 0; k < iters.size(); ++k) iters[k].number = static_cast<int64_t>(k);
+      iter_rule = r_repeated;
+      iter_source = "repeated annotation ";
+      for (size_t k = 0; k < names.size() && k < 3; ++k)
+        iter_source += fmt::format("{}'{}'", k ? ", " : "", t.strings.str(names[k]));
+      if (names.size() > 3) iter_source += fmt::format(" and {} more", names.size() - 3);
+    } else {
+      whole_trace = true;
+      iter_source = nh == 0 ? "whole trace (no host ops)" : "whole trace (no range repeats)";
+    }
+  }
 
   // ---- fwdbwd flows: start at the forward op, end at the backward op (both found by exact ts on
   // their thread, the outermost op starting there).
@@ -421,7 +539,8 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
       c.top = kNoRow;
       c.anchor = i;
     } else if (h.kind[u] == HostKind::kUserAnnotation) {
-      if (nm.iter_rule == kNoRule && nm.phase_rule == kNoRule && nm.layer_rule == kNoRule) {
+      if (nm.iter_rule == kNoRule && nm.phase_rule == kNoRule && nm.layer_rule == kNoRule &&
+          (window_op.empty() || window_op[u] == 0)) {
         c.op = h.name[u];
         c.op_rule = r_annot;
         c.cls = OpClass::kNone;
@@ -567,6 +686,27 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
       g.op_class_rule[a] = k.cls == OpClass::kNone ? r_default : k.rule;
     }
   }
+
+  // ---- the whole trace as one iteration (0): every activity, launched or not.
+  if (whole_trace)
+    for (size_t a = 0; a < ng; ++a) {
+      g.iteration[a] = 0;
+      g.iteration_rule[a] = r_whole;
+    }
+  // The iterations the analyses open their windows from (RankTrace::steps), and where they came
+  // from.
+  t.steps.clear();
+  for (const IterRange& r : iters) t.steps.push_back({r.number, r.start, r.end});
+  if (whole_trace) {
+    Ns lo = INT64_MAX, hi = INT64_MIN;
+    for (size_t a = 0; a < ng; ++a) {
+      lo = std::min(lo, g.start_ns[a]);
+      hi = std::max(hi, g.start_ns[a] + g.dur_ns[a]);
+    }
+    if (ng > 0) t.steps.push_back({0, lo, hi});
+  }
+  t.diagnostics.add(kIterationSourceDiag, iter_source);
+  if (t.steps.size() > 1) t.diagnostics.add_count(kIterationSourceDiag, t.steps.size() - 1);
 
   // ---- iteration for activities with no launch: the GPU-side span of a step. An activity that
   // was not linked to a runtime call or a host op (its launch is missing from the trace) but that

@@ -39,6 +39,13 @@ const std::vector<InferredRule>& inferred_rules() {
        "no launch in the trace (no runtime call, no host op): the step whose GPU-side span (its "
        "launched activities' first GPU start to last GPU end, on the same device) holds the "
        "activity's GPU interval"},
+      {"repeated_annotation", RuleLevel::kIteration,
+       "no iteration rule matches a host op of the rank: the outermost user annotations or "
+       "nn.Module calls that repeat (and launch most of the GPU work) are the iterations, "
+       "numbered from 0 in time order"},
+      {"whole_trace", RuleLevel::kIteration,
+       "no iteration rule matches and no annotation repeats (or the trace has no host ops): the "
+       "whole trace is iteration 0"},
       {"fwdbwd_flow", RuleLevel::kPhase,
        "a fwdbwd flow ends at the op (backward) or starts at it (forward)"},
       {"autograd_sequence", RuleLevel::kPhase,
@@ -615,11 +622,25 @@ void compile_rule(NameRule& rule) {
     });
     if (non_ascii) rule.needles.clear();
   }
-  if (rule.level == RuleLevel::kIteration && rule.captures < 1)
+  if (rule.level == RuleLevel::kIteration && rule.captures < 1 && !rule.occurrence_numbers)
     throw Error(
         fmt::format("{}: rule '{}': an iteration rule needs a capture group for the "
                     "iteration number",
                     rule.source, rule.name));
+}
+
+void Taxonomy::add_iteration_regex(const std::string& pattern) {
+  NameRule r = make(std::string(kIterationRegexRule), RuleLevel::kIteration, pattern,
+                    "--iteration-regex: every host op whose name matches is an iteration");
+  r.source = "--iteration-regex";
+  r.occurrence_numbers = true;
+  compile_rule(r);
+  rules_.erase(std::remove_if(rules_.begin(), rules_.end(),
+                              [](const NameRule& e) { return e.name == kIterationRegexRule; }),
+               rules_.end());
+  auto pos = std::find_if(rules_.begin(), rules_.end(),
+                          [](const NameRule& e) { return e.level == RuleLevel::kIteration; });
+  rules_.insert(pos, std::move(r));
 }
 
 Taxonomy Taxonomy::builtin() {

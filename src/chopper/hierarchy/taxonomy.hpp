@@ -29,11 +29,13 @@ struct NameRule {
   bool ignore_case = false;
   std::string source;  // "builtin" or "FILE:LINE"
   std::string doc;
-  // kIteration: capture 1 is the iteration number.
+  // kIteration: capture 1 is the iteration number; with occurrence_numbers and no capture group,
+  //   the matching ops are numbered 0, 1, ... in start order (--iteration-regex).
   // kPhase: the phase; all_threads: the range applies to every thread of the process during its
   //   span (e.g. a loss.backward annotation on the main thread while autograd runs elsewhere).
   Phase phase = Phase::kNone;
   bool all_threads = false;
+  bool occurrence_numbers = false;
   // kLayer: capture 1 is the layer number; a pattern without a capture group clears the layer
   //   (e.g. FSDP2's root group).
   // kOperation: label ("" = the whole name, "$1" = capture 1, "-" = not an operation: the range
@@ -64,6 +66,8 @@ struct NameRule {
 std::string format_label(std::string_view label, std::string_view subject,
                          const std::vector<std::string_view>& groups);
 
+inline constexpr std::string_view kIterationRegexRule = "iteration_regex";
+
 // A label set by something other than a name rule (documented in docs/hierarchy.md).
 struct InferredRule {
   std::string_view name;
@@ -82,6 +86,10 @@ class Taxonomy {
   void load_toml(const std::string& path);
   // Same from TOML text (`source` names it in messages).
   void load_toml_text(std::string_view text, const std::string& source);
+  // --iteration-regex: an iteration rule named kIterationRegexRule, first of all iteration rules,
+  // whose matches are numbered by capture 1 when the regex has a group, else by occurrence in
+  // time order (from 0). Throws Error on a bad regex.
+  void add_iteration_regex(const std::string& pattern);
 
   const std::vector<NameRule>& rules() const { return rules_; }
   // Every rule name a label can carry: the name rules, then the inferred rules. Index = the

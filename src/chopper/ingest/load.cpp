@@ -115,7 +115,36 @@ static void trim_trace(RankTrace& t) {
   trim(t.collectives);
 }
 
+bool is_own_output(std::string_view why) {
+  return why.rfind(kOwnOutput, 0) == 0;
+}
+
+// What chopper wrote itself, told by the file's first bytes (whatever its name): the synthetic
+// generator's truth.json ("generator": "chopper synth") and chopper timeline's Perfetto file
+// (otherData.tool "chopper timeline", which is Kineto-shaped and would read as a rank). Returns
+// why it is skipped, or "" for any other file (or one that cannot be read: the reader says why).
+static std::string own_output(const std::string& path) {
+  try {
+    std::unique_ptr<ByteSource> src = ByteSource::open_file(path);
+    char buf[256];
+    size_t n = 0;
+    while (n < sizeof buf) {
+      const size_t k = src->read(buf + n, sizeof buf - n);
+      if (k == 0) break;
+      n += k;
+    }
+    const std::string_view head(buf, n);
+    if (head.find("\"generator\": \"chopper synth\"") != std::string_view::npos)
+      return std::string(kOwnOutput) + "the ground truth of a synthetic run (chopper synth)";
+    if (head.find("\"tool\":\"chopper timeline\"") != std::string_view::npos)
+      return std::string(kOwnOutput) + "a timeline written by chopper timeline";
+  } catch (const std::exception&) {
+  }
+  return "";
+}
+
 RankTrace load_rank_file(const std::string& path, const KinetoReadOptions& opt) {
+  if (std::string why = own_output(path); !why.empty()) throw NotATraceError(path, 0, why);
   RankTrace t = read_kineto_file(path, opt);
   link_trace(t);
   classify_trace(t);

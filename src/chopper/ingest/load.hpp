@@ -60,7 +60,14 @@ bool is_counter_pass(const RankTrace& t);
 // there are more than opt.max_files trace files, before opening any.
 Run load_run(const std::vector<std::string>& paths, const LoadOptions& opt = {});
 
-// Reads, links and classifies one file (throws InputError).
+// The start of the reason a file chopper wrote itself (a synthetic run's truth.json, a timeline)
+// is not read as a trace (load_rank_file throws NotATraceError with it; a directory's such file is
+// in Run::skipped, an info row of the diagnostics table, and not printed).
+inline constexpr std::string_view kOwnOutput = "chopper's own output: ";
+bool is_own_output(std::string_view why);
+
+// Reads, links and classifies one file (throws InputError; NotATraceError for a file chopper
+// wrote itself, see kOwnOutput).
 RankTrace load_rank_file(const std::string& path, const KinetoReadOptions& opt = {});
 
 }  // namespace chopper

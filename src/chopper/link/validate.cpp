@@ -8,6 +8,8 @@
 #include <set>
 #include <utility>
 
+#include "chopper/hierarchy/label.hpp"
+
 namespace chopper {
 
 namespace {
@@ -82,18 +84,23 @@ bool rank_order(const RankSlot& a, const RankSlot& b) {
 bool assign_ranks(Run& run, const std::vector<size_t>& slots) {
   int64_t next = 0;
   std::vector<RankSlot*> unknown;
+  size_t readable = 0;
   for (size_t i : slots) {
     RankSlot& s = run.ranks[i];
     if (!s.ok) continue;
+    ++readable;
     next = std::max({next, s.rank + 1, s.trace.meta.world_size});
     if (s.rank < 0) unknown.push_back(&s);
   }
+  // A run of one trace (a single-GPU profile) is rank 0 or its world's next id: nothing to warn.
+  const bool alone = readable == 1;
   std::sort(unknown.begin(), unknown.end(),
             [](const RankSlot* a, const RankSlot* b) { return a->file < b->file; });
   for (RankSlot* s : unknown) {
     s->rank = next++;
     s->trace.meta.rank = s->rank;
     s->trace.meta.rank_source = "assigned";
+    if (alone) continue;
     run.problems.push_back(
         problem(RunDiag::kRankAssigned, s->rank, {s->file},
                 fmt::format("{}: no rank in distributedInfo or the file name: given id {}", s->file,
@@ -441,10 +448,16 @@ std::vector<DiagnosticRow> rank_diagnostics(const RankSlot& s) {
     d.rank = s.rank;
     d.file = s.file;
     d.kind = e.kind;
-    d.severity = Severity::kWarning;
-    d.stage = "read";
     d.count = e.count;
     d.example = e.examples.empty() ? "" : e.examples.front();
+    if (e.kind == kIterationSourceDiag) {  // what the iterations are: not an anomaly
+      d.severity = Severity::kInfo;
+      d.stage = "label";
+      rows.push_back(std::move(d));
+      continue;
+    }
+    d.severity = Severity::kWarning;
+    d.stage = "read";
     if (t.total_events > 0)
       d.share_of_events = static_cast<double>(e.count) / static_cast<double>(t.total_events);
     rows.push_back(std::move(d));
