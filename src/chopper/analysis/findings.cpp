@@ -102,6 +102,43 @@ LaunchTotals launch_totals(const RunAnalysis& ra) {
   return t;
 }
 
+// The host frames that cover an idle component (idle_causes of the slowest rank of each
+// iteration): the top three and their share of its time, and its gaps (count, the median of the
+// iterations' median gap, the largest).
+std::string idle_cause_evidence(const RunAnalysis& ra, std::string_view cause) {
+  std::map<std::string, double> frames;
+  double total = 0;
+  uint64_t gaps = 0;
+  Ns largest = 0;
+  std::vector<Ns> medians;
+  for (const IterationRow& it : ra.iterations)
+    for (const RankAnalysis& r : ra.ranks) {
+      if (r.rank != it.slowest_rank) continue;
+      for (const IdleCauseRow& x : r.idle_causes) {
+        if (x.iteration != it.iteration || x.cause != cause) continue;
+        total += static_cast<double>(x.idle_ns);
+        gaps += x.gaps;
+        largest = std::max(largest, x.max_gap_ns);
+        medians.push_back(x.median_gap_ns);
+        for (const auto& [name, ns] : x.frames) frames[name] += static_cast<double>(ns);
+      }
+    }
+  if (total <= 0) return {};
+  std::vector<std::pair<double, std::string>> v;
+  for (const auto& [name, ns] : frames) v.push_back({ns, name});
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::string s = "host in ";
+  for (size_t i = 0; i < v.size() && i < 3; ++i)
+    s += fmt::format("{}{} ({})", i ? ", " : "", v[i].second, pct(v[i].first / total));
+  std::sort(medians.begin(), medians.end());
+  s += fmt::format("; {} gap{}, median {}, largest {}", gaps, gaps == 1 ? "" : "s",
+                   ms(static_cast<double>(medians[(medians.size() - 1) / 2])),
+                   ms(static_cast<double>(largest)));
+  return s;
+}
+
 std::string host_late_evidence(const LaunchTotals& t) {
   const double gaps = static_cast<double>(t.prep + t.call);
   if (gaps <= 0) return {};
@@ -270,11 +307,22 @@ Findings decide_findings(const RunAnalysis& ra, const AnalysisOptions& o) {
   };
   add(test_loss(FindingKind::kExposedComm, component("exposed_comm"), t),
       exposed_comm_evidence(ra));
+  auto join = [](std::string a, const std::string& b) {
+    return a.empty() ? b : b.empty() ? a : a + "; " + b;
+  };
   add(test_loss(FindingKind::kHostStall, component("host_stall"), t),
-      "the GPU idle from the step's start on the host to the host's first launch (data loading, "
-      "a slow step start)");
+      join("the GPU idle from the step's start on the host to the host's first launch, the host "
+           "in no data loading, synchronisation or optimizer frame",
+           idle_cause_evidence(ra, "host_stall")));
+  add(test_loss(FindingKind::kDataLoading, component("data_loading"), t),
+      idle_cause_evidence(ra, "data_loading"));
+  add(test_loss(FindingKind::kHostSync, component("host_sync"), t),
+      idle_cause_evidence(ra, "host_sync"));
+  add(test_loss(FindingKind::kHostOptimizer, component("host_optimizer"), t),
+      idle_cause_evidence(ra, "host_optimizer"));
   const LaunchTotals lt = launch_totals(ra);
-  add(test_loss(FindingKind::kHostLate, component("host_late"), t), host_late_evidence(lt));
+  add(test_loss(FindingKind::kHostLate, component("host_late"), t),
+      join(host_late_evidence(lt), idle_cause_evidence(ra, "host_late")));
   add(test_loss(FindingKind::kLaunchOverhead, component("launch_overhead"), t),
       launch_evidence(lt));
   add(test_loss(FindingKind::kGraphGap, component("graph_gap"), t),
