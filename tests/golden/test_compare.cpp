@@ -5,6 +5,7 @@
 // sequence-length sweep: one sweep row per run, tokens/s = tokens per step / iteration time.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 
@@ -75,9 +76,10 @@ SynthConfig base(const char* device, Parallelism par) {
   return c;
 }
 
-// Compares A and B; expects `component` to be the largest difference, at truth's size.
+// Compares A and B; expects `component` to be the largest difference, at truth's size (with the
+// differences of the components in `with` added: parts of the same truth chopper names apart).
 void expect_effect(const std::string& name, const SynthConfig& a, const SynthConfig& b, Truth what,
-                   const char* component) {
+                   const char* component, std::vector<std::string> with = {}) {
   const Profiled pa = profile(name + "_a", a, what), pb = profile(name + "_b", b, what);
   const Comparison c = compare_runs({pa.run, pb.run});
   ASSERT_EQ(c.pairs.size(), 1u);
@@ -94,7 +96,10 @@ void expect_effect(const std::string& name, const SynthConfig& a, const SynthCon
       p.components.size() > 1 ? p.components[1].component.c_str() : "",
       p.components.size() > 1 ? p.components[1].diff_points : 0.0);
   EXPECT_EQ(top.component, component);
-  EXPECT_NEAR(top.diff_ns, want, 0.02 * it);
+  double got = top.diff_ns;
+  for (const ComponentDiff& d : p.components)
+    if (std::find(with.begin(), with.end(), d.component) != with.end()) got += d.diff_ns;
+  EXPECT_NEAR(got, want, 0.02 * it);
   // The summary names it first.
   const std::string s = compare_summary(c);
   EXPECT_NE(s.find("1. " + component_title(component)), std::string::npos) << s;
@@ -128,7 +133,10 @@ TEST(CompareGolden, LaunchBoundHostIsTheLargestDifference) {
     SynthConfig a = b;
     a.host_op_ns = SynthConfig{}.host_op_ns;  // the healthy host, same kernels
     a.launch_ns = SynthConfig{}.launch_ns;
-    expect_effect(std::string("launch_") + dev, a, b, Truth::kHostLate, "host_late");
+    // Truth's host late includes the gap after each step's loss.item() (the generator's DtoH copy
+    // and stream sync at the step's end): the GPU drained while the host waited, so chopper names
+    // the host's time from there to its next launch host_sync.
+    expect_effect(std::string("launch_") + dev, a, b, Truth::kHostLate, "host_late", {"host_sync"});
   }
 }
 

@@ -205,10 +205,10 @@ TEST(FindingsGolden, LaunchBoundHostLateAndLaunchLatency) {
     const double want_call = truth_mean(r, &TruthKernel::launch_overhead_ns);
     EXPECT_NEAR(late->cost_ns, want_late, 0.02 * mean_iteration(r));
     EXPECT_NEAR(call->cost_ns, want_call, 0.02 * mean_iteration(r));
-    // The optimizer's launches, inside Optimizer.step# / zero_grad#: host_optimizer.
+    // The optimizer's launches, inside Optimizer.step# / zero_grad#: host_optimizer (none here:
+    // the optimizer waits for the gradients' collectives, which hide the host's time).
     const Finding* opt = find(r.f, FindingKind::kHostOptimizer);
-    ASSERT_NE(opt, nullptr);
-    EXPECT_NEAR(opt->cost_ns, truth_late(r, true), 0.02 * mean_iteration(r));
+    EXPECT_NEAR(opt != nullptr ? opt->cost_ns : 0.0, truth_late(r, true), 0.02 * mean_iteration(r));
     std::printf(
         "%s launch-bound: host late %.3f ms (truth %.3f), launch latency %.3f ms (truth "
         "%.3f) of %.3f ms\n",
