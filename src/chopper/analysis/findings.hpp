@@ -39,7 +39,8 @@ namespace chopper {
     "remove .item(), .cpu(), .tolist(), printing of tensors and explicit synchronize calls from " \
     "the step (or do them every N steps); copy to pinned memory with non_blocking=True")          \
   X(kHostOptimizer, "host_optimizer", "host in the optimizer step or checkpointing",              \
-    "a fused or foreach optimizer (fused=True / foreach=True), fewer parameter groups; "          \
+    "a fused or foreach optimizer (fused=True / foreach=True), zero_grad(set_to_none=True), "     \
+    "fewer parameter groups; "                                                                    \
     "asynchronous checkpointing (torch.distributed.checkpoint.async_save) or fewer checkpoints")  \
   X(kHostLate, "host_late", "host late between kernels",                                          \
     "CUDA/HIP graphs or torch.compile, fewer and larger kernels: less Python and framework time " \
