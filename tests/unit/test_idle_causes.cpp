@@ -180,3 +180,31 @@ TEST(IdleCauses, DataLoadingIsTheLargestFinding) {
   ASSERT_NE(late, nullptr);
   EXPECT_DOUBLE_EQ(late->cost_ns, 27.0 * kUs);
 }
+
+// Where the launching thread shows nothing, the other threads' frames name the cause: the kernel
+// is launched from thread 200 (an autograd-like thread with only its launch call), while the main
+// thread 100 is in the DataLoader. Window [0, 170) µs (ProfilerStep#1 opens it); the gap before
+// the kernel [0, 160): [10, 100) is data loading (thread 100's DataLoader annotation); [0, 10) and
+// [100, 150), before the launch call, are in no frame of thread 200: host_stall, named "(no host
+// activity)"; the call [150, 160) is launch overhead.
+TEST(IdleCauses, OtherThreadsNameWhatTheLaunchingThreadDoesNot) {
+  const std::string events =
+      R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "ts": 0, "dur": 200, "args": {"External id": 1}, "pid": 100, "tid": 100},
+      {"ph": "X", "cat": "user_annotation", "name": "enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", "ts": 10, "dur": 90, "args": {"External id": 2}, "pid": 100, "tid": 100},
+      {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "ts": 150, "dur": 5, "args": {"correlation": 7}, "pid": 100, "tid": 200},
+      {"ph": "X", "cat": "kernel", "name": "k", "pid": 0, "tid": 7, "ts": 160, "dur": 10, "args": {"device": 0, "stream": 7, "correlation": 7}})";
+  RankTrace t = parse(trace_of(events));
+  label_trace(Taxonomy::builtin(), t);
+  AnalysisOptions o;
+  o.threads = 1;
+  const RankAnalysis r = analyze_rank(t, 0, o);
+  ASSERT_EQ(r.components.size(), 1u);
+  const auto& c = r.components.begin()->second;
+  EXPECT_EQ(at(c, "data_loading"), 90 * kUs);
+  EXPECT_EQ(at(c, "host_stall"), 60 * kUs);
+  EXPECT_EQ(at(c, "launch_overhead"), 10 * kUs);
+  const IdleCauseRow* stall = row(r, r.components.begin()->first, "host_stall");
+  ASSERT_NE(stall, nullptr);
+  ASSERT_EQ(stall->frames.size(), 1u);
+  EXPECT_EQ(stall->frames[0].first, "(no host activity)");
+}
