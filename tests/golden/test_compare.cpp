@@ -88,17 +88,17 @@ void expect_effect(const std::string& name, const SynthConfig& a, const SynthCon
   const ComponentDiff& top = p.components.front();
   const double want = pb.truth_ns - pa.truth_ns;
   const double it = pa.run.iteration_ns;
-  std::printf(
-      "%s: largest %s %+.3f ms (%+.2f points), truth %+.3f ms (%+.2f points); error %.2f "
-      "points; iteration %.3f -> %.3f ms; second %s %+.2f points\n",
-      name.c_str(), top.component.c_str(), top.diff_ns / 1e6, top.diff_points, want / 1e6,
-      100 * want / it, 100 * std::abs(top.diff_ns - want) / it, it / 1e6, pb.run.iteration_ns / 1e6,
-      p.components.size() > 1 ? p.components[1].component.c_str() : "",
-      p.components.size() > 1 ? p.components[1].diff_points : 0.0);
-  EXPECT_EQ(top.component, component);
   double got = top.diff_ns;
   for (const ComponentDiff& d : p.components)
     if (std::find(with.begin(), with.end(), d.component) != with.end()) got += d.diff_ns;
+  std::printf(
+      "%s: largest %s %+.3f ms (%+.2f points), with %zu more %+.3f ms, truth %+.3f ms (%+.2f "
+      "points); error %.2f points; iteration %.3f -> %.3f ms; second %s %+.2f points\n",
+      name.c_str(), top.component.c_str(), top.diff_ns / 1e6, top.diff_points, with.size(),
+      got / 1e6, want / 1e6, 100 * want / it, 100 * std::abs(got - want) / it, it / 1e6,
+      pb.run.iteration_ns / 1e6, p.components.size() > 1 ? p.components[1].component.c_str() : "",
+      p.components.size() > 1 ? p.components[1].diff_points : 0.0);
+  EXPECT_EQ(top.component, component);
   EXPECT_NEAR(got, want, 0.02 * it);
   // The summary names it first.
   const std::string s = compare_summary(c);
