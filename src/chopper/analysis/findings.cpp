@@ -111,17 +111,17 @@ std::string idle_cause_evidence(const RunAnalysis& ra, std::string_view cause) {
   uint64_t gaps = 0;
   Ns largest = 0;
   std::vector<Ns> medians;
-  for (const IterationRow& it : ra.iterations)
-    for (const RankAnalysis& r : ra.ranks) {
-      if (r.rank != it.slowest_rank) continue;
-      for (const IdleCauseRow& x : r.idle_causes) {
-        if (x.iteration != it.iteration || x.cause != cause) continue;
-        total += static_cast<double>(x.idle_ns);
-        gaps += x.gaps;
-        largest = std::max(largest, x.max_gap_ns);
-        medians.push_back(x.median_gap_ns);
-        for (const auto& [name, ns] : x.frames) frames[name] += static_cast<double>(ns);
-      }
+  std::map<int64_t, int64_t> slowest;  // iteration -> its slowest rank
+  for (const IterationRow& it : ra.iterations) slowest[it.iteration] = it.slowest_rank;
+  for (const RankAnalysis& r : ra.ranks)
+    for (const IdleCauseRow& x : r.idle_causes) {
+      auto s = slowest.find(x.iteration);
+      if (x.cause != cause || s == slowest.end() || s->second != r.rank) continue;
+      total += static_cast<double>(x.idle_ns);
+      gaps += x.gaps;
+      largest = std::max(largest, x.max_gap_ns);
+      medians.push_back(x.median_gap_ns);
+      for (const auto& [name, ns] : x.frames) frames[name] += static_cast<double>(ns);
     }
   if (total <= 0) return {};
   std::vector<std::pair<double, std::string>> v;
