@@ -439,10 +439,10 @@ TEST(AnalysisGolden, LaunchBoundDdpEightRanks) {
 // before the host's first launch, which now keeps only what no host frame names), the window
 // opening at the step's host start. Per rank and iteration it must match truth's host_stall_ns
 // (the stall the generator injected before the iteration's first launch) within 2 points of the
-// iteration, on H100 FSDP, MI300X FSDP and A100
-// DDP, with a 3 ms stall alone and with every effect (the demo), and the rest of the host's wait
-// must then match truth under its own names: host late (host_late_ns: before each launch call)
-// and launch overhead (launch_overhead_ns: launch call to kernel start).
+// iteration, on H100 FSDP, MI300X FSDP and A100 DDP, with a 3 ms stall alone and with every effect
+// (the demo), and the rest of the host's wait must then match truth under its own names: host
+// late (host_late_ns before each launch call, outside the optimizer), host optimizer (that of the
+// optimizer's kernels) and launch overhead (launch_overhead_ns: launch call to kernel start).
 TEST(AnalysisGolden, DataLoaderStallIsItsOwnCause) {
   struct Case {
     const char* device;
