@@ -152,9 +152,9 @@ TEST(Findings, SlowestRankOnlyWhenSignificantlySlower) {
 }
 
 TEST(Findings, KindsRoundTrip) {
-  for (const char* k :
-       {"exposed_comm", "straggler", "host_stall", "host_late", "launch_overhead", "graph_gap",
-        "idle", "exposed_memcpy", "dvfs", "utilization", "comm_slowdown"}) {
+  for (const char* k : {"exposed_comm", "straggler", "host_stall", "data_loading", "host_sync",
+                        "host_optimizer", "host_late", "launch_overhead", "graph_gap", "idle",
+                        "exposed_memcpy", "dvfs", "utilization", "comm_slowdown"}) {
     const auto kind = finding_from_key(k);
     ASSERT_TRUE(kind.has_value()) << k;
     EXPECT_EQ(finding_key(*kind), k);

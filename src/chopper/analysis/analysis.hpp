@@ -105,6 +105,21 @@ struct LaunchRow {
   Ns overhead_ns() const { return prep_ns + call_ns; }
 };
 
+// What the host was doing while the GPU sat idle waiting for it, per rank, iteration window and
+// end-to-end component (launch.cpp; docs/metrics.md, "Idle causes"): the host-side pieces of the
+// gaps between compute kernels, each given to the cause its host frames show.
+struct IdleCauseRow {
+  int64_t rank = -1;
+  int64_t iteration = kNoId;
+  std::string cause;  // the end-to-end component: data_loading, host_sync, host_optimizer,
+                      // host_stall, host_late or launch_overhead
+  uint64_t gaps = 0;  // gaps between compute kernels with time of this cause in the window
+  Ns idle_ns = 0;     // Σ of it: equals the component of the window
+  Ns median_gap_ns = 0, max_gap_ns = 0;  // of the cause's time per gap
+  // The host frames that cover it, largest first (at most 5): name, ns.
+  std::vector<std::pair<std::string, Ns>> frames;
+};
+
 // HTA's launch statistics, per rank, one row per launch call: a graph launch is one launch (its
 // call duration counted once), its delay to the first of its activities.
 struct LaunchStats {
@@ -397,6 +412,7 @@ struct RankAnalysis {
   std::vector<LaunchRow> launch;
   Ns launch_prep_ns = 0, launch_call_ns = 0;  // Σ prep_ns and Σ call_ns of `launch`
   LaunchStats launch_stats;
+  std::vector<IdleCauseRow> idle_causes;  // by iteration, cause
   std::vector<QueueRow> queues;
   std::vector<NameStat> kernels, operations, classes;  // full, unfolded
   std::vector<CollRecord> colls;

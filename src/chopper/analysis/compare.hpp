@@ -61,8 +61,9 @@ struct CompareRun {
   double iteration_ns = 0;        // mean over iterations of the slowest rank's iteration time
   double iteration_sigma_ns = 0;  // 1.4826 × MAD of the iteration times
   // Mean over iterations of the slowest rank's end-to-end components (IterationRow::components):
-  // compute by phase.class, exposed_comm, straggler_wait, exposed_memcpy, host_stall, host_late,
-  // launch_overhead, graph_gap, idle. They add up to iteration_ns.
+  // compute by phase.class, exposed_comm, straggler_wait, exposed_memcpy, data_loading, host_sync,
+  // host_optimizer, host_stall, host_late, launch_overhead, graph_gap, idle. They add up to
+  // iteration_ns.
   std::map<std::string, double> components;
   int64_t tokens_per_step = 0;                                          // 0 = unknown
   double tokens_per_s = std::numeric_limits<double>::quiet_NaN();       // tokens / iteration_ns

@@ -127,6 +127,43 @@ LaunchTotals launch_totals(const RunAnalysis& ra) {
   return t;
 }
 
+// The host frames that cover an idle component (idle_causes of the slowest rank of each
+// iteration): the top three and their share of its time, and its gaps (count, the median of the
+// iterations' median gap, the largest).
+std::string idle_cause_evidence(const RunAnalysis& ra, std::string_view cause) {
+  std::map<std::string, double> frames;
+  double total = 0;
+  uint64_t gaps = 0;
+  Ns largest = 0;
+  std::vector<Ns> medians;
+  std::map<int64_t, int64_t> slowest;  // iteration -> its slowest rank
+  for (const IterationRow& it : ra.iterations) slowest[it.iteration] = it.slowest_rank;
+  for (const RankAnalysis& r : ra.ranks)
+    for (const IdleCauseRow& x : r.idle_causes) {
+      auto s = slowest.find(x.iteration);
+      if (x.cause != cause || s == slowest.end() || s->second != r.rank) continue;
+      total += static_cast<double>(x.idle_ns);
+      gaps += x.gaps;
+      largest = std::max(largest, x.max_gap_ns);
+      medians.push_back(x.median_gap_ns);
+      for (const auto& [name, ns] : x.frames) frames[name] += static_cast<double>(ns);
+    }
+  if (total <= 0) return {};
+  std::vector<std::pair<double, std::string>> v;
+  for (const auto& [name, ns] : frames) v.push_back({ns, name});
+  std::sort(v.begin(), v.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first > b.first : a.second < b.second;
+  });
+  std::string s = "host in ";
+  for (size_t i = 0; i < v.size() && i < 3; ++i)
+    s += fmt::format("{}{} ({})", i ? ", " : "", v[i].second, pct(v[i].first / total));
+  std::sort(medians.begin(), medians.end());
+  s += fmt::format("; {} gap{}, median {}, largest {}", gaps, gaps == 1 ? "" : "s",
+                   ms(static_cast<double>(medians[(medians.size() - 1) / 2])),
+                   ms(static_cast<double>(largest)));
+  return s;
+}
+
 std::string host_late_evidence(const LaunchTotals& t) {
   const double gaps = static_cast<double>(t.prep + t.call);
   if (gaps <= 0) return {};
@@ -387,11 +424,21 @@ Findings decide_findings(const RunAnalysis& ra, const AnalysisOptions& o) {
     });
   };
   add(component_loss(FindingKind::kExposedComm, "exposed_comm"), exposed_comm_evidence(ra));
+  auto join = [](std::string a, const std::string& b) {
+    return a.empty() ? b : b.empty() ? a : a + "; " + b;
+  };
   add(component_loss(FindingKind::kHostStall, "host_stall"),
-      "the GPU idle from the step's start on the host to the host's first launch (data loading, "
-      "a slow step start)");
+      join("the GPU idle from the step's start on the host to the host's first launch, the host "
+           "in no data loading, synchronisation or optimizer frame",
+           idle_cause_evidence(ra, "host_stall")));
+  add(component_loss(FindingKind::kDataLoading, "data_loading"),
+      idle_cause_evidence(ra, "data_loading"));
+  add(component_loss(FindingKind::kHostSync, "host_sync"), idle_cause_evidence(ra, "host_sync"));
+  add(component_loss(FindingKind::kHostOptimizer, "host_optimizer"),
+      idle_cause_evidence(ra, "host_optimizer"));
   const LaunchTotals lt = launch_totals(ra);
-  add(component_loss(FindingKind::kHostLate, "host_late"), host_late_evidence(lt));
+  add(component_loss(FindingKind::kHostLate, "host_late"),
+      join(host_late_evidence(lt), idle_cause_evidence(ra, "host_late")));
   add(component_loss(FindingKind::kLaunchOverhead, "launch_overhead"), launch_evidence(lt));
   add(component_loss(FindingKind::kGraphGap, "graph_gap"),
       lt.graph_launches > 0 ? fmt::format("{} graph launches (all ranks): the GPU idle between "

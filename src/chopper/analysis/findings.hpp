@@ -32,7 +32,19 @@ namespace chopper {
     "look at the named rank: slower kernels (its clocks, temperature, power cap), a busier host " \
     "or more data")                                                                               \
   X(kHostStall, "host_stall", "host stall at the iteration start",                                \
-    "more data-loader workers, pinned memory and prefetching; move work off the step's start")    \
+    "look at the host frames named in the evidence: move that work off the step's start, or "     \
+    "overlap it with the previous step's GPU work")                                               \
+  X(kDataLoading, "data_loading", "data loading",                                                 \
+    "DataLoader worker processes (num_workers), pin_memory=True, prefetch_factor and "            \
+    "persistent_workers, so that the next batch is ready when the step needs it; copy it to the " \
+    "GPU with non_blocking=True")                                                                 \
+  X(kHostSync, "host_sync", "host blocked on the GPU (synchronisation)",                          \
+    "remove .item(), .cpu(), .tolist(), printing of tensors and explicit synchronize calls from " \
+    "the step (or do them every N steps); copy to pinned memory with non_blocking=True")          \
+  X(kHostOptimizer, "host_optimizer", "host in the optimizer step or checkpointing",              \
+    "a fused or foreach optimizer (fused=True / foreach=True), zero_grad(set_to_none=True), "     \
+    "fewer parameter groups; "                                                                    \
+    "asynchronous checkpointing (torch.distributed.checkpoint.async_save) or fewer checkpoints")  \
   X(kHostLate, "host_late", "host late between kernels",                                          \
     "CUDA/HIP graphs or torch.compile, fewer and larger kernels: less Python and framework time " \
     "per launch")                                                                                 \

@@ -6,8 +6,11 @@
 // was issued with it (its gap is the GPU's, between the graph's kernels), and a kernel still not
 // started long after its launch call ended waited on the GPU (an event, a sync). HTA's launch
 // statistics (one row per launch call: a graph launch once) and queue length per stream.
-// Formulas: docs/metrics.md.
+// The host-side pieces (prep and call) are then given to what the host was doing in them: data
+// loading, a blocking synchronisation, the optimizer step or checkpointing, framework code, the
+// launch call (HostCover below). Formulas: docs/metrics.md.
 #include <algorithm>
+#include <array>
 #include <map>
 #include <unordered_map>
 
@@ -25,6 +28,239 @@ Ns percentile(std::vector<Ns>& v, double p) {
   std::nth_element(v.begin(), v.begin() + static_cast<std::ptrdiff_t>(k), v.end());
   return v[k];
 }
+
+// The causes of the host-side GPU idle time, in the order of the components they become. The host
+// frames name three (kData, kSync, kOptimizer); kFramework is the rest of the prep time (host late,
+// or host stall before the iteration's first launch), kCall the launch call (launch overhead, or
+// host stall before the first launch).
+enum Cause : uint8_t { kData, kSync, kOptimizer, kFramework, kCall, kCauses };
+constexpr size_t kNamed = 3;  // causes the host frames name
+// The components: the causes after the iteration's first launch, then host_stall (before it).
+constexpr std::array<const char*, kCauses + 1> kComponent = {
+    "data_loading", "host_sync", "host_optimizer", "host_late", "launch_overhead", "host_stall"};
+constexpr size_t kStall = kCauses;
+
+bool contains(std::string_view s, std::string_view x) {
+  return s.find(x) != std::string_view::npos;
+}
+
+// The cause a host op, user annotation or Python frame names, by its name (docs/metrics.md, "Idle
+// causes"); kCauses if none. A blocking copy to the host (aten::to / aten::copy_ with a
+// device-to-host memcpy) is found from its memcpy, not its name.
+Cause host_frame_cause(std::string_view n) {
+  if (n.starts_with("enumerate(DataLoader)") || contains(n, "DataLoaderIter") ||
+      contains(n, "utils/data/dataloader.py"))
+    return kData;
+  if (n == "aten::item" || n == "aten::_local_scalar_dense") return kSync;
+  if (n.starts_with("Optimizer.step") || n.starts_with("Optimizer.zero_grad") ||
+      n.starts_with("optimizer.step") || contains(n, "torch/optim/") || n == "torch.save" ||
+      contains(n, "torch/serialization.py") || contains(n, "distributed/checkpoint/") ||
+      contains(n, "save_checkpoint"))
+    return kOptimizer;
+  return kCauses;
+}
+
+// A runtime or driver call that blocks the host until the GPU is done: a synchronize, or a copy
+// that is not async (cudaMemcpy, hipMemcpy, cuMemcpyDtoH_v2).
+bool blocking_call(std::string_view n) {
+  if (!n.starts_with("cu") && !n.starts_with("hip")) return false;
+  return contains(n, "Synchronize") || (contains(n, "Memcpy") && !contains(n, "Async"));
+}
+
+// A cause's time on the host: [s, e), named by its outermost frame.
+struct Span {
+  Ns s, e;
+  StrId frame;
+};
+using Spans = std::vector<Span>;
+
+// Keeps the outermost of nested spans (given by start, longer first), clipping partial overlaps:
+// sorted and disjoint.
+Spans outermost(Spans v) {
+  std::sort(v.begin(), v.end(),
+            [](const Span& a, const Span& b) { return a.s != b.s ? a.s < b.s : a.e > b.e; });
+  Spans out;
+  for (Span x : v) {
+    if (!out.empty()) x.s = std::max(x.s, out.back().e);
+    if (x.e > x.s) out.push_back(x);
+  }
+  return out;
+}
+
+// Time not yet given to a cause (a few disjoint intervals of one gap).
+struct Rest {
+  std::vector<Interval> v;
+  // Gives [lo, hi) ∩ the rest to fn(a, b) and removes it.
+  template <class F>
+  void take(Ns lo, Ns hi, F&& fn) {
+    if (hi <= lo) return;
+    std::vector<Interval> keep;
+    for (const Interval& i : v) {
+      const Ns a = std::max(i.start, lo), b = std::min(i.end, hi);
+      if (a >= b) {
+        keep.push_back(i);
+        continue;
+      }
+      fn(a, b);
+      if (i.start < a) keep.push_back({i.start, a});
+      if (b < i.end) keep.push_back({b, i.end});
+    }
+    v.swap(keep);
+  }
+  // Gives every span of `spans` that meets the rest.
+  template <class F>
+  void take_all(const Spans& spans, F&& fn) {
+    if (v.empty() || spans.empty()) return;
+    Ns lo = v.front().start, hi = v.front().end;
+    for (const Interval& i : v) lo = std::min(lo, i.start), hi = std::max(hi, i.end);
+    auto it = std::lower_bound(spans.begin(), spans.end(), lo,
+                               [](const Span& x, Ns t) { return x.e <= t; });
+    for (; it != spans.end() && it->s < hi && !v.empty(); ++it)
+      take(it->s, it->e, [&](Ns a, Ns b) { fn(a, b, it->frame); });
+  }
+};
+
+// What the host was doing, per thread, for the idle causes: every host op, annotation, Python
+// frame and runtime call as the thread's busy time; the frames that name a cause, per thread and
+// over all threads; the host ops by (start, longer first) to find the innermost one at a moment.
+class HostCover {
+ public:
+  explicit HostCover(const RankTrace& t) : t_(t) {
+    const HostOps& h = t.host;
+    const RuntimeCalls& rt = t.runtime;
+    const size_t n = t.threads.size();
+    busy_.resize(n);
+    ops_.resize(n);
+    spans_.resize(n);
+    auto thread_ok = [&](int32_t th) { return th >= 0 && static_cast<size_t>(th) < n; };
+    // Blocking copies to the host: the host op of a device-to-host memcpy, and its aten::to /
+    // aten::_to_copy / aten::copy_ ancestors.
+    std::vector<uint8_t> to_host(h.size(), 0);
+    const GpuActivities& g = t.gpu;
+    if (g.memcpy_dir.size() == g.size() && g.host_op_idx.size() == g.size() &&
+        h.parent.size() == h.size())
+      for (size_t i = 0; i < g.size(); ++i) {
+        if (g.memcpy_dir[i] != MemcpyDir::kDtoH) continue;
+        for (int32_t op = g.host_op_idx[i]; op >= 0; op = h.parent[static_cast<size_t>(op)]) {
+          const std::string_view nm = t.strings.str(h.name[static_cast<size_t>(op)]);
+          if (nm != "aten::copy_" && nm != "aten::to" && nm != "aten::_to_copy") break;
+          to_host[static_cast<size_t>(op)] = 1;
+        }
+      }
+    std::vector<std::vector<Interval>> raw(n);
+    std::array<Spans, kNamed> all;
+    std::unordered_map<StrId, Cause> op_cause, call_cause;  // by name
+    for (size_t i = 0; i < h.size(); ++i) {
+      const int32_t th = h.thread[i];
+      if (!thread_ok(th) || h.dur_ns[i] < 0) continue;
+      const Ns s = h.start_ns[i], e = s + h.dur_ns[i];
+      raw[static_cast<size_t>(th)].push_back({s, e});
+      ops_[static_cast<size_t>(th)].push_back(static_cast<int32_t>(i));
+      auto [k, fresh] = op_cause.try_emplace(h.name[i], kCauses);
+      if (fresh) k->second = host_frame_cause(t.strings.str(h.name[i]));
+      const Cause c = to_host[i] ? kSync : k->second;
+      if (c < kNamed) spans_[static_cast<size_t>(th)][c].push_back({s, e, h.name[i]});
+    }
+    for (size_t i = 0; i < rt.size(); ++i) {
+      const int32_t th = rt.thread[i];
+      if (!thread_ok(th) || rt.dur_ns[i] < 0) continue;
+      const Ns s = rt.start_ns[i], e = s + rt.dur_ns[i];
+      raw[static_cast<size_t>(th)].push_back({s, e});
+      auto [k, fresh] = call_cause.try_emplace(rt.name[i], kCauses);
+      if (fresh) k->second = blocking_call(t.strings.str(rt.name[i])) ? kSync : kCauses;
+      if (k->second < kNamed)
+        spans_[static_cast<size_t>(th)][k->second].push_back({s, e, rt.name[i]});
+    }
+    for (size_t th = 0; th < n; ++th) {
+      auto& r = raw[th];
+      std::sort(r.begin(), r.end(),
+                [](const Interval& a, const Interval& b) { return a.start < b.start; });
+      UnionBuilder u;
+      for (const Interval& i : r) u.add(i.start, i.end);
+      busy_[th] = u.take();
+      auto& o = ops_[th];
+      std::sort(o.begin(), o.end(), [&](int32_t a, int32_t b) {
+        if (h.start_ns[a] != h.start_ns[b]) return h.start_ns[a] < h.start_ns[b];
+        return h.dur_ns[a] != h.dur_ns[b] ? h.dur_ns[a] > h.dur_ns[b] : a < b;
+      });
+      for (size_t c = 0; c < kNamed; ++c) {
+        spans_[th][c] = outermost(std::move(spans_[th][c]));
+        all[c].insert(all[c].end(), spans_[th][c].begin(), spans_[th][c].end());
+      }
+    }
+    for (size_t c = 0; c < kNamed; ++c) all_[c] = outermost(std::move(all[c]));
+  }
+
+  // Gives the prep piece [a, b) of a gap that opened at `opened` (the previous compute kernel's
+  // end), before a launch issued at `issued` from thread `th`, to fn(a, b, cause, frame): the
+  // cause frames of the launching thread first (data loading, then a blocking call, then the
+  // optimizer; a blocking call still running when the gap opened drained the GPU's queue, so
+  // the time from it to the launch is its); where the launching thread shows nothing, the
+  // cause frames of any thread; the rest is framework time, named by the innermost host op of
+  // the launching thread at its middle (0: none).
+  template <class F>
+  void classify(Ns opened, Ns a, Ns b, Ns issued, int32_t th, F&& fn) const {
+    Rest rest;
+    rest.v.push_back({a, b});
+    const bool ok = th >= 0 && static_cast<size_t>(th) < busy_.size();
+    if (ok) {
+      const auto& sp = spans_[static_cast<size_t>(th)];
+      rest.take_all(sp[kData], [&](Ns x, Ns y, StrId f) { fn(x, y, kData, f); });
+      auto blocking = std::lower_bound(sp[kSync].begin(), sp[kSync].end(), opened,
+                                       [](const Span& x, Ns t) { return x.e <= t; });
+      if (blocking != sp[kSync].end() && blocking->s <= opened)
+        rest.take(blocking->s, std::max(blocking->e, issued),
+                  [&](Ns x, Ns y) { fn(x, y, kSync, blocking->frame); });
+      rest.take_all(sp[kSync], [&](Ns x, Ns y, StrId f) { fn(x, y, kSync, f); });
+      rest.take_all(sp[kOptimizer], [&](Ns x, Ns y, StrId f) { fn(x, y, kOptimizer, f); });
+    }
+    // Where the launching thread shows nothing: the other threads' cause frames.
+    Rest idle_thread;
+    for (const Interval& i : rest.v) {
+      if (!ok) {
+        idle_thread.v.push_back(i);
+        continue;
+      }
+      for_each_uncovered(busy_[static_cast<size_t>(th)], i.start, i.end, [&](Ns x, Ns y) {
+        idle_thread.v.push_back({x, y});
+      });
+    }
+    for (size_t c = 0; c < kNamed; ++c)
+      idle_thread.take_all(all_[c], [&](Ns x, Ns y, StrId f) {
+        rest.take(x, y, [](Ns, Ns) {});
+        fn(x, y, static_cast<Cause>(c), f);
+      });
+    for (const Interval& i : rest.v)
+      fn(i.start, i.end, kFramework, ok ? innermost(th, i.start + (i.end - i.start) / 2) : 0);
+  }
+
+ private:
+  // The name of the innermost host op of thread th containing `at`, 0 if none.
+  StrId innermost(int32_t th, Ns at) const {
+    const HostOps& h = t_.host;
+    const auto& o = ops_[static_cast<size_t>(th)];
+    auto it = std::upper_bound(o.begin(), o.end(), at,
+                               [&](Ns x, int32_t i) { return x < h.start_ns[i]; });
+    if (it == o.begin()) return 0;
+    for (int32_t i = *(it - 1); i >= 0;
+         i = h.parent.size() == h.size() ? h.parent[static_cast<size_t>(i)] : kNoRow)
+      if (at < h.start_ns[i] + h.dur_ns[i]) return h.name[i];
+    return 0;
+  }
+
+  const RankTrace& t_;
+  std::vector<Intervals> busy_;                   // per thread
+  std::vector<std::vector<int32_t>> ops_;         // per thread, by (start, longer first)
+  std::vector<std::array<Spans, kNamed>> spans_;  // per thread, per named cause
+  std::array<Spans, kNamed> all_;                 // over all threads
+};
+
+// One (window, component)'s time: per gap, and per frame.
+struct CauseAcc {
+  Ns total = 0;
+  std::vector<Ns> gaps;
+  std::unordered_map<StrId, Ns> frames;
+};
 
 }  // namespace
 
@@ -44,10 +280,63 @@ void launch_partial(const RankContext& c, const AnalysisOptions& o, RankAnalysis
                       per_call[static_cast<size_t>(r)] > 1);
   };
 
-  // Launch overhead per label, and its intervals by cause (for the window components).
+  // The host's first launch of each iteration: before it, the host-side idle time in the
+  // iteration's window that no host frame names is the host busy before launching anything (a
+  // slow step start): host_stall.
+  std::map<int64_t, Ns> first_issue;
+  if (g.iteration.size() == g.size())
+    for (int32_t i : c.order) {
+      const int32_t r = g.runtime_idx[i];
+      if (g.iteration[i] == kNoId || r < 0) continue;
+      auto [it, fresh] = first_issue.try_emplace(g.iteration[i], rt.start_ns[r]);
+      if (!fresh) it->second = std::min(it->second, rt.start_ns[r]);
+    }
+  std::vector<Ns> cut(c.windows.size());
+  for (size_t w = 0; w < c.windows.size(); ++w) {
+    const auto& win = c.windows[w];
+    auto fi = first_issue.find(win.iteration);
+    cut[w] = fi == first_issue.end() ? win.start : std::clamp(fi->second, win.start, win.end);
+  }
+  // The host-side idle time by window and component (kComponent), per gap and frame.
+  const HostCover cover(c.t);
+  std::vector<CauseAcc> acc(c.windows.size() * kComponent.size());
+  struct Piece {
+    size_t key;
+    Ns ns;
+    StrId frame;
+  };
+  std::vector<Piece> gap;  // the current gap's pieces
+  auto give = [&](Ns x, Ns y, Cause cause, StrId frame) {
+    auto w = std::lower_bound(c.windows.begin(), c.windows.end(), x,
+                              [](const RankContext::Window& v, Ns t) { return v.end <= t; });
+    for (; w != c.windows.end() && w->start < y; ++w) {
+      const size_t wi = static_cast<size_t>(w - c.windows.begin());
+      const Ns lo = std::max(x, w->start), hi = std::min(y, w->end), at = cut[wi];
+      const size_t base = wi * kComponent.size();
+      const size_t early = cause >= kFramework ? kStall : static_cast<size_t>(cause);
+      if (std::min(hi, at) > lo) gap.push_back({base + early, std::min(hi, at) - lo, frame});
+      if (hi > std::max(lo, at)) gap.push_back({base + cause, hi - std::max(lo, at), frame});
+    }
+  };
+  auto close_gap = [&] {
+    std::sort(gap.begin(), gap.end(), [](const Piece& a, const Piece& b) { return a.key < b.key; });
+    for (size_t j = 0; j < gap.size();) {
+      CauseAcc& a = acc[gap[j].key];
+      Ns sum = 0;
+      for (const size_t key = gap[j].key; j < gap.size() && gap[j].key == key; ++j) {
+        sum += gap[j].ns;
+        a.frames[gap[j].frame] += gap[j].ns;
+      }
+      a.total += sum;
+      a.gaps.push_back(sum);
+    }
+    gap.clear();
+  };
+
+  // Launch overhead per label, and the graph gaps' intervals (for the window components).
   FlatIndex<RawKey, KeyHash> index;
   std::vector<LaunchRow> rows;
-  UnionBuilder prep_set, call_set, graph_set;
+  UnionBuilder graph_set;
   std::vector<uint8_t> started(rt.size(), 0);  // an activity of the launch call has started
   Ns prev_end = INT64_MIN;
   for (int32_t i : c.order) {
@@ -90,10 +379,11 @@ void launch_partial(const RankContext& c, const AnalysisOptions& o, RankAnalysis
         row->prep_ns += p1 - a;
         row->call_ns += p2 - p1;
         row->wait_ns += b - p2;
-        if (p1 > a) prep_set.add(a, p1);
-        if (p2 > p1) call_set.add(p1, p2);
+        if (p1 > a) cover.classify(prev_end, a, p1, issued, rt.thread[r], give);
+        if (p2 > p1) give(p1, p2, kCall, rt.name[r]);
       });
       row->gpu_wait_ns += measure_in(c.other, prev_end, s);
+      close_gap();
     }
     prev_end = std::max(prev_end, c.end(i));
   }
@@ -108,35 +398,48 @@ void launch_partial(const RankContext& c, const AnalysisOptions& o, RankAnalysis
   }
   std::sort(out.launch.begin(), out.launch.end(),
             [](const LaunchRow& a, const LaunchRow& b) { return a.key < b.key; });
-  const Intervals prep = prep_set.take(), call = call_set.take(), graph = graph_set.take();
-  // The host's first launch of each iteration: before it, the host-late and launch time in the
-  // iteration's window is the host busy before launching anything (data loading, a stall at the
-  // step's start): host_stall.
-  std::map<int64_t, Ns> first_issue;
-  if (g.iteration.size() == g.size())
-    for (int32_t i : c.order) {
-      const int32_t r = g.runtime_idx[i];
-      if (g.iteration[i] == kNoId || r < 0) continue;
-      auto [it, fresh] = first_issue.try_emplace(g.iteration[i], rt.start_ns[r]);
-      if (!fresh) it->second = std::min(it->second, rt.start_ns[r]);
-    }
-  // Components of each window (docs/metrics.md, "End to end"): host_stall + host_late +
-  // launch_overhead + graph_gap + idle = the window's idle time.
-  for (const auto& w : c.windows) {
+  const Intervals graph = graph_set.take();
+  // Components of each window (docs/metrics.md, "End to end"): the host-side causes + host_stall
+  // + host_late + launch_overhead + graph_gap + idle = the window's idle time. The evidence of
+  // each: idle_causes.
+  for (size_t wi = 0; wi < c.windows.size(); ++wi) {
+    const auto& w = c.windows[wi];
     const Ns idle = (w.end - w.start) - measure_in(c.all, w.start, w.end);
-    auto fi = first_issue.find(w.iteration);
-    const Ns cut = fi == first_issue.end() ? w.start : std::clamp(fi->second, w.start, w.end);
-    const Ns prep_before = measure_in(prep, w.start, cut),
-             call_before = measure_in(call, w.start, cut);
-    const Ns late = measure_in(prep, cut, w.end), launch = measure_in(call, cut, w.end);
     const Ns gg = measure_in(graph, w.start, w.end);
     auto& comp = out.components[w.iteration];
-    comp["host_stall"] += prep_before + call_before;
-    comp["host_late"] += late;
-    comp["launch_overhead"] += launch;
+    Ns host = 0;
+    for (size_t k = 0; k < kComponent.size(); ++k) {
+      CauseAcc& a = acc[wi * kComponent.size() + k];
+      host += a.total;
+      // host_stall, host_late and launch_overhead always; the named causes where they occur.
+      if (a.total > 0 || k >= kFramework) comp[kComponent[k]] += a.total;
+      if (a.total == 0) continue;
+      IdleCauseRow row;
+      row.rank = c.rank;
+      row.iteration = w.iteration;
+      row.cause = kComponent[k];
+      row.gaps = a.gaps.size();
+      row.idle_ns = a.total;
+      row.max_gap_ns = *std::max_element(a.gaps.begin(), a.gaps.end());
+      row.median_gap_ns = percentile(a.gaps, 0.5);
+      std::vector<std::pair<std::string, Ns>> frames;
+      for (const auto& [f, ns] : a.frames)
+        frames.push_back(
+            {f == 0 ? std::string("(no host activity)") : std::string(c.t.strings.str(f)), ns});
+      std::sort(frames.begin(), frames.end(), [](const auto& x, const auto& y) {
+        return x.second != y.second ? x.second > y.second : x.first < y.first;
+      });
+      if (frames.size() > 5) frames.resize(5);
+      row.frames = std::move(frames);
+      out.idle_causes.push_back(std::move(row));
+    }
     if (gg > 0) comp["graph_gap"] += gg;
-    comp["idle"] += idle - prep_before - call_before - late - launch - gg;
+    comp["idle"] += idle - host - gg;
   }
+  std::sort(out.idle_causes.begin(), out.idle_causes.end(),
+            [](const IdleCauseRow& a, const IdleCauseRow& b) {
+              return a.iteration != b.iteration ? a.iteration < b.iteration : a.cause < b.cause;
+            });
 
   // HTA launch statistics, one row per launch call with its activities (a graph launch is one
   // launch, its call duration counted once; its delay is to its first activity, its GPU time the

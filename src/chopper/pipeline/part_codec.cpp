@@ -77,6 +77,21 @@ void enc_analysis(ByteWriter& w, const RankAnalysis& r) {
   w.put(r.launch_prep_ns);
   w.put(r.launch_call_ns);
   w.put(r.launch_stats);
+  w.put<uint64_t>(r.idle_causes.size());
+  for (const IdleCauseRow& x : r.idle_causes) {
+    w.put(x.rank);
+    w.put(x.iteration);
+    w.put_str(x.cause);
+    w.put(x.gaps);
+    w.put(x.idle_ns);
+    w.put(x.median_gap_ns);
+    w.put(x.max_gap_ns);
+    w.put<uint64_t>(x.frames.size());
+    for (const auto& [name, ns] : x.frames) {
+      w.put_str(name);
+      w.put(ns);
+    }
+  }
   for (const std::vector<NameStat>* v : {&r.kernels, &r.operations, &r.classes}) {
     w.put<uint64_t>(v->size());
     for (const NameStat& x : *v) {
@@ -295,6 +310,21 @@ void dec_analysis(ByteReader& r, RankAnalysis& a) {
   r.get(a.launch_prep_ns);
   r.get(a.launch_call_ns);
   r.get(a.launch_stats);
+  a.idle_causes.resize(r.get<uint64_t>());
+  for (IdleCauseRow& x : a.idle_causes) {
+    r.get(x.rank);
+    r.get(x.iteration);
+    x.cause = r.get_str();
+    r.get(x.gaps);
+    r.get(x.idle_ns);
+    r.get(x.median_gap_ns);
+    r.get(x.max_gap_ns);
+    x.frames.resize(r.get<uint64_t>());
+    for (auto& [name, ns] : x.frames) {
+      name = r.get_str();
+      r.get(ns);
+    }
+  }
   for (std::vector<NameStat>* v : {&a.kernels, &a.operations, &a.classes}) {
     v->resize(r.get<uint64_t>());
     for (NameStat& x : *v) {

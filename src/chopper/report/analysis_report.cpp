@@ -103,6 +103,7 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& /*o*/, TableS
   write_rank_table(RankStream::kLaunchOverhead, per_rank, sink);
   write_rank_table(RankStream::kLaunchStats, per_rank, sink);
   write_rank_table(RankStream::kQueueLength, per_rank, sink);
+  write_rank_table(RankStream::kIdleCauses, per_rank, sink);
   name_table(sink, "kernel_breakdown",
              "GPU activities by kernel name, top N per rank and over all ranks",
              "compute, communication, memcpy, memset", ra.kernels);
@@ -324,7 +325,8 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& /*o*/, TableS
         sink, "rank_components",
         "Every rank's iteration window split into the components of end_to_end, which add up to "
         "the window: compute by phase.class, exposed_comm, straggler_wait, exposed_memcpy, "
-        "host_stall, host_late, launch_overhead, graph_gap, idle",
+        "data_loading, host_sync, host_optimizer, host_stall, host_late, launch_overhead, "
+        "graph_gap, idle",
         {{"rank", I, "rank"},
          {"iteration", I, "iteration window"},
          {"component", T, "as in end_to_end"},
@@ -346,12 +348,13 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& /*o*/, TableS
         "The shown rank's iteration time (iterations.shown_rank) split into components that add "
         "up to it: compute "
         "by phase.class (union, no double counting), exposed_comm, straggler_wait, exposed_memcpy, "
-        "host_stall, host_late, launch_overhead, graph_gap, idle",
+        "data_loading, host_sync, host_optimizer, host_stall, host_late, launch_overhead, "
+        "graph_gap, idle",
         {{"iteration", I, "ProfilerStep number"},
          {"rank", I, "the shown rank (iterations.shown_rank)"},
          {"component", T,
-          "phase.class, exposed_comm, straggler_wait, exposed_memcpy, host_stall, host_late, "
-          "launch_overhead, graph_gap or idle"},
+          "phase.class, exposed_comm, straggler_wait, exposed_memcpy, data_loading, host_sync, "
+          "host_optimizer, host_stall, host_late, launch_overhead, graph_gap or idle"},
          {"time_ns", I, "time"},
          {"share", R, "of the iteration time"},
          {"per_token_ns", R, "time_ns / tokens (NULL = tokens unknown)"}});
@@ -443,14 +446,18 @@ std::string analysis_summary(const RunAnalysis& ra, const AnalysisOptions& o, co
   }
   std::vector<std::pair<double, std::string>> parts;
   for (const auto& [k, v] : phases) parts.push_back({v, k});
-  for (const char* k : {"exposed_comm", "straggler_wait", "exposed_memcpy", "host_stall",
-                        "host_late", "launch_overhead", "graph_gap", "idle"})
+  for (const char* k :
+       {"exposed_comm", "straggler_wait", "exposed_memcpy", "data_loading", "host_sync",
+        "host_optimizer", "host_stall", "host_late", "launch_overhead", "graph_gap", "idle"})
     if (comp.count(k)) parts.push_back({comp[k], k});
   std::sort(parts.rbegin(), parts.rend());
   for (const auto& [v, k] : parts) {
     std::string name = k == "exposed_comm"      ? "exposed communication"
                        : k == "straggler_wait"  ? "waiting for a straggler"
-                       : k == "host_stall"      ? "host stall (data loading)"
+                       : k == "data_loading"    ? "data loading (host)"
+                       : k == "host_sync"       ? "host blocked on the GPU"
+                       : k == "host_optimizer"  ? "host optimizer/checkpoint"
+                       : k == "host_stall"      ? "host stall (step start)"
                        : k == "exposed_memcpy"  ? "exposed memcpy"
                        : k == "host_late"       ? "host late (between kernels)"
                        : k == "launch_overhead" ? "launch overhead"

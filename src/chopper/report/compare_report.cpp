@@ -52,7 +52,10 @@ std::string shorten(const std::string& s, size_t n) {
 std::string component_title(const std::string& k) {
   if (k == "exposed_comm") return "exposed communication";
   if (k == "straggler_wait") return "waiting for a straggler";
-  if (k == "host_stall") return "host stall (data loading)";
+  if (k == "data_loading") return "data loading (host)";
+  if (k == "host_sync") return "host blocked on the GPU";
+  if (k == "host_optimizer") return "host optimizer/checkpoint";
+  if (k == "host_stall") return "host stall (step start)";
   if (k == "exposed_memcpy") return "exposed memcpy";
   if (k == "host_late") return "host late (between kernels)";
   if (k == "launch_overhead") return "launch overhead";
@@ -112,8 +115,9 @@ void compare_tables(const Comparison& c, TableSink& sink) {
         "iterations, in the baseline (a) and the run (b), largest |difference| first",
         pair_cols({{"order", I, "1 = the largest |diff_ns| of this run against the baseline"},
                    {"component", T,
-                    "phase.class, exposed_comm, straggler_wait, exposed_memcpy, host_stall, "
-                    "host_late, launch_overhead, graph_gap or idle"},
+                    "phase.class, exposed_comm, straggler_wait, exposed_memcpy, data_loading, "
+                    "host_sync, host_optimizer, host_stall, host_late, launch_overhead, "
+                    "graph_gap or idle"},
                    {"a_ns", R, "per iteration in the baseline (0 = absent)"},
                    {"b_ns", R, "per iteration in the run (0 = absent)"},
                    {"diff_ns", R, "b_ns − a_ns"},

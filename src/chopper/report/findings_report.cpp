@@ -32,7 +32,8 @@ void findings_table(const Findings& f, TableSink& sink) {
       "confidence and evidence "
       "(docs/metrics.md, Findings). Significant findings first, then by cost",
       {{"finding", T,
-        "exposed_comm, straggler, host_stall, host_late, launch_overhead, graph_gap, idle, "
+        "exposed_comm, straggler, host_stall, data_loading, host_sync, host_optimizer, "
+        "host_late, launch_overhead, graph_gap, idle, "
         "exposed_memcpy, "
         "dvfs, utilization, comm_slowdown"},
        {"title", T, "what the terminal calls it"},

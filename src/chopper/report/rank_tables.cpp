@@ -1,5 +1,7 @@
 #include "chopper/report/rank_tables.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <limits>
 #include <tuple>
@@ -165,6 +167,19 @@ void analysis_rows(RankStream s, const RankAnalysis& r, const AnalysisOptions& o
       for (const QueueRow& q : r.queues)
         put(sink, {Cell::of(q.rank), Cell::of(q.device), Cell::of(q.stream), Cell::of(q.launches),
                    Cell::of(q.max_queue), Cell::of(q.mean_queue), Cell::of(q.full_ns)});
+      return;
+    case RankStream::kIdleCauses:
+      for (const IdleCauseRow& x : r.idle_causes) {
+        std::string frames;
+        for (const auto& [name, ns] : x.frames)
+          frames += fmt::format(
+              "{}{} ({:.1f}%)", frames.empty() ? "" : " | ", name,
+              x.idle_ns > 0 ? 100.0 * static_cast<double>(ns) / static_cast<double>(x.idle_ns)
+                            : 0.0);
+        put(sink, {Cell::of(x.rank), opt_iter(x.iteration), Cell::of(std::string_view(x.cause)),
+                   Cell::of(x.gaps), Cell::of(x.idle_ns), Cell::of(x.median_gap_ns),
+                   Cell::of(x.max_gap_ns), Cell::of(std::string_view(frames))});
+      }
       return;
     case RankStream::kHierarchyHw:
       for (const HwLevelRow& h : r.hw_levels) {
@@ -372,6 +387,25 @@ TableSchema rank_table_schema(RankStream s) {
                           {"max_queue", I, "longest queue"},
                           {"mean_queue", R, "time-weighted mean, first launch to last start"},
                           {"full_queue_ns", I, "time with queue ≥ the blocking length (1024)"}}};
+    }
+    case RankStream::kIdleCauses: {
+      return TableSchema{
+          "idle_causes",
+          "What the host was doing while the GPU waited for it: the host-side idle time of each "
+          "rank's iteration window by end-to-end component, with the gaps between compute "
+          "kernels it lies in and the host frames that cover it (docs/metrics.md, Idle causes)",
+          {{"rank", I, "rank"},
+           {"iteration", I, "iteration window"},
+           {"cause", T,
+            "the end_to_end component: data_loading, host_sync, host_optimizer, host_stall, "
+            "host_late or launch_overhead"},
+           {"gaps", I, "gaps between compute kernels with time of this cause in the window"},
+           {"idle_ns", I, "the cause's time: equals the component in rank_components"},
+           {"median_gap_ns", I, "median of the cause's time per gap"},
+           {"max_gap_ns", I, "largest of the cause's time per gap"},
+           {"top_frames", T,
+            "the host frames covering it, largest first (at most 5), each with its share of "
+            "idle_ns; '(no host activity)' = nothing on the launching thread"}}};
     }
     case RankStream::kTelemetry: {
       return TableSchema{

@@ -29,6 +29,7 @@ namespace chopper {
   X(kLaunchOverhead, "launch_overhead")       \
   X(kLaunchStats, "launch_stats")             \
   X(kQueueLength, "queue_length")             \
+  X(kIdleCauses, "idle_causes")               \
   X(kTelemetry, "telemetry")                  \
   X(kKernelHw, "kernel_hw")                   \
   X(kHierarchyHw, "hierarchy_hw")             \

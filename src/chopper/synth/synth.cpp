@@ -1084,7 +1084,8 @@ class Simulator {
           e->steps->push_back({c_.first_step + r.iteration, {begin + off, 0}});
           if (stall > 0) {
             fmt::format_to(std::back_inserter(e->w->buf()),
-                           ",\n{{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"dl\", "
+                           ",\n{{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": "
+                           "\"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__\", "
                            "\"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": "
                            "{{\"External id\": {}, \"Record function id\": 0}}}}",
                            pid(r), tid(r, false), e->w->ts(begin + 1000 + off), us(stall),

@@ -278,12 +278,19 @@ std::vector<int64_t> sorted_unique(std::vector<int64_t> v) {
 
 // The figures' colours for the named parts of an iteration.
 std::string component_color(const std::string& k) {
-  static const std::map<std::string, std::string> m = {
-      {"exposed_comm", "#e15759"},   {"straggler_wait", "#ff9da7"},
-      {"exposed_memcpy", "#b07aa1"}, {"host_stall", "#9c755f"},
-      {"host_late", "#edc948"},      {"launch_overhead", "#f28e2b"},
-      {"graph_gap", "#76b7b2"},      {"idle", "#bab0ac"},
-      {"compute", "#4e79a7"},        {"other non-compute", "#d4a6c8"}};
+  static const std::map<std::string, std::string> m = {{"exposed_comm", "#e15759"},
+                                                       {"straggler_wait", "#ff9da7"},
+                                                       {"exposed_memcpy", "#b07aa1"},
+                                                       {"host_stall", "#9c755f"},
+                                                       {"data_loading", "#8c564b"},
+                                                       {"host_sync", "#d62728"},
+                                                       {"host_optimizer", "#bcbd22"},
+                                                       {"host_late", "#edc948"},
+                                                       {"launch_overhead", "#f28e2b"},
+                                                       {"graph_gap", "#76b7b2"},
+                                                       {"idle", "#bab0ac"},
+                                                       {"compute", "#4e79a7"},
+                                                       {"other non-compute", "#d4a6c8"}};
   if (auto it = m.find(k); it != m.end()) return it->second;
   // compute by phase.class: blues/greens by phase
   const std::string ph = k.substr(0, k.find('.'));
@@ -354,6 +361,9 @@ std::string evidence_figure(const std::string& kind) {
   static const std::map<std::string, std::string> m = {{"exposed_comm", "fig-e2e"},
                                                        {"straggler", "fig-straggler-lead"},
                                                        {"host_stall", "fig-launch"},
+                                                       {"data_loading", "fig-launch"},
+                                                       {"host_sync", "fig-launch"},
+                                                       {"host_optimizer", "fig-launch"},
                                                        {"host_late", "fig-launch"},
                                                        {"launch_overhead", "fig-launch"},
                                                        {"graph_gap", "fig-launch"},
@@ -438,8 +448,9 @@ std::vector<std::string> component_order(const View& v) {
   std::vector<std::string> order;
   for (const std::string& n : names)
     if (n.find('.') != std::string::npos) order.push_back(n);
-  for (const char* k : {"exposed_comm", "straggler_wait", "exposed_memcpy", "host_stall",
-                        "host_late", "launch_overhead", "graph_gap", "idle"})
+  for (const char* k :
+       {"exposed_comm", "straggler_wait", "exposed_memcpy", "data_loading", "host_sync",
+        "host_optimizer", "host_stall", "host_late", "launch_overhead", "graph_gap", "idle"})
     if (std::binary_search(names.begin(), names.end(), std::string(k))) order.emplace_back(k);
   for (const std::string& n : names)
     if (std::find(order.begin(), order.end(), n) == order.end()) order.push_back(n);
