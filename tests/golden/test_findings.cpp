@@ -303,7 +303,8 @@ TEST(FindingsGolden, FewIterationsAndOneIteration) {
   c.data_loader_stall_ns = 3000000;
   c.iterations = 1;
   const Result r = run("one_iteration_8", c);
-  const Finding* f = find(r.f, FindingKind::kHostStall);
+  // The stall is under the generator's enumerate(DataLoader) annotation: data loading.
+  const Finding* f = find(r.f, FindingKind::kDataLoading);
   ASSERT_NE(f, nullptr);
   EXPECT_EQ(f->samples, 8u);
   EXPECT_FALSE(std::isnan(f->confidence));

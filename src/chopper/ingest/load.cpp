@@ -123,8 +123,11 @@ bool is_own_output(std::string_view why) {
 // generator's truth.json ("generator": "chopper synth") and chopper timeline's Perfetto file
 // (otherData.tool "chopper timeline", which is Kineto-shaped and would read as a rank). Returns
 // why it is skipped, or "" for any other file (or one that cannot be read: the reader says why).
+// Standard input and pipes are not looked at: what is read of them is gone.
 static std::string own_output(const std::string& path) {
   try {
+    std::error_code ec;
+    if (path == "-" || !std::filesystem::is_regular_file(path, ec)) return "";
     std::unique_ptr<ByteSource> src = ByteSource::open_file(path);
     char buf[256];
     size_t n = 0;
