@@ -12,6 +12,7 @@
 #include <set>
 
 #include "chopper/analysis/analysis.hpp"
+#include "chopper/analysis/findings.hpp"
 #include "chopper/hierarchy/label.hpp"
 #include "chopper/ingest/load.hpp"
 #include "test_util.hpp"
@@ -125,6 +126,43 @@ TEST(RealIdleCauses, EveryTraceWithGpuActivityIsPinned) {
     if (run.ranks.size() != 1 || !run.ranks[0].ok || run.ranks[0].trace.gpu.size() == 0) continue;
     EXPECT_TRUE(pinned.count(rel)) << rel << " has GPU activity but no idle-cause case";
   }
+}
+
+// The advice follows the distribution of the gaps. AlexNet's trace (first, cold calls): one gap of
+// 6,978 ms is 71% of its 9,798 ms host-late time and its 98 launch calls take 31.8 ms each, so
+// neither finding may say "use graphs": one-off work and first-call work, profile after warm-up.
+// The A100 DDP trace's host-late time is 1,520 gaps of median 0.156 ms, the largest 31 ms (7% of
+// it): per-launch framework overhead, the graphs advice.
+TEST(RealIdleCauses, AdviceFollowsTheGaps) {
+  if (!chopper::test::have_shared_traces()) GTEST_SKIP() << "../shared/traces is absent";
+  auto findings = [](const char* file) {
+    chopper::Run run = load_run({chopper::test::shared_path(std::string("traces/kineto/") + file)});
+    label_run(Taxonomy::builtin(), run, 1);
+    AnalysisOptions o;
+    o.threads = 1;
+    return decide_findings(analyze_run(run, o), o);
+  };
+  auto get = [](const Findings& f, FindingKind k) -> const Finding* {
+    for (const Finding& x : f.all)
+      if (x.kind == k) return &x;
+    return nullptr;
+  };
+  const Findings cold = findings("hta_a100_alexnet_cuda_sync.json.gz");
+  const Finding* late = get(cold, FindingKind::kHostLate);
+  ASSERT_NE(late, nullptr);
+  EXPECT_NE(finding_advice(*late).find("one-off host work"), std::string_view::npos)
+      << finding_advice(*late);
+  EXPECT_NE(finding_advice(*late).find("71.2%"), std::string_view::npos);
+  const Finding* launch = get(cold, FindingKind::kLaunchOverhead);
+  ASSERT_NE(launch, nullptr);
+  EXPECT_NE(finding_advice(*launch).find("31.772 ms each are not launch latency"),
+            std::string_view::npos)
+      << finding_advice(*launch);
+  const Findings warm = findings("hta_a100_ddp_nccl_rank0.json.gz");
+  const Finding* framework = get(warm, FindingKind::kHostLate);
+  ASSERT_NE(framework, nullptr);
+  EXPECT_TRUE(framework->suggestion.empty());
+  EXPECT_EQ(finding_advice(*framework), finding_suggestion(FindingKind::kHostLate));
 }
 
 }  // namespace

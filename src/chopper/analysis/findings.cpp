@@ -23,6 +23,11 @@ constexpr KindInfo kKinds[] = {
 #undef CHOPPER_X
 };
 
+// Host-late time whose largest gap is at least this share of it is "a few long gaps".
+constexpr double kFewGapsShare = 0.5;
+// A mean launch call at least this long (ns) is first-call work, not launch latency.
+constexpr double kSlowLaunchCallNs = 1e6;
+
 std::string ms(double ns) {
   return fmt::format("{:.3f} ms", ns / 1e6);
 }
@@ -164,6 +169,47 @@ std::string idle_cause_evidence(const RunAnalysis& ra, std::string_view cause) {
   return s;
 }
 
+// The largest single gap of an idle cause and the cause's whole time, over the rank shown in each
+// iteration (as idle_cause_evidence).
+std::pair<Ns, double> largest_idle_gap(const RunAnalysis& ra, std::string_view cause) {
+  std::map<int64_t, int64_t> shown;
+  for (const IterationRow& it : ra.iterations) shown[it.iteration] = it.slowest_rank;
+  Ns largest = 0;
+  double total = 0;
+  for (const RankAnalysis& r : ra.ranks)
+    for (const IdleCauseRow& x : r.idle_causes) {
+      auto s = shown.find(x.iteration);
+      if (x.cause != cause || s == shown.end() || s->second != r.rank) continue;
+      total += static_cast<double>(x.idle_ns);
+      largest = std::max(largest, x.max_gap_ns);
+    }
+  return {largest, total};
+}
+
+// Advice for host-late time that a few long gaps make up (the largest alone at least half of it):
+// not per-launch framework overhead, which graphs or compilation remove, but one-off host work.
+std::string few_gaps_advice(const RunAnalysis& ra) {
+  const auto [largest, total] = largest_idle_gap(ra, "host_late");
+  if (total <= 0 || static_cast<double>(largest) < kFewGapsShare * total) return {};
+  return fmt::format(
+      "the largest gap alone is {} of it: one-off host work, not per-kernel overhead (graphs would "
+      "not remove it). Look at the named host frames: first calls (cuDNN's algorithm search with "
+      "cudnn.benchmark, lazy CUDA/HIP module loading, compilation), checkpoint or logging work; "
+      "profile after warm-up (torch.profiler schedule with wait and warmup steps)",
+      pct(static_cast<double>(largest) / total));
+}
+
+// Advice for launch calls that take milliseconds each: not launch latency (microseconds) but the
+// runtime doing first-call work inside the call.
+std::string slow_launch_advice(const LaunchTotals& t) {
+  if (t.launches == 0 || t.call_mean < kSlowLaunchCallNs) return {};
+  return fmt::format(
+      "launch calls of {} each are not launch latency (a few µs): the runtime did first-call work "
+      "inside them (lazy module loading: CUDA_MODULE_LOADING=EAGER, kernel compilation, a blocked "
+      "runtime lock); profile after warm-up",
+      ms(t.call_mean));
+}
+
 std::string host_late_evidence(const LaunchTotals& t) {
   const double gaps = static_cast<double>(t.prep + t.call);
   if (gaps <= 0) return {};
@@ -279,6 +325,9 @@ std::string_view finding_title(FindingKind k) {
 }
 std::string_view finding_suggestion(FindingKind k) {
   return kKinds[static_cast<size_t>(k)].suggestion;
+}
+std::string_view finding_advice(const Finding& f) {
+  return f.suggestion.empty() ? finding_suggestion(f.kind) : std::string_view(f.suggestion);
 }
 std::optional<FindingKind> finding_from_key(std::string_view key) {
   for (const KindInfo& i : kKinds)
@@ -437,9 +486,16 @@ Findings decide_findings(const RunAnalysis& ra, const AnalysisOptions& o) {
   add(component_loss(FindingKind::kHostOptimizer, "host_optimizer"),
       idle_cause_evidence(ra, "host_optimizer"));
   const LaunchTotals lt = launch_totals(ra);
-  add(component_loss(FindingKind::kHostLate, "host_late"),
-      join(host_late_evidence(lt), idle_cause_evidence(ra, "host_late")));
-  add(component_loss(FindingKind::kLaunchOverhead, "launch_overhead"), launch_evidence(lt));
+  {
+    Finding f = component_loss(FindingKind::kHostLate, "host_late");
+    f.suggestion = few_gaps_advice(ra);
+    add(std::move(f), join(host_late_evidence(lt), idle_cause_evidence(ra, "host_late")));
+  }
+  {
+    Finding f = component_loss(FindingKind::kLaunchOverhead, "launch_overhead");
+    f.suggestion = slow_launch_advice(lt);
+    add(std::move(f), launch_evidence(lt));
+  }
   add(component_loss(FindingKind::kGraphGap, "graph_gap"),
       lt.graph_launches > 0 ? fmt::format("{} graph launches (all ranks): the GPU idle between "
                                           "their kernels after the first started",

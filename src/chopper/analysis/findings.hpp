@@ -106,7 +106,13 @@ struct Finding {
   bool significant = false;
   std::string test;      // how significance was decided ("t test over 5 iterations", ...)
   std::string evidence;  // what points to the cause
+  // What to try when the kind's general advice does not fit this run (a few long gaps are not
+  // per-launch overhead); empty: finding_suggestion(kind). finding_advice gives the one to show.
+  std::string suggestion;
 };
+
+// What to try for a finding: its own suggestion, else its kind's.
+std::string_view finding_advice(const Finding& f);
 
 struct Findings {
   uint64_t iterations = 0;

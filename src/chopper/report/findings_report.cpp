@@ -67,8 +67,8 @@ void findings_table(const Findings& f, TableSink& sink) {
                Cell::of(int64_t{x.significant ? 1 : 0}), Cell::of(x.cost_ns),
                Cell::of(x.cost_share), opt_real(x.stderr_ns), Cell::of(x.threshold_ns),
                opt_real(x.confidence), opt_real(x.energy_j), Cell::of(x.iterations),
-               Cell::of(x.material_iterations), opt_text(x.evidence),
-               Cell::of(finding_suggestion(x.kind)), Cell::of(x.samples), opt_text(x.test)});
+               Cell::of(x.material_iterations), opt_text(x.evidence), Cell::of(finding_advice(x)),
+               Cell::of(x.samples), opt_text(x.test)});
   t.end();
 }
 
@@ -103,7 +103,7 @@ std::string findings_text(const Findings& f) {
       s += fmt::format("); confidence {:.2f} ({}), ≥ 1% in {} of {} iterations\n", x.confidence,
                        x.test, x.material_iterations, x.iterations);
     if (!x.evidence.empty()) s += fmt::format("     {}\n", x.evidence);
-    s += fmt::format("     try: {}\n", finding_suggestion(x.kind));
+    s += fmt::format("     try: {}\n", finding_advice(x));
   }
   if (k == 0) s += "  nothing significant: no loss stands out from the run's own variation\n";
   if (!rest.empty()) s += fmt::format("  below significance (findings table): {}\n", rest);
@@ -130,7 +130,7 @@ std::string findings_json(const Findings& f) {
         x.material_iterations);
     s += fmt::format(", \"samples\": {}, \"test\": ", x.samples) + json_string(x.test);
     s += ", \"evidence\": " + json_string(x.evidence);
-    s += ", \"suggestion\": " + json_string(finding_suggestion(x.kind)) + "}";
+    s += ", \"suggestion\": " + json_string(finding_advice(x)) + "}";
   }
   s += f.all.empty() ? "]}\n" : "\n]}\n";
   return s;
