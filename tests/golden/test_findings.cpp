@@ -319,3 +319,46 @@ TEST(FindingsGolden, FewIterationsAndOneIteration) {
     EXPECT_EQ(x.significant, x.cost_ns > x.threshold_ns);
   }
 }
+
+// Noise alone (5% of every kernel's duration, a seeded N(0, 1) per rank, op and iteration): no
+// rank is slow, yet the ranks wait at the collectives for whichever is slowest. The finding
+// "ranks waiting on each other's variation" carries what that costs: the mean over the
+// iterations without a significant straggler of the median rank's exposed communication over the
+// least (StragglerCost.cost_ns, computed here again from the iterations), and it is within 2
+// points of truth's noise_cost_ns (the step time the noise adds, from the same job run without
+// it), averaged over the ranks. The noise is not a compute loss: the kernels below achievable are
+// measured against their class's median instance, so the noise cancels (under 0.5% of the step;
+// against the class's best instances it read 4.2%). Without noise there is no variation cost.
+TEST(FindingsGolden, NoiseIsRankVariationNotComputeLoss) {
+  SynthConfig c = eight("h100", Parallelism::kFsdp);
+  c.noise = 0.05;
+  const Result r = run("noise_h100", c);
+  const Finding* f = find(r.f, FindingKind::kRankVariation);
+  ASSERT_NE(f, nullptr);
+  double want = 0, truth = 0;
+  for (const IterationRow& it : r.ra.iterations) {
+    if (!it.straggler.significant) want += static_cast<double>(it.straggler.cost_ns);
+    for (const TruthRank& tr : r.truth)
+      truth += static_cast<double>(tr.noise_cost_ns.at(it.iteration)) / c.ranks;
+  }
+  want /= static_cast<double>(r.ra.iterations.size());
+  truth /= static_cast<double>(r.ra.iterations.size());
+  std::printf("rank variation: finding %.3f ms, truth noise cost %.3f ms, iteration %.3f ms\n",
+              f->cost_ns / 1e6, truth / 1e6, mean_iteration(r) / 1e6);
+  EXPECT_DOUBLE_EQ(f->cost_ns, want);
+  EXPECT_GT(truth, 0.005 * mean_iteration(r));
+  EXPECT_NEAR(f->cost_ns, truth, 0.02 * mean_iteration(r));
+  EXPECT_NE(f->evidence.find("no rank is significantly slower"), std::string::npos);
+  double below = 0;
+  for (const ShapeClassRow& s : r.ra.shape_classes) below += s.below_achievable_ns;
+  EXPECT_LT(below / static_cast<double>(r.ra.iterations.size() * c.ranks),
+            0.005 * mean_iteration(r));
+
+  SynthConfig h = eight("h100", Parallelism::kFsdp);
+  const Result healthy = run("noise_none_h100", h);
+  const Finding* g = find(healthy.f, FindingKind::kRankVariation);
+  if (g != nullptr) {
+    EXPECT_FALSE(g->significant);
+    EXPECT_LT(g->cost_ns, 1e-4 * mean_iteration(healthy));
+  }
+}

@@ -383,6 +383,9 @@ struct ShapeClassRow {
   double flops = 0, bytes = 0;
   double roofline_share = 0;       // theoretical_ns / time_ns
   double best_roofline_share = 0;  // p90 over the class's kernels of theoretical / reference
+  // median over the class's kernels of theoretical / reference: what the work typically reaches
+  // in this run (the class's achievable reference: docs/metrics.md, Waterfall)
+  double median_roofline_share = 0;
 };
 
 // What an iteration would take (slowest rank), first order: one loss removed at a time.

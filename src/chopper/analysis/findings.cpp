@@ -8,6 +8,7 @@
 #include <cmath>
 #include <map>
 #include <numeric>
+#include <set>
 #include <tuple>
 
 namespace chopper {
@@ -275,17 +276,17 @@ std::string compute_loss_evidence(const RunAnalysis& ra) {
   if (all <= 0) return "no shape class runs below its achievable rate";
   std::string s = "against the better of the roofline at the achievable efficiency (matrix " +
                   pct(kAchievableMatrix) + ", bandwidth " + pct(kAchievableBandwidth) +
-                  ") and the p90 of the class's own kernels; largest:";
+                  ") and the median of the class's own kernels (its typical instance); largest:";
   int k = 0;
   for (const ShapeClassRow& c : ra.shape_classes) {
     if (c.below_achievable_ns <= 0 || k == 3) break;
     const double secs = c.time_ns * 1e-9;
-    s += fmt::format("{} {} ({} of the loss; {} kernels at {}, {} of roofline, best {})",
-                     k++ ? ";" : "", c.shape_class, pct(c.below_achievable_ns / all), c.kernels,
-                     c.compute_bound
-                         ? fmt::format("{:.1f} TFLOP/s", secs > 0 ? c.flops / secs * 1e-12 : 0.0)
-                         : fmt::format("{:.2f} TB/s", secs > 0 ? c.bytes / secs * 1e-12 : 0.0),
-                     pct(c.roofline_share), pct(c.best_roofline_share));
+    s += fmt::format(
+        "{} {} ({} of the loss; {} kernels at {}, {} of roofline, median {}, best {})",
+        k++ ? ";" : "", c.shape_class, pct(c.below_achievable_ns / all), c.kernels,
+        c.compute_bound ? fmt::format("{:.1f} TFLOP/s", secs > 0 ? c.flops / secs * 1e-12 : 0.0)
+                        : fmt::format("{:.2f} TB/s", secs > 0 ? c.bytes / secs * 1e-12 : 0.0),
+        pct(c.roofline_share), pct(c.median_roofline_share), pct(c.best_roofline_share));
   }
   return s;
 }
@@ -505,6 +506,37 @@ Findings decide_findings(const RunAnalysis& ra, const AnalysisOptions& o) {
       "GPU idle with the launch issued and no other work running: waiting on an event or a "
       "synchronisation, or kernels with no launch in the trace");
   add(component_loss(FindingKind::kExposedMemcpy, "exposed_memcpy"), {});
+
+  // Rank-to-rank variation: in the iterations with no significant straggler, what the ranks' own
+  // variation costs at the collectives (StragglerCost.cost_ns: the median rank's exposed
+  // communication over the least, i.e. what the ranks wait for whichever is slowest). A part of
+  // exposed communication, named apart because its remedy differs.
+  if (ranks >= 2) {
+    std::vector<double> x;
+    std::set<int64_t> waited_for;
+    double sigma = 0;
+    size_t k = 0;
+    for (const IterationRow& it : ra.iterations) {
+      const StragglerCost& s = it.straggler;
+      const bool noise = !s.significant && s.rank >= 0;
+      x.push_back(noise ? static_cast<double>(std::max<Ns>(0, s.cost_ns)) : 0.0);
+      if (!noise) continue;
+      ++k;
+      waited_for.insert(s.rank);
+      sigma += static_cast<double>(s.sigma_ns);
+    }
+    if (k > 0) {
+      std::string who;
+      for (int64_t r : waited_for) who += (who.empty() ? "" : ", ") + std::to_string(r);
+      add(test_loss(FindingKind::kRankVariation, x, t),
+          fmt::format("in {} of {} iterations no rank is significantly slower, yet the ranks wait "
+                      "at collectives for whichever is slowest (the median rank's exposed "
+                      "communication over the least; part of exposed communication); waited for: "
+                      "rank{} {}; the ranks' exposed communication varies by {} (robust σ)",
+                      k, ra.iterations.size(), waited_for.size() == 1 ? "" : "s", who,
+                      ms(sigma / static_cast<double>(k))));
+    }
+  }
 
   // The straggler: the rank costing the most over the iterations where it is significant against
   // the rank-to-rank variation (StragglerCost).

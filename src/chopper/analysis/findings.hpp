@@ -63,7 +63,11 @@ namespace chopper {
     "kernels, a faster kernel library or attention implementation")                               \
   X(kCommSlowdown, "comm_slowdown", "compute slowed by communication",                            \
     "give communication kernels fewer SMs/CUs, or schedule collectives away from "                \
-    "bandwidth-heavy compute")
+    "bandwidth-heavy compute")                                                                    \
+  X(kRankVariation, "rank_variation", "ranks waiting on each other's variation",                  \
+    "no single rank is slow: kernel times vary from rank to rank (clocks, power caps, "           \
+    "interference, data-dependent work); make the GPUs' clock and power settings alike, and "     \
+    "synchronise less often (fewer, larger collectives; overlap them with compute)")
 
 enum class FindingKind : uint8_t {
 #define CHOPPER_X(e, key, title, hint) e,

@@ -614,6 +614,9 @@ void bound_waterfall_parts(WaterfallUnit& u) {
     left -= *p;
   }
   u.residual_ns = left;
+  // Not a part of the sum: of utilization, the time beyond the achievable (signed, at most d).
+  if (!std::isfinite(u.below_achievable_ns)) u.below_achievable_ns = 0;
+  u.below_achievable_ns = std::clamp(u.below_achievable_ns, -d, d);
 }
 
 // A waterfall row's parts (sums over its kernels), bounded: each part in [0, observed] and the
@@ -629,6 +632,9 @@ void bound_waterfall_row(WaterfallRow& w) {
     left -= *p;
   }
   w.residual_ns = left;
+  // below_achievable is a part of utilization (signed per kernel: noise cancels in the sum)
+  if (!std::isfinite(w.below_achievable_ns)) w.below_achievable_ns = 0;
+  w.below_achievable_ns = std::clamp(w.below_achievable_ns, 0.0, w.utilization_ns);
 }
 
 }  // namespace
@@ -671,9 +677,11 @@ void finalize_hardware(RunAnalysis& ra, const AnalysisOptions& o) {
     }
   const double rate = overlapped > 0 ? std::max(0.0, added / overlapped) : 0;
   const bool rate_known = overlapped > 0;
-  // The compute-loss reference of each shape class: the p90 over its kernels of the roofline share
-  // they reach (theoretical ÷ solo time at the maximum clock), and the run's shortest compute
-  // kernel, below which no kernel is expected to finish (launch and ramp).
+  // The compute-loss reference of each shape class: the median over its kernels of the roofline
+  // share they reach (theoretical ÷ solo time at the maximum clock: what the work typically
+  // reaches here; the p90, its best, is context: the best of many instances that vary is partly
+  // luck), and the run's shortest compute kernel, below which no kernel is expected to finish
+  // (launch and ramp).
   struct ClassAcc {
     std::vector<double> share;
     ShapeClassRow row;
@@ -701,6 +709,9 @@ void finalize_hardware(RunAnalysis& ra, const AnalysisOptions& o) {
                                      std::ceil(0.9 * static_cast<double>(c.share.size())) - 1);
     std::nth_element(c.share.begin(), p90, c.share.end());
     c.row.best_roofline_share = *p90;
+    auto mid = c.share.begin() + static_cast<std::ptrdiff_t>((c.share.size() - 1) / 2);
+    std::nth_element(c.share.begin(), mid, c.share.end());
+    c.row.median_roofline_share = *mid;
     c.row.shape_class = std::string(k);
     c.share = {};
   }
@@ -774,15 +785,17 @@ void finalize_hardware(RunAnalysis& ra, const AnalysisOptions& o) {
       u.overlap_ns = u.active_ns - ref;
       u.utilization_ns = u.theoretical_known ? std::max(0.0, ref - issued) : 0;
       // Of utilization, the part beyond what is achievable: the better (shorter) of the time at
-      // the achievable efficiencies and the time at the class's p90 roofline share, never below
-      // the run's shortest kernel.
+      // the achievable efficiencies and the time at the class's median roofline share, never
+      // below the run's shortest kernel. Signed per kernel (an instance faster than the reference
+      // is noise the others' slowness cancels in sums: per-kernel clamping would count every
+      // run's noise as a loss); rows and classes bound their sums to [0, utilization].
       if (u.theoretical_known && !u.shape_class.empty()) {
         ClassAcc& ca = classes[u.shape_class];
         double ach = u.achievable_ns;
-        if (ca.row.best_roofline_share > 0)
-          ach = std::min(ach, u.theoretical_ns / ca.row.best_roofline_share);
+        if (ca.row.median_roofline_share > 0)
+          ach = std::min(ach, u.theoretical_ns / ca.row.median_roofline_share);
         u.achievable_ns = std::max(ach, std::min(shortest, static_cast<double>(u.observed_ns)));
-        u.below_achievable_ns = std::max(0.0, ref - std::max(issued, u.achievable_ns));
+        u.below_achievable_ns = ref - std::max(issued, u.achievable_ns);
         ShapeClassRow& cr = ca.row;
         ++cr.kernels;
         cr.compute_bound = u.compute_bound;
@@ -827,6 +840,8 @@ void finalize_hardware(RunAnalysis& ra, const AnalysisOptions& o) {
     ShapeClassRow& cr = c.row;
     cr.family = cr.shape_class.substr(0, cr.shape_class.find(' '));
     cr.roofline_share = cr.time_ns > 0 ? cr.theoretical_ns / cr.time_ns : 0;
+    if (!std::isfinite(cr.below_achievable_ns)) cr.below_achievable_ns = 0;
+    cr.below_achievable_ns = std::clamp(cr.below_achievable_ns, 0.0, std::max(0.0, cr.time_ns));
     ra.shape_classes.push_back(std::move(cr));
   }
   std::sort(ra.shape_classes.begin(), ra.shape_classes.end(),

@@ -262,7 +262,7 @@ void hardware_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
              {"unknown_frequency", I, "kernels with no clock or cycle counter (frequency 0)"},
              {"below_achievable_ns", R,
               "of utilization_ns, the time beyond what is achievable for the same work (the "
-              "better of the roofline at the achievable efficiency and the p90 of its shape "
+              "better of the roofline at the achievable efficiency and the median of its shape "
               "class in the run): the compute loss a user can act on"}})
       cols.push_back(std::move(c));
     Rows t = make_rows(sink, "waterfall",
@@ -302,14 +302,16 @@ void hardware_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
          {"theoretical_ns", R, "Σ roofline time (FLOPs at peak or bytes at peak bandwidth)"},
          {"achievable_ns", R,
           "Σ achievable time: the better of the roofline at the achievable efficiency and the "
-          "class's best (p90), never below the run's shortest kernel"},
+          "class's median roofline share, never below the run's shortest kernel"},
          {"below_achievable_ns", R, "Σ time beyond the achievable (the compute loss)"},
          {"flops", R, "Σ FLOPs"},
          {"bytes", R, "Σ bytes moved"},
          {"achieved_tflops", R, "flops / time_ns (TFLOP/s)"},
          {"achieved_tbs", R, "bytes / time_ns (TB/s)"},
          {"roofline_share", R, "theoretical_ns / time_ns"},
-         {"best_roofline_share", R, "p90 over the class's kernels of theoretical / solo time"}});
+         {"best_roofline_share", R, "p90 over the class's kernels of theoretical / solo time"},
+         {"median_roofline_share", R,
+          "median over the class's kernels of theoretical / solo time (the class's reference)"}});
     for (const ShapeClassRow& c : ra.shape_classes) {
       const double secs = c.time_ns * 1e-9;
       t.add_row({Cell::of(c.shape_class), Cell::of(c.family),
@@ -318,7 +320,8 @@ void hardware_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
                  Cell::of(c.below_achievable_ns), Cell::of(c.flops), Cell::of(c.bytes),
                  secs > 0 ? Cell::of(c.flops / secs * 1e-12) : Cell::null(),
                  secs > 0 ? Cell::of(c.bytes / secs * 1e-12) : Cell::null(),
-                 Cell::of(c.roofline_share), Cell::of(c.best_roofline_share)});
+                 Cell::of(c.roofline_share), Cell::of(c.best_roofline_share),
+                 Cell::of(c.median_roofline_share)});
     }
     t.end();
   }
