@@ -444,5 +444,39 @@ TEST(HostileHardware, AnalyzeShowsBrokenTelemetry) {
   fs::remove_all(dir);
 }
 
+TEST(HostileHardware, UnreadableHardwareFileIsADiagnosticsRow) {
+  // A telemetry file named on the command line that does not exist: an error line (exit status 1,
+  // sr->hw_errors) and, like an unreadable trace, an error row of the diagnostics table naming it.
+  SynthConfig c = test::small("h100", Parallelism::kFsdp);
+  c.ranks = 2;
+  c.gpus_per_node = 2;
+  c.layers = 1;
+  c.iterations = 2;
+  c.threads = 2;
+  const fs::path dir = test::temp_dir("hostile_hw_unreadable");
+  synthesize(c, dir.string());
+  const fs::path missing = dir / "telemetry" / "node7.nvidia-smi.csv";
+  StreamOptions so;
+  so.paths = {dir.string()};
+  so.telemetry = {missing.string()};
+  so.load.threads = 2;
+  so.analysis.threads = 2;
+  std::unique_ptr<StreamedRun> sr = stream_run(so, Taxonomy::builtin(), dir.string(), comm());
+  ASSERT_TRUE(sr->analysed);
+  EXPECT_EQ(sr->hw_errors.size(), 1u);
+  size_t rows = 0;
+  for (const DiagnosticRow& d : sr->diagnostics)
+    if (d.kind == "hardware_file_unreadable") {
+      ++rows;
+      EXPECT_EQ(d.file, missing.string());
+      EXPECT_EQ(d.severity, Severity::kError);
+      EXPECT_EQ(d.count, 1u);
+      EXPECT_FALSE(d.example.empty());
+    }
+  EXPECT_EQ(rows, 1u);
+  sr.reset();
+  fs::remove_all(dir);
+}
+
 }  // namespace
 }  // namespace chopper

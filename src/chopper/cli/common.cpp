@@ -393,6 +393,7 @@ HardwareRun load_run_hardware(const Run& run, const RunOptions& o,
   for (const std::string& e : hf.errors)
     fmt::print(stderr, "chopper {}: {}\n", cmd, terminal_safe(e));
   HardwareRun hw = align_hardware(run, std::move(hf.telemetry), std::move(hf.counters), align);
+  note_unreadable(hw, hf.errors, hf.error_files);
   for (const std::string& e : hw.errors)
     fmt::print(stderr, "chopper {}: {}\n", cmd, terminal_safe(e));
   errors = hf.errors.size() + hw.errors.size();

@@ -202,6 +202,7 @@ HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
   for (Result& r : res) {
     if (!r.error.empty()) {
       out.errors.push_back(std::move(r.error));
+      out.error_files.push_back(r.path);
     } else if (!r.skipped.empty()) {
       out.skipped.push_back({r.path, std::move(r.skipped)});
     } else if (r.telemetry) {

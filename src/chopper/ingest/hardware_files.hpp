@@ -20,6 +20,7 @@ struct HardwareFiles {
   std::vector<CounterTable> counters;  // kernel traces already joined into the counter tables
   std::vector<std::pair<std::string, std::string>> skipped;  // file, why
   std::vector<std::string> errors;                           // one line per unreadable file
+  std::vector<std::string> error_files;                      // their paths, parallel to errors
 };
 
 // `run_paths` as given to analyze (directories are searched); `telemetry` and `counters` name

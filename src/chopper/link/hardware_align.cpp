@@ -1023,8 +1023,24 @@ void join_counters(const RankTrace& tr, const CounterTable& ct, CounterJoin& j, 
   j.offset_ns = median;
 }
 
+void note_unreadable(HardwareRun& hw, const std::vector<std::string>& errors,
+                     const std::vector<std::string>& files) {
+  for (size_t i = 0; i < errors.size(); ++i)
+    hw.unreadable.emplace_back(i < files.size() ? files[i] : std::string(), errors[i]);
+}
+
 std::vector<DiagnosticRow> hardware_use_diagnostics(const HardwareRun& hw) {
   std::vector<DiagnosticRow> rows;
+  for (const auto& [file, why] : hw.unreadable) {
+    DiagnosticRow d;
+    d.file = file;
+    d.kind = "hardware_file_unreadable";
+    d.severity = Severity::kError;
+    d.stage = "read";
+    d.count = 1;
+    d.example = why;
+    rows.push_back(std::move(d));
+  }
   for (const TelemetryAlignment& a : hw.telemetry) {
     if (a.aligned()) continue;
     DiagnosticRow d;

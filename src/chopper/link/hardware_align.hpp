@@ -129,6 +129,9 @@ struct HardwareRun {
   // Files that cannot be used together (two telemetry files claiming one node's GPUs): one line
   // each, naming the files, for the caller to print as it prints unreadable files (exit status 1).
   std::vector<std::string> errors;
+  // Hardware files that could not be read: (file, the reader's message), for the diagnostics
+  // table (hardware_use_diagnostics); the caller prints them when it reads them.
+  std::vector<std::pair<std::string, std::string>> unreadable;
   std::vector<TelemetryData> telemetry_data;
   std::vector<CounterTable> counter_data;
   std::vector<TelemetryAlignment> telemetry;  // parallel to telemetry_data
@@ -179,9 +182,13 @@ bool kernel_names_agree(std::string_view a, std::string_view b);
 std::string_view trace_vendor(const RankTrace& t);
 std::string_view counter_vendor(const CounterTable& ct);
 
-// The diagnostics table's rows for the hardware files that could not be used: a telemetry file not
-// aligned (telemetry_not_aligned, warning), two telemetry files for one node's GPUs
-// (telemetry_conflict, error), a counter file refused (counter_file_refused, warning).
+// The diagnostics table's rows for the hardware files that could not be used: a file that could
+// not be read (hardware_file_unreadable, error), a telemetry file not aligned
+// (telemetry_not_aligned, warning), two telemetry files for one node's GPUs (telemetry_conflict,
+// error), a counter file refused (counter_file_refused, warning).
+// HardwareRun::unreadable from a read's errors (HardwareFiles::errors and error_files).
+void note_unreadable(HardwareRun& hw, const std::vector<std::string>& errors,
+                     const std::vector<std::string>& files);
 std::vector<DiagnosticRow> hardware_use_diagnostics(const HardwareRun& hw);
 
 // The telemetry rows the alignment of this run can use, for reading only those

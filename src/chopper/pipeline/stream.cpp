@@ -292,8 +292,9 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
       HardwareFiles hf = load_hardware(o.paths, o.telemetry, counter_files, o.load.threads,
                                        telemetry_window(acts, o.align), keep);
       out->hw_skipped = std::move(hf.skipped);
-      out->hw_errors = std::move(hf.errors);
       hw = align_telemetry(acts, std::move(hf.telemetry), o.align);
+      note_unreadable(hw, hf.errors, hf.error_files);
+      out->hw_errors = std::move(hf.errors);
       out->hw_errors.insert(out->hw_errors.end(), hw.errors.begin(), hw.errors.end());
       hw.counter_data = std::move(hf.counters);
       const std::vector<size_t> slot_of_counter =
@@ -320,6 +321,7 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
       // No hardware file: what the run's directories hold that is not one, listed as skipped.
       HardwareFiles hf = load_hardware(o.paths, o.telemetry, o.counters, o.load.threads);
       out->hw_skipped = std::move(hf.skipped);
+      note_unreadable(hw, hf.errors, hf.error_files);
       out->hw_errors = std::move(hf.errors);
     }
 
