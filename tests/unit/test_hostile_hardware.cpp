@@ -42,6 +42,20 @@ CounterTable read_ctr(const std::string& text, const std::string& name = "ctr.cs
   return read_counters(*src);
 }
 
+// A small synthetic H100 run (2 ranks on one node, 1 layer, 2 iterations) in a temporary
+// directory, with its nvidia-smi telemetry, for the end-to-end tests.
+fs::path synth_two_ranks(const std::string& name) {
+  SynthConfig c = test::small("h100", Parallelism::kFsdp);
+  c.ranks = 2;
+  c.gpus_per_node = 2;
+  c.layers = 1;
+  c.iterations = 2;
+  c.threads = 2;
+  const fs::path dir = test::temp_dir(name);
+  synthesize(c, dir.string());
+  return dir;
+}
+
 const DiagnosticRow* find_row(const std::vector<DiagnosticRow>& rows, std::string_view kind) {
   for (const DiagnosticRow& d : rows)
     if (d.kind == kind) return &d;
@@ -402,14 +416,7 @@ TEST(HostileHardware, LongRowInPlainFileSkipped) {
 TEST(HostileHardware, AnalyzeShowsBrokenTelemetry) {
   // A synthetic H100 run whose node-0 nvidia-smi file has every other data row spoilt (2 fields):
   // analyze's diagnostics hold the file's bad_row row, and its summary names the file.
-  SynthConfig c = test::small("h100", Parallelism::kFsdp);
-  c.ranks = 2;
-  c.gpus_per_node = 2;
-  c.layers = 1;
-  c.iterations = 2;
-  c.threads = 2;
-  const fs::path dir = test::temp_dir("hostile_hw");
-  synthesize(c, dir.string());
+  const fs::path dir = synth_two_ranks("hostile_hw");
   const fs::path tel = dir / "telemetry" / "node0.nvidia-smi.csv";
   ASSERT_TRUE(fs::exists(tel));
   std::istringstream in(test::read_file(tel.string()));
@@ -447,14 +454,7 @@ TEST(HostileHardware, AnalyzeShowsBrokenTelemetry) {
 TEST(HostileHardware, UnreadableHardwareFileIsADiagnosticsRow) {
   // A telemetry file named on the command line that does not exist: an error line (exit status 1,
   // sr->hw_errors) and, like an unreadable trace, an error row of the diagnostics table naming it.
-  SynthConfig c = test::small("h100", Parallelism::kFsdp);
-  c.ranks = 2;
-  c.gpus_per_node = 2;
-  c.layers = 1;
-  c.iterations = 2;
-  c.threads = 2;
-  const fs::path dir = test::temp_dir("hostile_hw_unreadable");
-  synthesize(c, dir.string());
+  const fs::path dir = synth_two_ranks("hostile_hw_unreadable");
   const fs::path missing = dir / "telemetry" / "node7.nvidia-smi.csv";
   StreamOptions so;
   so.paths = {dir.string()};

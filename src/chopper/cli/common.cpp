@@ -400,6 +400,17 @@ HardwareRun load_run_hardware(const Run& run, const RunOptions& o,
   return hw;
 }
 
+void add_device_options(CLI::App* app, AnalysisOptions& a, std::string& spec) {
+  app->add_option("--device", a.device,
+                  "Device for MFU and the waterfall (" + known_device_names() +
+                      "); default: from the trace's deviceProperties name");
+  app->add_option("--device-spec", spec,
+                  "TOML device spec for a device not in the table (name, [peak_tflops], "
+                  "memory_bandwidth_gbs, max_clock_mhz, base_clock_mhz, tdp_w); used unless "
+                  "--device names another")
+      ->check(CLI::ExistingFile);
+}
+
 void add_utc_offset_option(CLI::App* app, HardwareAlignOptions& align) {
   app->add_option(
          "--telemetry-utc-offset",

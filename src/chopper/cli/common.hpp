@@ -121,6 +121,8 @@ void apply_manifest(std::string_view text, const std::string& path, AnalysisOpti
 // --device-spec and --device: adds the spec file's device (and names it, unless --device does),
 // then checks the device is known. 0, or 2 after a message naming the file, key or known devices.
 int device_options(const char* cmd, const std::string& spec, AnalysisOptions& a);
+// --device and --device-spec FILE (checked to exist), for analyze and report.
+void add_device_options(CLI::App* app, AnalysisOptions& a, std::string& spec);
 
 // The run's hardware files, on its trace clock: telemetry and counters found in the run's
 // directories (and their telemetry/, counters/ folders), those named, and the CUPTI counter passes

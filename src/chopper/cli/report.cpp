@@ -88,14 +88,7 @@ Command add_report(CLI::App& root) {
                   "Tokens per iteration over all ranks, for tokens/s and time per token")
       ->check(integer_at_least(1));
   auto device_spec = std::make_shared<std::string>();
-  app->add_option("--device", o->analysis.device,
-                  "Device for MFU and the waterfall (" + known_device_names() +
-                      "); default: from the trace's deviceProperties name");
-  app->add_option("--device-spec", *device_spec,
-                  "TOML device spec for a device not in the table (name, [peak_tflops], "
-                  "memory_bandwidth_gbs, max_clock_mhz, base_clock_mhz, tdp_w); used unless "
-                  "--device names another")
-      ->check(CLI::ExistingFile);
+  add_device_options(app, o->analysis, *device_spec);
   app->add_option("--dtype", *dtype, "Matrix dtype MFU is measured against")
       ->check(
           CLI::IsMember({"bf16", "fp16", "fp8", "tf32", "fp32", "bfloat16", "float16", "float32"}))
