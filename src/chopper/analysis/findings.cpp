@@ -417,6 +417,40 @@ Finding test_loss(FindingKind kind, const std::vector<double>& x, const std::vec
   return f;
 }
 
+// Rank-to-rank variation: in the iterations with no significant straggler, what the ranks' own
+// variation costs at the collectives (StragglerCost.cost_ns: the median rank's exposed
+// communication over the least, i.e. what the ranks wait for whichever is slowest). A part of
+// exposed communication, named apart because its remedy differs. False when every iteration has a
+// significant straggler (or none was measured).
+static bool rank_variation(const RunAnalysis& ra, const std::vector<double>& t, Finding& f,
+                           std::string& evidence) {
+  std::vector<double> x;
+  std::set<int64_t> waited_for;
+  double sigma = 0;
+  size_t k = 0;
+  for (const IterationRow& it : ra.iterations) {
+    const StragglerCost& s = it.straggler;
+    const bool noise = !s.significant && s.rank >= 0;
+    x.push_back(noise ? static_cast<double>(std::max<Ns>(0, s.cost_ns)) : 0.0);
+    if (!noise) continue;
+    ++k;
+    waited_for.insert(s.rank);
+    sigma += static_cast<double>(s.sigma_ns);
+  }
+  if (k == 0) return false;
+  std::string who;
+  for (int64_t r : waited_for) who += (who.empty() ? "" : ", ") + std::to_string(r);
+  f = test_loss(FindingKind::kRankVariation, x, t);
+  evidence = fmt::format(
+      "in {} of {} iterations no rank is significantly slower, yet the ranks wait at collectives "
+      "for whichever is slowest (the median rank's exposed communication over the least; part of "
+      "exposed communication); waited for: rank{} {}; the ranks' exposed communication varies by "
+      "{} (robust σ)",
+      k, ra.iterations.size(), waited_for.size() == 1 ? "" : "s", who,
+      ms(sigma / static_cast<double>(k)));
+  return true;
+}
+
 Findings decide_findings(const RunAnalysis& ra, const AnalysisOptions& o) {
   (void)o;
   Findings out;
@@ -507,35 +541,10 @@ Findings decide_findings(const RunAnalysis& ra, const AnalysisOptions& o) {
       "synchronisation, or kernels with no launch in the trace");
   add(component_loss(FindingKind::kExposedMemcpy, "exposed_memcpy"), {});
 
-  // Rank-to-rank variation: in the iterations with no significant straggler, what the ranks' own
-  // variation costs at the collectives (StragglerCost.cost_ns: the median rank's exposed
-  // communication over the least, i.e. what the ranks wait for whichever is slowest). A part of
-  // exposed communication, named apart because its remedy differs.
   if (ranks >= 2) {
-    std::vector<double> x;
-    std::set<int64_t> waited_for;
-    double sigma = 0;
-    size_t k = 0;
-    for (const IterationRow& it : ra.iterations) {
-      const StragglerCost& s = it.straggler;
-      const bool noise = !s.significant && s.rank >= 0;
-      x.push_back(noise ? static_cast<double>(std::max<Ns>(0, s.cost_ns)) : 0.0);
-      if (!noise) continue;
-      ++k;
-      waited_for.insert(s.rank);
-      sigma += static_cast<double>(s.sigma_ns);
-    }
-    if (k > 0) {
-      std::string who;
-      for (int64_t r : waited_for) who += (who.empty() ? "" : ", ") + std::to_string(r);
-      add(test_loss(FindingKind::kRankVariation, x, t),
-          fmt::format("in {} of {} iterations no rank is significantly slower, yet the ranks wait "
-                      "at collectives for whichever is slowest (the median rank's exposed "
-                      "communication over the least; part of exposed communication); waited for: "
-                      "rank{} {}; the ranks' exposed communication varies by {} (robust σ)",
-                      k, ra.iterations.size(), waited_for.size() == 1 ? "" : "s", who,
-                      ms(sigma / static_cast<double>(k))));
-    }
+    Finding f;
+    std::string evidence;
+    if (rank_variation(ra, t, f, evidence)) add(std::move(f), std::move(evidence));
   }
 
   // The straggler: the rank costing the most over the iterations where it is significant against
