@@ -271,9 +271,12 @@ Collect streamed_by(int n, const std::string& dir, bool hardware, bool shared_fi
   return c;
 }
 
-Collect streamed(const std::string& dir, bool hardware) {
+// The run streamed in this process, its rows spooled or its ranks kept in memory.
+Collect streamed(const std::string& dir, bool hardware, RowStore store = RowStore::kSpool) {
   const Taxonomy tax = Taxonomy::builtin();
-  std::unique_ptr<StreamedRun> sr = stream_run(options(dir, hardware), tax, dir, comm());
+  StreamOptions so = options(dir, hardware);
+  so.rows = store;
+  std::unique_ptr<StreamedRun> sr = stream_run(so, tax, dir, comm());
   EXPECT_TRUE(sr->analysed);
   return written(*sr, tax);
 }
@@ -310,7 +313,9 @@ TEST(Stream, HardwareRunEqualsInMemory) {
   // H100 FSDP with nvidia-smi telemetry and a CUPTI pass per rank: the run is read twice (the
   // telemetry alignment needs every rank first).
   const std::string dir = synth_run("h100", demo("h100", 8));
-  expect_same(in_memory(dir, true), streamed(dir, true), "h100 demo");
+  const Collect mem = in_memory(dir, true);
+  expect_same(mem, streamed(dir, true), "h100 demo");
+  expect_same(mem, streamed(dir, true, RowStore::kMemory), "h100 demo, ranks kept in memory");
   fs::remove_all(dir);
 }
 
@@ -320,7 +325,9 @@ TEST(Stream, AmdRunEqualsInMemory) {
   c.straggler_rank = 5;
   c.node_clock_offset_ns = 30000;
   const std::string dir = synth_run("mi300x", c);
-  expect_same(in_memory(dir, true), streamed(dir, true), "mi300x");
+  const Collect mem = in_memory(dir, true);
+  expect_same(mem, streamed(dir, true), "mi300x");
+  expect_same(mem, streamed(dir, true, RowStore::kMemory), "mi300x, ranks kept in memory");
   fs::remove_all(dir);
 }
 
@@ -337,14 +344,19 @@ TEST(Stream, NoHardwareAndAssignedRankEqualInMemory) {
   for (size_t r = 0; r < d.rows(); ++r) assigned |= d.get_text(r, d.col("kind")) == "rank_assigned";
   EXPECT_TRUE(assigned) << "the fixture should have a file without a rank";
   expect_same(mem, streamed(dir, true), "no hardware, assigned rank");
-  expect_same(in_memory(dir, false), streamed(dir, false), "--no-hardware");
+  expect_same(mem, streamed(dir, true, RowStore::kMemory), "assigned rank, kept in memory");
+  const Collect nohw = in_memory(dir, false);
+  expect_same(nohw, streamed(dir, false), "--no-hardware");
+  expect_same(nohw, streamed(dir, false, RowStore::kMemory), "--no-hardware, kept in memory");
   fs::remove_all(dir);
 }
 
 TEST(Stream, AssignedRankWithHardwareEqualsInMemory) {
   const std::string dir = synth_run("hw_assigned", demo("h100", 4));
   unrank(dir, "rank-3.json");
-  expect_same(in_memory(dir, true), streamed(dir, true), "hardware, assigned rank");
+  const Collect mem = in_memory(dir, true);
+  expect_same(mem, streamed(dir, true), "hardware, assigned rank");
+  expect_same(mem, streamed(dir, true, RowStore::kMemory), "hardware, assigned rank, kept");
   fs::remove_all(dir);
 }
 
@@ -360,6 +372,7 @@ TEST(Stream, CounterPassAmongTracesEqualsInMemory) {
   const Table& j = *mem.tables.at("counter_join");
   EXPECT_EQ(j.rows(), 4u);
   expect_same(mem, streamed(dir, true), "counter passes among the traces");
+  expect_same(mem, streamed(dir, true, RowStore::kMemory), "counter passes, ranks kept");
   fs::remove_all(dir);
 }
 
@@ -369,7 +382,9 @@ TEST(Stream, UnreadableFileEqualsInMemory) {
   const std::string t = test::read_file(dir + "/rank-1.json");
   std::ofstream(dir + "/rank-1.json") << t.substr(0, t.size() / 2);
   std::ofstream(dir + "/rank-9.json") << "garbage";
-  expect_same(in_memory(dir, true), streamed(dir, true), "unreadable files");
+  const Collect mem = in_memory(dir, true);
+  expect_same(mem, streamed(dir, true), "unreadable files");
+  expect_same(mem, streamed(dir, true, RowStore::kMemory), "unreadable files, ranks kept");
   fs::remove_all(dir);
 }
 
@@ -409,7 +424,7 @@ TEST(Stream, PartsSurviveEncoding) {
   SpoolFile spool(dir + "/spool");
   std::vector<RankPart> parts;
   for (size_t i = 0; i < files.size(); ++i) {
-    parts.push_back(full_stage(i, files[i], setup, -1, spool, 0));
+    parts.push_back(full_stage(i, files[i], setup, -1, &spool, 0));
     if (parts.back().analysed)
       parts.back().activity = rank_activity(load_rank_file(files[i].path), parts.back().slot.rank);
   }
@@ -429,6 +444,26 @@ TEST(Stream, PartsSurviveEncoding) {
   EXPECT_THROW(decode_parts(bytes.substr(0, bytes.size() / 2)), Error);
   EXPECT_THROW(decode_parts("not parts"), Error);
   fs::remove_all(dir);
+}
+
+TEST(Stream, KeepsRanksInMemoryWhenTheRunFitsTheBudget) {
+  constexpr uint64_t kGiB = uint64_t{1} << 30;
+  // One rank: kept (its trace is in memory during the stage anyway).
+  EXPECT_TRUE(keep_in_memory(RowStore::kAuto, {300'000'000}, 2, 1, 24 * kGiB));
+  // Two ranks on two threads: both are held at once by the stage; kept.
+  EXPECT_TRUE(keep_in_memory(RowStore::kAuto, {300, 200}, 2, 1, 24 * kGiB));
+  // Eight equal ranks on two threads: keeping them would hold four times what the stage holds.
+  EXPECT_FALSE(
+      keep_in_memory(RowStore::kAuto, std::vector<uint64_t>(8, 294'000'000), 2, 1, 24 * kGiB));
+  // 1,024 small ranks: streamed, whatever the machine (memory follows the largest rank).
+  EXPECT_FALSE(
+      keep_in_memory(RowStore::kAuto, std::vector<uint64_t>(1024, 100'000), 16, 1, 24 * kGiB));
+  // A rank larger than a quarter of the machine's memory: spooled.
+  EXPECT_FALSE(keep_in_memory(RowStore::kAuto, {7 * kGiB}, 2, 1, 24 * kGiB));
+  // The option wins, but MPI always spools (process 0 gathers the other processes' rows).
+  EXPECT_TRUE(keep_in_memory(RowStore::kMemory, std::vector<uint64_t>(8, 1), 1, 1, 0));
+  EXPECT_FALSE(keep_in_memory(RowStore::kSpool, {1}, 2, 1, 24 * kGiB));
+  EXPECT_FALSE(keep_in_memory(RowStore::kMemory, {1}, 2, 2, 24 * kGiB));
 }
 
 TEST(Stream, AssignFilesBalancesBytes) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <map>
 
 #include "chopper/analysis/analysis.hpp"
 #include "chopper/base/comm.hpp"
@@ -77,8 +78,11 @@ int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRu
     SqliteSink db(outdir.stage("chopper.sqlite"));
     std::optional<CsvSink> csv;
     std::optional<ThreadedSink> csv_thread;  // the CSV files written while the database fills
+    // The database filled on a thread of its own, as the CSV files are on theirs: the rows are
+    // made on this one.
+    ThreadedSink db_thread(db);
     FanoutSink sink;
-    sink.add(db);
+    sink.add(db_thread);
     sink.add(outdir.recorder());
     if (!o.no_csv) {
       csv.emplace(o.out, &outdir);
@@ -99,6 +103,7 @@ int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRu
     write_table(rules_table(taxonomy), sink);
     write_diagnostics(sr.diagnostics, sink);
     if (csv_thread) csv_thread->finish();
+    db_thread.finish();
     phase_mark("all tables written");
   } catch (const std::exception& e) {
     fmt::print(stderr, "chopper analyze: {}\n", terminal_safe(e.what()));
@@ -224,6 +229,7 @@ int analyze_run(const AnalyzeOptions& in) {
   so.align = o.align;
   so.preloaded = o.run.preloaded;
   so.mpi_shared_files = o.mpi_shared_files;
+  so.rows = o.rows;
   std::unique_ptr<StreamedRun> sr;
   try {
     std::optional<LoadProgress> progress;
@@ -302,6 +308,18 @@ Command add_analyze(CLI::App& root) {
                 "directory (which must be on a filesystem every process sees) instead of "
                 "receiving them over MPI");
   add_utc_offset_option(app, o->align);
+  app->add_option("--rows", o->rows,
+                  "Where the per-rank rows wait for the tables: memory (the ranks kept until "
+                  "written: no second read, no spool), spool (files in the output directory: "
+                  "memory follows the largest rank, not the run), or auto: memory for one "
+                  "process when the traces are at most as many bytes as the threads' largest "
+                  "files and a quarter of the machine's memory")
+      ->transform(
+          CLI::CheckedTransformer(std::map<std::string, RowStore>{{"auto", RowStore::kAuto},
+                                                                  {"spool", RowStore::kSpool},
+                                                                  {"memory", RowStore::kMemory}},
+                                  CLI::ignore_case))
+      ->default_str("auto");
   app->add_option("--top", o->analysis.top_n, "Rows per rank in the name breakdowns")
       ->check(CLI::Range(size_t{0}, size_t{1000000}))
       ->capture_default_str();

@@ -5,6 +5,7 @@
 #include "chopper/analysis/analysis.hpp"
 #include "chopper/cli/common.hpp"
 #include "chopper/link/hardware_align.hpp"
+#include "chopper/pipeline/stream.hpp"
 
 namespace chopper::cli {
 
@@ -43,6 +44,8 @@ struct AnalyzeOptions {
   // Under MPI: process 0 reads the other processes' spool files from the output directory (a
   // shared filesystem) instead of receiving them (--mpi-shared-files).
   bool mpi_shared_files = false;
+  // Where the per-rank rows wait for the tables (--rows): auto, spool or memory.
+  RowStore rows = RowStore::kAuto;
   // Divide the work among the processes of an MPI job (the analyze command itself); false when
   // another command (demo) runs an analysis on its own process.
   bool distributed = false;

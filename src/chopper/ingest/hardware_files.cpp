@@ -81,8 +81,9 @@ bool standalone(const CounterTable& t) {
   return t.format == "cupti-range-json" || t.format == "rocprofv3-json";
 }
 
-void read_one(const Candidate& c, const TelemetryReadOptions& to, const CounterFilter& keep,
-              Result& r) {
+// `to` is asked for only when the file is telemetry (its window may not be known yet).
+void read_one(const Candidate& c, const std::function<TelemetryReadOptions()>& to,
+              const CounterFilter& keep, Result& r) {
   r.path = c.path;
   if (!c.skip.empty()) {
     r.skipped = c.skip;
@@ -95,7 +96,7 @@ void read_one(const Candidate& c, const TelemetryReadOptions& to, const CounterF
       r.counters = true;
       if (keep && standalone(r.c) && !keep(r.c)) r.c.drop_rows();
     } else if (c.want != Want::kCounters && !sniff_telemetry(head, c.path).empty()) {
-      r.t = read_telemetry_file(c.path, to);
+      r.t = read_telemetry_file(c.path, to());
       r.telemetry = true;
     } else if (c.want == Want::kAny) {
       r.skipped = "neither telemetry nor hardware counters";
@@ -191,8 +192,22 @@ HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
                             const std::vector<std::string>& telemetry,
                             const std::vector<std::string>& counters, unsigned threads,
                             const TelemetryWindow& window, const CounterFilter& keep_counter_rows) {
-  TelemetryReadOptions to;
-  to.window = window;
+  std::promise<TelemetryWindow> given;
+  given.set_value(window);
+  return load_hardware(run_paths, telemetry, counters, threads, given.get_future().share(),
+                       keep_counter_rows);
+}
+
+HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
+                            const std::vector<std::string>& telemetry,
+                            const std::vector<std::string>& counters, unsigned threads,
+                            std::shared_future<TelemetryWindow> window,
+                            const CounterFilter& keep_counter_rows) {
+  const auto to = [&window] {
+    TelemetryReadOptions o;
+    o.window = window.get();
+    return o;
+  };
   std::vector<Candidate> cands = list_candidates(run_paths, telemetry, counters);
   std::vector<Result> res(cands.size());
   parallel_for(cands.size(), threads == 0 ? default_threads() : threads,

@@ -6,6 +6,7 @@
 // are neither are listed as skipped, never fatal; a file that cannot be read is reported with the
 // reader's "FILE: byte N: ..." line and the others go on.
 #include <functional>
+#include <future>
 #include <string>
 #include <utility>
 #include <vector>
@@ -43,6 +44,15 @@ HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
 // Whether the run has any hardware file: one is named, or a candidate of its directories is
 // telemetry or counters by its first bytes (nothing is read beyond them). A streamed analyze asks
 // before reading the traces: aligning telemetry needs every rank's busy time first.
+// As above, with the telemetry window not known yet: counter files are read at once, telemetry
+// files wait for `window` (fulfilled by the caller once the traces are read), so that reading the
+// hardware files overlaps reading the traces. The result is the same as with the window given.
+HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
+                            const std::vector<std::string>& telemetry,
+                            const std::vector<std::string>& counters, unsigned threads,
+                            std::shared_future<TelemetryWindow> window,
+                            const CounterFilter& keep_counter_rows = {});
+
 bool has_hardware_files(const std::vector<std::string>& run_paths,
                         const std::vector<std::string>& telemetry,
                         const std::vector<std::string>& counters);

@@ -98,7 +98,7 @@ RankSlot slot_shell(const RankSlot& s) {
 }
 
 RankPart shell_stage(size_t file, const TracePath& path, const KinetoReadOptions& kineto,
-                     bool want_activity, const RankSlot* preloaded) {
+                     bool want_activity, const RankSlot* preloaded, RankSlot* loaded) {
   RankPart part;
   part.file = file;
   if (preloaded != nullptr) {
@@ -109,14 +109,22 @@ RankPart shell_stage(size_t file, const TracePath& path, const KinetoReadOptions
     part.slot.last_ns = preloaded->span_last_ns();
     return part;
   }
-  if (load_into(part, path, kineto) && want_activity)
-    part.activity = rank_activity(part.slot.trace, part.slot.rank);
+  const bool read = load_into(part, path, kineto);
+  if (read && want_activity) part.activity = rank_activity(part.slot.trace, part.slot.rank);
+  if (read && loaded != nullptr) {
+    RankSlot shell = slot_shell(part.slot);
+    shell.first_ns = part.slot.span_first_ns();
+    shell.last_ns = part.slot.span_last_ns();
+    *loaded = std::move(part.slot);
+    part.slot = std::move(shell);
+    return part;
+  }
   keep_shell(part.slot);
   return part;
 }
 
 RankPart full_stage(size_t file, const TracePath& path, const StageSetup& setup, int64_t rank,
-                    SpoolFile& spool, int spool_index, RankSlot* preloaded) {
+                    SpoolFile* spool, int spool_index, RankSlot* preloaded) {
   RankPart part;
   part.file = file;
   RankSlot& s = part.slot;
@@ -178,18 +186,34 @@ RankPart full_stage(size_t file, const TracePath& path, const StageSetup& setup,
     const std::vector<Level> levels = {Level::kGpu, Level::kIteration, Level::kPhase, Level::kLayer,
                                        Level::kOperation};
     const std::span<const RankSlot> one(&s, 1);
-    const std::vector<Aggregation> prefixes = aggregate_prefixes(one, levels);
-    const RankView view{&s, &a, hwp, &prefixes};
-    part.spool = spool_index;
-    for (RankStream st : all_rank_streams()) {
-      spool.begin_chunk();
-      rank_rows(st, view, setup.analysis, spool);
-      part.chunks[static_cast<size_t>(st)] = spool.end_chunk();
-    }
+    std::vector<Aggregation> prefixes = aggregate_prefixes(one, levels);
     if (!prefixes.empty()) part.gpu_rows = prefixes.front().rows;
     part.coverage = label_coverage(one);
     part.coverage.shrink_to_fit();
     part.diagnostics = rank_diagnostics(s);
+    if (spool == nullptr) {
+      // Kept: the rows are made from the rank when the tables are written.
+      auto kept = std::make_shared<KeptRank>();
+      kept->hw = std::move(rh);
+      kept->has_hw = hwp != nullptr;
+      kept->prefixes = std::move(prefixes);
+      RankSlot shell = slot_shell(s);
+      shell.first_ns = s.span_first_ns();
+      shell.last_ns = s.span_last_ns();
+      kept->slot = std::move(s);
+      s = std::move(shell);
+      part.kept = std::move(kept);
+      part.analysis = std::move(a);
+      part.analysed = true;
+      return part;
+    }
+    const RankView view{&s, &a, hwp, &prefixes};
+    part.spool = spool_index;
+    for (RankStream st : all_rank_streams()) {
+      spool->begin_chunk();
+      rank_rows(st, view, setup.analysis, *spool);
+      part.chunks[static_cast<size_t>(st)] = spool->end_chunk();
+    }
     drop(a.idle);
     drop(a.launch);
     drop(a.queues);
@@ -208,7 +232,7 @@ RankPart full_stage(size_t file, const TracePath& path, const StageSetup& setup,
     part.analysis = std::move(a);
     part.analysed = true;
   } catch (const std::bad_alloc&) {
-    spool.abort_chunk();
+    if (spool != nullptr) spool->abort_chunk();
     s.ok = false;
     s.error = s.file + ": out of memory while analysing this file";
     part.analysed = false;

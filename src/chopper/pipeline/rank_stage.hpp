@@ -6,6 +6,7 @@
 // in every process of an MPI run; a RankPart crosses processes encoded (part_codec.hpp).
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <utility>
 #include <vector>
@@ -21,6 +22,16 @@
 #include "chopper/report/spool.hpp"
 
 namespace chopper {
+
+// A rank kept in memory until the tables are written (a run that fits the memory budget,
+// stream.hpp): what its per-rank rows are made from, instead of spooled rows. Its partial is the
+// part's analysis, given to the finalize whole.
+struct KeptRank {
+  RankSlot slot;                      // the whole trace, labelled
+  RankHardware hw;                    // its aligned telemetry and joined counters
+  bool has_hw = false;                // false: --no-hardware (no hardware rows)
+  std::vector<Aggregation> prefixes;  // aggregate_prefixes of this rank (the hierarchy's rows)
+};
 
 // One trace file of the run, as the stage left it.
 struct RankPart {
@@ -46,6 +57,8 @@ struct RankPart {
   int process = 0;
   int spool = -1;
   std::array<SpoolChunk, kRankStreamCount> chunks{};
+  // Instead of spooled rows (full_stage without a spool): the rank itself, and the analysis whole.
+  std::shared_ptr<KeptRank> kept;
 };
 
 // A slot's shell: file, rank, ok or its error, time span, and the metadata validation reads
@@ -70,16 +83,20 @@ struct StageSetup {
 // Reads one file and keeps what validation and alignment need: part.slot (the shell),
 // not_trace / counter_pass, and, with `want_activity`, part.activity. Never throws: an unreadable
 // file is a failed slot naming it, as load_run makes it. `preloaded` (may be null): the slot to
-// take instead of reading (its trace is left in place).
+// take instead of reading (its trace is left in place). `loaded` (may be null): where a trace it
+// read is moved whole, for full_stage to take as its `preloaded` instead of reading it again.
 RankPart shell_stage(size_t file, const TracePath& path, const KinetoReadOptions& kineto,
-                     bool want_activity, const RankSlot* preloaded = nullptr);
+                     bool want_activity, const RankSlot* preloaded = nullptr,
+                     RankSlot* loaded = nullptr);
 
 // Reads, links, labels and analyses one file; writes its per-rank rows to `spool` (spool_index
-// is recorded in the part); keeps its part. `rank` >= 0 gives the rank (one that validation
-// assigned); otherwise the trace's own, and a file without one comes back with needs_rank and
-// nothing analysed. `preloaded` (may be null): a loaded slot to analyse instead of reading the
-// file (its trace is moved out). Never throws for the file's content.
+// is recorded in the part); keeps its part. With no spool (null), the rank is kept instead
+// (part.kept) and its partial whole: its rows are made when the tables are written. `rank` >= 0
+// gives the rank (one that validation assigned); otherwise the trace's own, and a file without one
+// comes back with needs_rank and nothing analysed. `preloaded` (may be null): a loaded slot to
+// analyse instead of reading the file (its trace is moved out). Never throws for the file's
+// content.
 RankPart full_stage(size_t file, const TracePath& path, const StageSetup& setup, int64_t rank,
-                    SpoolFile& spool, int spool_index, RankSlot* preloaded = nullptr);
+                    SpoolFile* spool, int spool_index, RankSlot* preloaded = nullptr);
 
 }  // namespace chopper

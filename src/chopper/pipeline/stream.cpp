@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <atomic>
 #include <filesystem>
+#include <future>
 #include <map>
 #include <mutex>
 #include <numeric>
@@ -139,7 +140,49 @@ void recv_file(Comm& comm, int from, const std::string& path) {
   if (std::fclose(f) != 0) throw Error(path + ": cannot write spool file");
 }
 
+// The telemetry window, given once: a return before it is known gives the hardware files still
+// being read an empty one, so that they finish.
+struct WindowPromise {
+  std::promise<TelemetryWindow> promise;
+  std::shared_future<TelemetryWindow> future = promise.get_future().share();
+  bool given = false;
+  void give(TelemetryWindow w) {
+    if (given) return;
+    given = true;
+    promise.set_value(std::move(w));
+  }
+  ~WindowPromise() { give({}); }
+};
+
+// The machine's physical memory in bytes (0 when it cannot be told).
+uint64_t physical_memory() {
+  const long pages = ::sysconf(_SC_PHYS_PAGES), page = ::sysconf(_SC_PAGESIZE);
+  return pages > 0 && page > 0 ? static_cast<uint64_t>(pages) * static_cast<uint64_t>(page) : 0;
+}
+
 }  // namespace
+
+bool keep_in_memory(RowStore store, const std::vector<uint64_t>& bytes, unsigned threads,
+                    int processes, uint64_t memory_bytes) {
+  if (processes > 1 || store == RowStore::kSpool) return false;
+  if (store == RowStore::kMemory) return true;
+  uint64_t total = 0, largest = 0;
+  for (uint64_t b : bytes) {
+    total += b;
+    largest = std::max(largest, b);
+  }
+  return total <= static_cast<uint64_t>(std::max(threads, 1U)) * largest &&
+         total <= memory_bytes / 4;
+}
+
+void KeptRows::rows(RankStream s, TableSink& sink) {
+  for (size_t j = 0; j < ranks_.size(); ++j) {
+    const KeptRank* k = ranks_[j].get();
+    if (k == nullptr || j >= ra_.ranks.size()) continue;
+    rank_rows(s, RankView{&k->slot, &ra_.ranks[j], k->has_hw ? &k->hw : nullptr, &k->prefixes}, o_,
+              sink);
+  }
+}
 
 std::vector<int> assign_files(const std::vector<uint64_t>& bytes, int processes) {
   std::vector<int> owner(bytes.size(), 0);
@@ -205,7 +248,13 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
   std::vector<size_t> mine;
   for (size_t i = 0; i < n; ++i)
     if (owner[i] == me) mine.push_back(i);
-  auto preloaded_slot = [&](size_t i) { return pre != nullptr ? &(*pre)[i] : nullptr; };
+  // Ranks kept in memory (keep_in_memory): pass 1 keeps the traces it reads for the stage.
+  const bool kept_mode = keep_in_memory(o.rows, bytes, threads, np, physical_memory());
+  std::vector<RankSlot> loaded;
+  auto preloaded_slot = [&](size_t i) -> RankSlot* {
+    if (pre != nullptr) return &(*pre)[i];
+    return i < loaded.size() && loaded[i].ok ? &loaded[i] : nullptr;
+  };
   std::map<std::string, size_t> file_index;
   for (size_t i = 0; i < n; ++i) file_index[files[i].path] = i;
   // The run as load_run and validate_run leave it, from every file's part (a run that came loaded
@@ -241,9 +290,28 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
 
     // Pass 1: each file's shell and activity; validation; the hardware aligned.
     if (need_m) {
+      // One process: the hardware files are read while the traces are (the telemetry files wait
+      // for the window the traces give). The counter passes found among the traces are known
+      // only after them: those runs read the hardware files once pass 1 is done, as MPI runs do.
+      std::future<HardwareFiles> early;
+      WindowPromise window;  // declared after `early`: fulfilled before `early` is waited for
+      if (np == 1) {
+        std::vector<std::string> listed = o.counters;
+        if (pre != nullptr)
+          listed.insert(listed.end(), o.preloaded->counter_passes.begin(),
+                        o.preloaded->counter_passes.end());
+        early = std::async(std::launch::async, [&o, listed = std::move(listed), &window] {
+          return load_hardware(o.paths, o.telemetry, listed, o.load.threads, window.future);
+        });
+      }
       std::vector<RankPart> m(n);
+      if (kept_mode && pre == nullptr) {
+        loaded.clear();
+        loaded.resize(n);
+      }
       for_files(mine, threads, o.load, mine.size(), bytes, [&](size_t i) {
-        m[i] = shell_stage(i, files[i], o.load.kineto, true, preloaded_slot(i));
+        RankSlot* into = i < loaded.size() ? &loaded[i] : nullptr;
+        m[i] = shell_stage(i, files[i], o.load.kineto, true, preloaded_slot(i), into);
       });
       phase_mark("pass 1 (shells)", me);
       if (np > 1) {
@@ -289,8 +357,17 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
         const size_t j = counter_file_slot(acts, t);
         return np == 1 || j == SIZE_MAX || stage_owner[file_of_slot[j]] == me;
       };
-      HardwareFiles hf = load_hardware(o.paths, o.telemetry, counter_files, o.load.threads,
-                                       telemetry_window(acts, o.align), keep);
+      HardwareFiles hf;
+      if (early.valid()) {
+        window.give(telemetry_window(acts, o.align));
+        hf = early.get();
+        if (pre == nullptr && !shells.counter_passes.empty())  // read again, with the passes
+          hf = load_hardware(o.paths, o.telemetry, counter_files, o.load.threads,
+                             telemetry_window(acts, o.align), keep);
+      } else {
+        hf = load_hardware(o.paths, o.telemetry, counter_files, o.load.threads,
+                           telemetry_window(acts, o.align), keep);
+      }
       out->hw_skipped = std::move(hf.skipped);
       hw = align_telemetry(acts, std::move(hf.telemetry), o.align);
       note_unreadable(hw, hf.errors, hf.error_files);
@@ -346,17 +423,22 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
     }
     std::atomic<bool> found_passes{false};
     for_files(todo, threads, o.load, todo.size(), bytes, [&](size_t i) {
-      auto [spool, k] = pool.acquire();
-      parts[i] = full_stage(i, files[i], setup, forced[i], *spool, k, preloaded_slot(i));
-      pool.release(k);
+      if (kept_mode) {
+        parts[i] = full_stage(i, files[i], setup, forced[i], nullptr, -1, preloaded_slot(i));
+      } else {
+        auto [spool, k] = pool.acquire();
+        parts[i] = full_stage(i, files[i], setup, forced[i], spool, k, preloaded_slot(i));
+        pool.release(k);
+      }
       parts[i].process = me;
       if (parts[i].counter_pass) found_passes = true;
       if (i < hw_of_file.size()) hw_of_file[i] = RankHardware();  // its telemetry is used
       if (need_m && counter_of_file[i] != SIZE_MAX) hw.counter_data[counter_of_file[i]].drop_rows();
     });
     std::vector<RankHardware>().swap(hw_of_file);
-    // The traces are gone: what they freed goes back, and from here on (the finalize, the
-    // tables) large blocks are mapped and returned when freed (base/memory.hpp).
+    std::vector<RankSlot>().swap(loaded);
+    // The traces are gone (unless kept): what they freed goes back, and from here on (the finalize,
+    // the tables) large blocks are mapped and returned when freed (base/memory.hpp).
     release_free_memory();
     return_freed_memory();
     phase_mark("pass 2 (per-rank stage)", me);
@@ -455,9 +537,13 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
         if (s.ok && parts[i].needs_rank) forced[i] = s.rank, redo.push_back(i);
       }
       for_files(redo, threads, LoadOptions{}, redo.size(), bytes, [&](size_t i) {
-        auto [spool, k] = pool.acquire();
-        parts[i] = full_stage(i, files[i], setup, forced[i], *spool, k, preloaded_slot(i));
-        pool.release(k);
+        if (kept_mode) {
+          parts[i] = full_stage(i, files[i], setup, forced[i], nullptr, -1, preloaded_slot(i));
+        } else {
+          auto [spool, k] = pool.acquire();
+          parts[i] = full_stage(i, files[i], setup, forced[i], spool, k, preloaded_slot(i));
+          pool.release(k);
+        }
         parts[i].process = 0;
       });
       // Spool files the redone ranks opened come after the gathered ones.
@@ -479,6 +565,7 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
     const std::vector<std::string> local = pool.paths();
     std::vector<RankAnalysis> partials;
     std::vector<SpooledRows::Rank> spooled;
+    std::vector<std::shared_ptr<KeptRank>> kept;
     std::vector<DiagnosticRow> rank_diags;
     for (RankSlot& s : shells.ranks) {
       RankPart& p = parts[file_index.at(s.file)];
@@ -504,6 +591,7 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
       }
       partials.push_back(std::move(a));
       spooled.push_back(rr);
+      kept.push_back(std::move(p.kept));
       p = RankPart();  // its memory back before the finalize
     }
     out->diagnostics = run_level_diagnostics(shells);
@@ -512,7 +600,10 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
       out->diagnostics.push_back(std::move(d));
     for (DiagnosticRow& d : hardware_use_diagnostics(hw)) out->diagnostics.push_back(std::move(d));
     out->gpu_level.levels = {Level::kGpu};
-    out->rows = std::make_unique<SpooledRows>(spool_files, std::move(spooled));
+    if (kept_mode)
+      out->rows = std::make_unique<KeptRows>(std::move(kept), out->ra, o.analysis);
+    else
+      out->rows = std::make_unique<SpooledRows>(spool_files, std::move(spooled));
     out->hw = std::move(hw);
     if (!need_m && o.hardware) {
       // As align_hardware leaves a run without hardware files: every rank, no data.
@@ -525,8 +616,9 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
     if (phase_log_on() && np == 1) {
       uint64_t bytes_spooled = 0;
       for (size_t k = 0; k < pool.size(); ++k) bytes_spooled += pool.file(k).size();
-      phase_mark(fmt::format("spooled {:.1f} MB for {} ranks",
-                             static_cast<double>(bytes_spooled) / 1e6, partials.size()),
+      phase_mark(kept_mode ? fmt::format("{} ranks kept in memory", partials.size())
+                           : fmt::format("spooled {:.1f} MB for {} ranks",
+                                         static_cast<double>(bytes_spooled) / 1e6, partials.size()),
                  me);
     }
     out->ra = finalize(std::move(partials), o.analysis, &out->hw);

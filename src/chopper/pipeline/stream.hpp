@@ -30,10 +30,28 @@
 #include "chopper/link/hardware_align.hpp"
 #include "chopper/link/validate.hpp"
 #include "chopper/model/run.hpp"
+#include "chopper/pipeline/rank_stage.hpp"
 #include "chopper/report/rank_tables.hpp"
 #include "chopper/report/spool.hpp"
 
 namespace chopper {
+
+// Where the per-rank rows wait between the per-rank stage and the tables.
+enum class RowStore : uint8_t {
+  kAuto,    // in memory when the run fits the memory budget (keep_in_memory), else spooled
+  kSpool,   // spool files (--rows spool)
+  kMemory,  // the ranks kept in memory (--rows memory; one process only)
+};
+
+// Whether a run keeps its ranks in memory (RowStore::kAuto): one process, and the traces' bytes
+// at most `threads` times the largest file's and at most a quarter of `memory_bytes` (the
+// machine's physical memory). A kept rank holds its trace and analysis (about the JSON's size)
+// until the tables are written; the stage holds up to `threads` ranks at once anyway, so keeping
+// a run of at most that many ranks' bytes does not raise the peak much, and spares every rank's
+// second read (with hardware files), the spool's encode, write, read and decode. A run of more
+// ranks than threads is streamed, its memory following the largest rank, not the run.
+bool keep_in_memory(RowStore store, const std::vector<uint64_t>& bytes, unsigned threads,
+                    int processes, uint64_t memory_bytes);
 
 struct StreamOptions {
   std::vector<std::string> paths;  // trace files and directories (hardware files are found there)
@@ -48,6 +66,7 @@ struct StreamOptions {
   // MPI: process 0 reads the other processes' spool files from the output directory (a shared
   // filesystem) instead of receiving their bytes.
   bool mpi_shared_files = false;
+  RowStore rows = RowStore::kAuto;
 };
 
 // The rows of the per-rank tables, in spool files, rank by rank in the run's order.
@@ -66,6 +85,21 @@ class SpooledRows : public RankRows {
   std::vector<Rank> ranks_;
 };
 
+// The rows of the per-rank tables made from ranks kept in memory, rank by rank in the run's
+// order, from each rank's trace, hardware and finalized partial (ra.ranks, parallel).
+class KeptRows : public RankRows {
+ public:
+  KeptRows(std::vector<std::shared_ptr<KeptRank>> ranks, const RunAnalysis& ra,
+           const AnalysisOptions& o)
+      : ranks_(std::move(ranks)), ra_(ra), o_(o) {}
+  void rows(RankStream s, TableSink& sink) override;
+
+ private:
+  std::vector<std::shared_ptr<KeptRank>> ranks_;  // null: a rank with no rows
+  const RunAnalysis& ra_;
+  AnalysisOptions o_;
+};
+
 // What a streamed analysis leaves on process 0: everything the tables and the terminal need,
 // without any rank's events.
 struct StreamedRun {
@@ -79,7 +113,7 @@ struct StreamedRun {
   std::vector<CoverageRow> coverage;                            // every rank's, in rank order
   std::vector<DiagnosticRow> diagnostics;  // run-level, every rank's, the hardware files' (table)
   Aggregation gpu_level;                   // every rank's GPU rows of the hierarchy
-  std::unique_ptr<SpooledRows> rows;
+  std::unique_ptr<RankRows> rows;          // SpooledRows, or KeptRows of the ranks kept in memory
   // The spool files this process made (removed with the StreamedRun).
   std::vector<std::string> scratch;
   ~StreamedRun();
