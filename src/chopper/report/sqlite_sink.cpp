@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <sqlite3.h>
 
+#include <algorithm>
 #include <filesystem>
 #include <system_error>
 
@@ -68,6 +69,7 @@ SqliteSink::SqliteSink(std::string path) : path_(std::move(path)) {
 
 SqliteSink::~SqliteSink() {
   sqlite3_finalize(insert_);
+  sqlite3_finalize(insert_batch_);
   if (in_table_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
   sqlite3_close_v2(db_);
 }
@@ -101,7 +103,8 @@ void SqliteSink::begin(const TableSchema& schema) {
     start_table(schema);
   } catch (...) {
     sqlite3_finalize(insert_);
-    insert_ = nullptr;
+    sqlite3_finalize(insert_batch_);
+    insert_ = insert_batch_ = nullptr;
     sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
     in_table_ = false;
     throw;
@@ -156,46 +159,92 @@ void SqliteSink::start_table(const TableSchema& schema) {
     }
   }
   insert_ = prepare(insert);
+  // Rows per batch: 64, or fewer so that a statement stays within SQLite's 32,766 parameters.
+  const size_t ncols = std::max<size_t>(schema.columns.size(), 1);
+  batch_rows_ = std::clamp<size_t>(32766 / ncols, 1, 64);
+  if (batch_rows_ > 1) {
+    const std::string values = insert.substr(insert.find("VALUES ") + 7);
+    std::string many = insert;
+    for (size_t r = 1; r < batch_rows_; ++r) (many += ", ") += values;
+    insert_batch_ = prepare(many);
+  }
+  pending_.assign(batch_rows_ * schema.columns.size(), Cell());
+  texts_.resize(pending_.size());
+  pending_rows_ = 0;
 }
 
-void SqliteSink::row(std::span<const Cell> cells) {
-  if (!in_table_) throw Error(fmt::format("{}: SqliteSink::row outside begin/end", path_));
-  validate_row(schema_, cells);
-  for (size_t c = 0; c < cells.size(); ++c) {
-    const Cell& v = cells[c];
-    const int i = static_cast<int>(c) + 1;
+void SqliteSink::bind_row(sqlite3_stmt* stmt, size_t r, int first) {
+  const size_t ncols = schema_.columns.size();
+  for (size_t c = 0; c < ncols; ++c) {
+    const Cell& v = pending_[r * ncols + c];
+    const int i = first + static_cast<int>(c);
     int rc = SQLITE_OK;
     switch (v.kind) {
       case Cell::kNull:
-        rc = sqlite3_bind_null(insert_, i);
+        rc = sqlite3_bind_null(stmt, i);
         break;
       case Cell::kInt:
         rc = schema_.columns[c].type == ColType::kReal
-                 ? sqlite3_bind_double(insert_, i, static_cast<double>(v.i))
-                 : sqlite3_bind_int64(insert_, i, v.i);
+                 ? sqlite3_bind_double(stmt, i, static_cast<double>(v.i))
+                 : sqlite3_bind_int64(stmt, i, v.i);
         break;
       case Cell::kReal:
-        rc = sqlite3_bind_double(insert_, i, v.r);
+        rc = sqlite3_bind_double(stmt, i, v.r);
         break;
       case Cell::kText:
-        // SQLITE_STATIC: the statement is stepped and reset before this call returns. A null
-        // data pointer would bind NULL, so empty text points at a literal.
-        rc = sqlite3_bind_text64(insert_, i, v.s.empty() ? "" : v.s.data(), v.s.size(),
-                                 SQLITE_STATIC, SQLITE_UTF8);
+        // SQLITE_STATIC: the text is in texts_ until the statement has been stepped and reset.
+        // A null data pointer would bind NULL, so empty text points at a literal.
+        rc = sqlite3_bind_text64(stmt, i, v.s.empty() ? "" : v.s.data(), v.s.size(), SQLITE_STATIC,
+                                 SQLITE_UTF8);
         break;
     }
     if (rc != SQLITE_OK)
       fail(fmt::format("table '{}': bind column '{}'", schema_.name, schema_.columns[c].name));
   }
-  const int rc = sqlite3_step(insert_);
-  sqlite3_reset(insert_);
-  if (rc != SQLITE_DONE) fail(fmt::format("table '{}': INSERT", schema_.name));
+}
+
+void SqliteSink::flush_rows() {
+  if (pending_rows_ == 0) return;
+  const size_t ncols = schema_.columns.size();
+  if (pending_rows_ == batch_rows_ && insert_batch_ != nullptr) {
+    for (size_t r = 0; r < pending_rows_; ++r)
+      bind_row(insert_batch_, r, static_cast<int>(r * ncols) + 1);
+    const int rc = sqlite3_step(insert_batch_);
+    sqlite3_reset(insert_batch_);
+    if (rc != SQLITE_DONE) fail(fmt::format("table '{}': INSERT", schema_.name));
+  } else {
+    for (size_t r = 0; r < pending_rows_; ++r) {
+      bind_row(insert_, r, 1);
+      const int rc = sqlite3_step(insert_);
+      sqlite3_reset(insert_);
+      if (rc != SQLITE_DONE) fail(fmt::format("table '{}': INSERT", schema_.name));
+    }
+  }
+  pending_rows_ = 0;
+}
+
+void SqliteSink::row(std::span<const Cell> cells) {
+  if (!in_table_) throw Error(fmt::format("{}: SqliteSink::row outside begin/end", path_));
+  validate_row(schema_, cells);
+  const size_t base = pending_rows_ * cells.size();
+  for (size_t c = 0; c < cells.size(); ++c) {
+    Cell& d = pending_[base + c];
+    d = cells[c];
+    if (d.kind == Cell::kText) {
+      std::string& t = texts_[base + c];
+      t.assign(d.s);
+      d.s = t;
+    }
+  }
+  if (++pending_rows_ == batch_rows_) flush_rows();
 }
 
 void SqliteSink::end() {
   if (!in_table_) throw Error(fmt::format("{}: SqliteSink::end outside begin/end", path_));
+  flush_rows();
   sqlite3_finalize(insert_);
-  insert_ = nullptr;
+  sqlite3_finalize(insert_batch_);
+  insert_ = insert_batch_ = nullptr;
   exec("COMMIT");
   in_table_ = false;
 }

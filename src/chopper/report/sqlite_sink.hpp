@@ -3,6 +3,7 @@
 // tables that document the others: chopper_tables(table_name, doc) and
 // chopper_columns(table_name, column_name, type, doc).
 #include <string>
+#include <vector>
 
 #include "chopper/model/table.hpp"
 
@@ -13,7 +14,9 @@ namespace chopper {
 
 // Creates the database at `path`, replacing any file there (and creating its parent directory).
 // Each table is written in one transaction (DROP TABLE IF EXISTS, CREATE TABLE with INTEGER, REAL
-// or TEXT columns, then a prepared INSERT per row); journal and fsync are off, so a crash leaves
+// or TEXT columns, then prepared INSERTs of kBatchRows rows each, the last rows one by one: a
+// statement per row cost as much again in statement start and end as the rows' records and
+// B-tree inserts); journal and fsync are off, so a crash leaves
 // an unusable file, never a half-trusted one: `chopper analyze` writes it under a temporary name
 // and renames it when complete (report/output_dir.hpp). Errors throw chopper::Error with the path
 // and SQLite's message. Identifiers are double-quoted; "chopper_tables" and "chopper_columns" are
@@ -33,13 +36,24 @@ class SqliteSink : public TableSink {
 
  private:
   void start_table(const TableSchema& schema);
+  // Binds row `r` of the pending rows to `stmt`'s parameters from `first` (1-based).
+  void bind_row(sqlite3_stmt* stmt, size_t r, int first);
+  // Inserts the pending rows: a full batch with one statement, fewer one by one.
+  void flush_rows();
   void exec(const std::string& sql);
   sqlite3_stmt* prepare(const std::string& sql);
   [[noreturn]] void fail(std::string_view what);
 
   std::string path_;
   sqlite3* db_ = nullptr;
-  sqlite3_stmt* insert_ = nullptr;
+  sqlite3_stmt* insert_ = nullptr;        // one row
+  sqlite3_stmt* insert_batch_ = nullptr;  // batch_rows_ rows
+  size_t batch_rows_ = 1;
+  // The rows waiting for a batch: their cells (text cells point into texts_, one string per
+  // cell, reused from batch to batch) and how many.
+  std::vector<Cell> pending_;
+  std::vector<std::string> texts_;
+  size_t pending_rows_ = 0;
   bool in_table_ = false;
   TableSchema schema_;
 };
