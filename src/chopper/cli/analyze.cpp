@@ -260,8 +260,10 @@ int analyze_run(const AnalyzeOptions& in) {
                  terminal_safe(why));
     for (const std::string& e : sr->hw_errors)
       fmt::print(stderr, "chopper analyze: {}\n", terminal_safe(e));
-    release_free_memory();
-    return_freed_memory();
+    if (!sr->kept) {  // a kept run's memory is held to the end anyway (pipeline/stream.hpp)
+      release_free_memory();
+      return_freed_memory();
+    }
     rc = write_streamed(o, taxonomy, *sr, *outdir);
   }
   sr.reset();

@@ -437,10 +437,13 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
     });
     std::vector<RankHardware>().swap(hw_of_file);
     std::vector<RankSlot>().swap(loaded);
-    // The traces are gone (unless kept): what they freed goes back, and from here on (the finalize,
-    // the tables) large blocks are mapped and returned when freed (base/memory.hpp).
-    release_free_memory();
-    return_freed_memory();
+    // The traces are gone: what they freed goes back, and from here on (the finalize, the tables)
+    // large blocks are mapped and returned when freed (base/memory.hpp). Kept ranks stay: their
+    // run's memory is held to the end, and the heap keeps what it frees for the tables to reuse.
+    if (!kept_mode) {
+      release_free_memory();
+      return_freed_memory();
+    }
     phase_mark("pass 2 (per-rank stage)", me);
     // A CUPTI counter pass among the traces when no hardware file was seen: its rank must be
     // analysed with it (rare: passes are usually in counters/), so everything is read again with
@@ -611,7 +614,7 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
       for (size_t j = 0; j < shells.ranks.size(); ++j) out->hw.ranks[j].rank = shells.ranks[j].rank;
     }
     out->run = std::move(shells);
-    release_free_memory();  // the parts, moved out and freed
+    if (!kept_mode) release_free_memory();  // the parts, moved out and freed
     phase_mark("parts ordered", me);
     if (phase_log_on() && np == 1) {
       uint64_t bytes_spooled = 0;
@@ -623,6 +626,7 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
     }
     out->ra = finalize(std::move(partials), o.analysis, &out->hw);
     out->analysed = true;
+    out->kept = kept_mode;
     phase_mark("finalized", me);
     return out;
   }

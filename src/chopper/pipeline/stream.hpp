@@ -114,6 +114,7 @@ struct StreamedRun {
   std::vector<DiagnosticRow> diagnostics;  // run-level, every rank's, the hardware files' (table)
   Aggregation gpu_level;                   // every rank's GPU rows of the hierarchy
   std::unique_ptr<RankRows> rows;          // SpooledRows, or KeptRows of the ranks kept in memory
+  bool kept = false;                       // the ranks were kept in memory (keep_in_memory)
   // The spool files this process made (removed with the StreamedRun).
   std::vector<std::string> scratch;
   ~StreamedRun();
