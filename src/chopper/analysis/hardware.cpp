@@ -853,6 +853,24 @@ void finalize_hardware(RunAnalysis& ra, const AnalysisOptions& o) {
 
   // What-if, per iteration on its slowest rank, one loss removed at a time (first order: the
   // compute stream's kernels run back to back, so time taken from them comes off the iteration).
+  // The slowest ranks' frequency and overlap losses per iteration, each summed in unit order.
+  struct Losses {
+    double freq = 0, ovl = 0;
+    bool fk = false, ok = false;
+  };
+  std::set<int64_t> slowest;
+  for (const IterationRow& it : ra.iterations) slowest.insert(it.slowest_rank);
+  std::vector<std::unordered_map<int64_t, Losses>> losses(ra.ranks.size());
+  for (size_t i = 0; i < ra.ranks.size(); ++i) {
+    if (slowest.count(ra.ranks[i].rank) == 0) continue;
+    for (const WaterfallUnit& u : ra.ranks[i].units) {
+      Losses& l = losses[i][u.key.iteration];
+      l.freq += u.frequency_ns;
+      l.ovl += u.overlap_ns;
+      l.fk = l.fk || u.frequency_known;
+      l.ok = l.ok || u.overlap_known;
+    }
+  }
   for (const IterationRow& it : ra.iterations) {
     WhatIfRow w;
     w.iteration = it.iteration;
@@ -866,19 +884,13 @@ void finalize_hardware(RunAnalysis& ra, const AnalysisOptions& o) {
     // Chopper's launch overhead: the host late between kernels (prep) and the launch call.
     w.no_launch_gaps_ns = it.time_ns - comp("host_late") - comp("launch_overhead");
     w.no_straggler_ns = it.time_ns - (it.straggler.significant ? it.straggler.cost_ns : 0);
-    for (const RankAnalysis& r : ra.ranks) {
-      if (r.rank != it.slowest_rank) continue;
-      double freq = 0, ovl = 0;
-      bool fk = false, ok = false;
-      for (const WaterfallUnit& u : r.units) {
-        if (u.key.iteration != it.iteration) continue;
-        freq += u.frequency_ns;
-        ovl += u.overlap_ns;
-        fk = fk || u.frequency_known;
-        ok = ok || u.overlap_known;
-      }
-      if (fk) w.max_clock_ns = it.time_ns - std::llround(freq);
-      if (ok) w.no_overlap_slowdown_ns = it.time_ns - std::llround(ovl);
+    for (size_t i = 0; i < ra.ranks.size(); ++i) {
+      if (ra.ranks[i].rank != it.slowest_rank) continue;
+      const auto f = losses[i].find(it.iteration);
+      if (f == losses[i].end()) continue;
+      const Losses& l = f->second;
+      if (l.fk) w.max_clock_ns = it.time_ns - std::llround(l.freq);
+      if (l.ok) w.no_overlap_slowdown_ns = it.time_ns - std::llround(l.ovl);
     }
     ra.what_if.push_back(w);
   }
