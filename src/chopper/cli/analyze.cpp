@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <filesystem>
+#include <future>
 #include <map>
 
 #include "chopper/analysis/analysis.hpp"
@@ -89,8 +90,14 @@ int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRu
       csv_thread.emplace(*csv);
       sink.add(*csv_thread);
     }
-    write_rank_table(RankStream::kGpuActivities, *sr.rows, sink);
-    phase_mark("gpu_activities written");
+    {
+      // gpu_activities needs no finalize: written while the run finalizes on another thread.
+      std::future<void> finalized =
+          std::async(std::launch::async, [&sr] { finalize_streamed(sr); });
+      write_rank_table(RankStream::kGpuActivities, *sr.rows, sink);
+      phase_mark("gpu_activities written");
+      finalized.get();
+    }
     analysis_tables(sr.ra, o.analysis, sink, *sr.rows);
     phase_mark("analysis tables written");
     hardware_tables(sr.ra, o.analysis, sink, *sr.rows);
@@ -230,6 +237,7 @@ int analyze_run(const AnalyzeOptions& in) {
   so.preloaded = o.run.preloaded;
   so.mpi_shared_files = o.mpi_shared_files;
   so.rows = o.rows;
+  so.defer_finalize = true;  // write_streamed finalizes
   std::unique_ptr<StreamedRun> sr;
   try {
     std::optional<LoadProgress> progress;

@@ -175,10 +175,22 @@ bool keep_in_memory(RowStore store, const std::vector<uint64_t>& bytes, unsigned
          total <= memory_bytes / 4;
 }
 
+void finalize_streamed(StreamedRun& sr) {
+  if (sr.partials.empty()) return;
+  sr.ra = finalize(std::move(sr.partials), sr.analysis, &sr.hw);
+  sr.partials.clear();
+  phase_mark("finalized");
+}
+
 void KeptRows::rows(RankStream s, TableSink& sink) {
   for (size_t j = 0; j < ranks_.size(); ++j) {
     const KeptRank* k = ranks_[j].get();
-    if (k == nullptr || j >= ra_.ranks.size()) continue;
+    if (k == nullptr) continue;
+    if (s == RankStream::kGpuActivities) {  // the trace alone: written while the run finalizes
+      rank_rows(s, RankView{&k->slot}, o_, sink);
+      continue;
+    }
+    if (j >= ra_.ranks.size()) continue;
     rank_rows(s, RankView{&k->slot, &ra_.ranks[j], k->has_hw ? &k->hw : nullptr, &k->prefixes}, o_,
               sink);
   }
@@ -624,10 +636,11 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
                                          static_cast<double>(bytes_spooled) / 1e6, partials.size()),
                  me);
     }
-    out->ra = finalize(std::move(partials), o.analysis, &out->hw);
     out->analysed = true;
     out->kept = kept_mode;
-    phase_mark("finalized", me);
+    out->partials = std::move(partials);
+    out->analysis = o.analysis;
+    if (!o.defer_finalize) finalize_streamed(*out);
     return out;
   }
   return out;

@@ -67,6 +67,9 @@ struct StreamOptions {
   // filesystem) instead of receiving their bytes.
   bool mpi_shared_files = false;
   RowStore rows = RowStore::kAuto;
+  // The finalize left to finalize_streamed(), so that the caller can write gpu_activities (which
+  // needs none) meanwhile.
+  bool defer_finalize = false;
 };
 
 // The rows of the per-rank tables, in spool files, rank by rank in the run's order.
@@ -115,6 +118,9 @@ struct StreamedRun {
   Aggregation gpu_level;                   // every rank's GPU rows of the hierarchy
   std::unique_ptr<RankRows> rows;          // SpooledRows, or KeptRows of the ranks kept in memory
   bool kept = false;                       // the ranks were kept in memory (keep_in_memory)
+  // The partials (StreamOptions::defer_finalize) until finalize_streamed() makes ra of them.
+  std::vector<RankAnalysis> partials;
+  AnalysisOptions analysis;
   // The spool files this process made (removed with the StreamedRun).
   std::vector<std::string> scratch;
   ~StreamedRun();
@@ -127,6 +133,11 @@ struct StreamedRun {
 // paths cannot be listed or are too many (--max-files); reading problems are in the run.
 std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& taxonomy,
                                         const std::string& dir, Comm& comm);
+
+// Finalizes a run streamed with defer_finalize: ra from the partials (a run already finalized is
+// left as it is). Reads and writes only ra and the partials: rows of gpu_activities may be
+// written from sr.rows meanwhile, on another thread.
+void finalize_streamed(StreamedRun& sr);
 
 // Which process of `processes` reads each file: the largest files first, each to the process with
 // the fewest bytes so far (ties: the lowest process). Deterministic.
