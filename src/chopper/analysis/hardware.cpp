@@ -502,17 +502,54 @@ void hardware_partial(const RankContext& c, const AnalysisOptions& o, const Rank
   for (int32_t i : c.order)
     if (g.cls[i] == GpuClass::kCompute && g.host_op_idx[i] >= 0)
       op_dur[g.host_op_idx[i]] += g.dur_ns[i];
-  std::map<std::array<StrId, 4>, OpCost> memo;
-  auto cost_of = [&](int32_t op) -> OpCost {
-    if (op < 0 || static_cast<size_t>(op) >= h.size()) return {};
+  // Per distinct (op name, shapes): its cost, and its shape class once a kernel needs it.
+  struct Work {
+    OpCost cost;
+    std::string_view shape_class;  // interned in out.names; empty until made
+  };
+  std::map<std::array<StrId, 4>, Work> memo;
+  auto work_of = [&](int32_t op) -> Work* {  // null: no launching op
+    if (op < 0 || static_cast<size_t>(op) >= h.size()) return nullptr;
     const InputShapes& sh = c.t.shapes_of(static_cast<size_t>(op));
     const std::array<StrId, 4> k{h.name[op], sh.input_dims, sh.input_types, sh.concrete_inputs};
     auto [it, fresh] = memo.try_emplace(k);
     if (fresh)
-      it->second = op_cost(c.t.strings.str(k[0]), c.t.strings.str(k[1]), c.t.strings.str(k[2]),
-                           c.t.strings.str(k[3]));
-    return it->second;
+      it->second.cost = op_cost(c.t.strings.str(k[0]), c.t.strings.str(k[1]), c.t.strings.str(k[2]),
+                                c.t.strings.str(k[3]));
+    return &it->second;
   };
+  // The recorded shapes on one line (some traces pretty-print them over many).
+  auto one_line = [](std::string_view v) {
+    std::string flat;
+    for (char ch : v)
+      if (ch != ' ' && ch != '\n' && ch != '\r' && ch != '\t') flat += ch;
+    return flat;
+  };
+  // A unit's signature, made once per distinct kernel name, label, launch and work (the same
+  // inputs give the same text: interning it again would add nothing).
+  struct SigKey {
+    StrId name;
+    std::string_view operation;
+    Phase phase;
+    bool in_layer;
+    const Work* work;
+    std::array<int32_t, 3> grid, block;
+    bool operator==(const SigKey&) const = default;
+  };
+  struct SigHash {
+    size_t operator()(const SigKey& k) const {
+      size_t h = std::hash<std::string_view>()(k.operation);
+      auto mix = [&h](uint64_t v) { h = (h ^ v) * 0x100000001B3ULL; };
+      mix(k.name);
+      mix(static_cast<uint64_t>(k.phase));
+      mix(k.in_layer ? 1 : 0);
+      mix(reinterpret_cast<uintptr_t>(k.work));
+      for (int32_t v : k.grid) mix(static_cast<uint32_t>(v));
+      for (int32_t v : k.block) mix(static_cast<uint32_t>(v));
+      return h;
+    }
+  };
+  std::unordered_map<SigKey, std::string_view, SigHash> signatures;
   for (int32_t i : c.order) {
     if (g.cls[i] != GpuClass::kCompute || g.dur_ns[i] <= 0) continue;
     WaterfallUnit u;
@@ -523,7 +560,8 @@ void hardware_partial(const RankContext& c, const AnalysisOptions& o, const Rank
     const double d = static_cast<double>(g.dur_ns[i]);
     u.observed_ns = g.dur_ns[i];
     const int32_t op = g.host_op_idx[i];
-    const OpCost oc = cost_of(op);
+    Work* work = work_of(op);
+    const OpCost oc = work != nullptr ? work->cost : OpCost{};
     if (oc.known() && dev != nullptr && (oc.flops > 0 || oc.bytes > 0) && peak_m > 0 &&
         peak_v > 0 && bw > 0) {
       const bool matrix = matrix_family(oc.family);
@@ -540,17 +578,13 @@ void hardware_partial(const RankContext& c, const AnalysisOptions& o, const Rank
       u.achievable_ns = std::max(t_comp / (matrix ? kAchievableMatrix : kAchievableVector),
                                  t_mem / kAchievableBandwidth) *
                         share;
-      const InputShapes& sh = c.t.shapes_of(static_cast<size_t>(op));
-      // The recorded shapes on one line (some traces pretty-print them over many).
-      auto one_line = [](std::string_view v) {
-        std::string flat;
-        for (char ch : v)
-          if (ch != ' ' && ch != '\n' && ch != '\r' && ch != '\t') flat += ch;
-        return flat;
-      };
-      u.shape_class = out.names->str(out.names->intern(fmt::format(
-          "{} {} {} {}", cost_family_name(oc.family), c.t.strings.str(h.name[op]),
-          one_line(c.t.strings.str(sh.input_dims)), one_line(c.t.strings.str(sh.input_types)))));
+      if (work->shape_class.empty()) {
+        const InputShapes& sh = c.t.shapes_of(static_cast<size_t>(op));
+        work->shape_class = out.names->str(out.names->intern(fmt::format(
+            "{} {} {} {}", cost_family_name(oc.family), c.t.strings.str(h.name[op]),
+            one_line(c.t.strings.str(sh.input_dims)), one_line(c.t.strings.str(sh.input_types)))));
+      }
+      u.shape_class = work->shape_class;
     } else {
       u.compute_bound = matrix_class(u.op_class);
     }
@@ -578,16 +612,22 @@ void hardware_partial(const RankContext& c, const AnalysisOptions& o, const Rank
     u.overlap_share = static_cast<double>(measure_in(c.comm, s, e)) / d;
     // The same work: kernel, operation, phase, inside a layer or not, FLOPs and bytes, the
     // launching op's shapes, the launch grid and block.
-    const std::string_view dims =
-        op >= 0 && static_cast<size_t>(op) < h.size()
-            ? c.t.strings.str(c.t.shapes_of(static_cast<size_t>(op)).input_dims)
-            : std::string_view();
-    const std::string sig =
-        fmt::format("{}\x1f{}\x1f{}{}\x1f{:.0f}\x1f{:.0f}\x1f{}\x1f{},{},{}\x1f{},{},{}",
-                    c.t.strings.str(g.name[i]), u.key.operation, phase_name(u.key.phase),
-                    u.key.layer >= 0 ? "" : " (no layer)", oc.flops, oc.bytes, dims, g.grid[i][0],
-                    g.grid[i][1], g.grid[i][2], g.block[i][0], g.block[i][1], g.block[i][2]);
-    u.signature = out.names->str(out.names->intern(sig));
+    const SigKey sk{g.name[i], u.key.operation, u.key.phase, u.key.layer >= 0,
+                    work,      g.grid[i],       g.block[i]};
+    auto [sit, fresh_sig] = signatures.try_emplace(sk);
+    if (fresh_sig) {
+      const std::string_view dims =
+          op >= 0 && static_cast<size_t>(op) < h.size()
+              ? c.t.strings.str(c.t.shapes_of(static_cast<size_t>(op)).input_dims)
+              : std::string_view();
+      const std::string sig =
+          fmt::format("{}\x1f{}\x1f{}{}\x1f{:.0f}\x1f{:.0f}\x1f{}\x1f{},{},{}\x1f{},{},{}",
+                      c.t.strings.str(g.name[i]), u.key.operation, phase_name(u.key.phase),
+                      u.key.layer >= 0 ? "" : " (no layer)", oc.flops, oc.bytes, dims, g.grid[i][0],
+                      g.grid[i][1], g.grid[i][2], g.block[i][0], g.block[i][1], g.block[i][2]);
+      sit->second = out.names->str(out.names->intern(sig));
+    }
+    u.signature = sit->second;
     out.units.push_back(u);
   }
 }
