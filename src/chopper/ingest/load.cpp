@@ -4,14 +4,12 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
 #include <mutex>
 #include <new>
 
 #include "chopper/base/error.hpp"
 #include "chopper/base/input.hpp"
-#include "chopper/base/text.hpp"
 #include "chopper/base/thread_pool.hpp"
 #include "chopper/link/link.hpp"
 
@@ -76,20 +74,6 @@ std::vector<TracePath> expand_trace_paths(const std::vector<std::string>& paths)
 // a JSON document that is not a trace (kineto_reader.cpp: KinetoReader::run).
 static bool not_json(const NotATraceError& e) {
   return e.reason().rfind("not a JSON trace", 0) == 0;
-}
-
-int64_t rank_from_file_name(std::string_view path) {
-  const size_t slash = path.find_last_of('/');
-  const std::string name =
-      ascii_lower(slash == std::string_view::npos ? path : path.substr(slash + 1));
-  for (size_t at = name.find("rank"); at != std::string::npos; at = name.find("rank", at + 1)) {
-    size_t p = at + 4;
-    if (p < name.size() && (name[p] == '-' || name[p] == '_')) ++p;
-    size_t q = p;
-    while (q < name.size() && std::isdigit(static_cast<unsigned char>(name[q])) && q - p < 9) ++q;
-    if (q > p) return std::stoll(name.substr(p, q - p));
-  }
-  return -1;
 }
 
 // Gives back the capacity a column reserved and did not fill. The reader grows a table to at

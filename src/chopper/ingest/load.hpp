@@ -44,9 +44,6 @@ std::vector<TracePath> expand_trace_paths(const std::vector<std::string>& paths)
 // file is opened.
 std::vector<TracePath> run_trace_files(const std::vector<std::string>& paths, size_t max_files);
 
-// Rank from a file name: "rank-3", "rank3_", "rank_3", "RANK3." -> 3; -1 if none.
-int64_t rank_from_file_name(std::string_view path);
-
 // Whether a trace is a CUPTI range-profiler pass (Kineto with profiler_metrics): hardware counters
 // per kernel and no GPU activity of its own. load_run lists such files in Run::counter_passes
 // instead of making them ranks.
