@@ -13,9 +13,12 @@ whose body runs to its matching `}`. Constructor initialiser lists (`) : a_{x}, 
 followed to the body. A function's length is counted from the first line of its signature to its
 closing brace. Lambdas and local classes count towards the function they are in.
 
-Usage: scripts/code_size.py [--functions N] [--files M] [--root DIR]
+Usage: scripts/code_size.py [--functions N] [--files M] [--root DIR] [--check DOC]
        (defaults 120 and 800; DIR: the repository, default this script's parent)
-Always exits 0: it measures, it does not judge.
+Without --check it exits 0: it measures, it does not judge. With --check DOC (docs/architecture.md)
+it compares the measurements with DOC's tables of exceptions, rows `| lines | `file` | ...` and
+`| lines | `file`: `function` | ...`, and exits 1 naming each file or function that is over and not
+listed, listed with other lines, or listed and no longer over.
 """
 import argparse
 import os
@@ -201,11 +204,40 @@ def match_brace(b, i):
     return len(b) - 1
 
 
+def check(doc_path, big_files, big_funcs):
+    with open(doc_path, encoding="utf-8") as f:
+        doc = f.read()
+    listed_files = {m.group(2): int(m.group(1))
+                    for m in re.finditer(r"^\| (\d+) \| `([^`]+)` \|", doc, re.M)}
+    listed_funcs = {(m.group(2), m.group(3)): int(m.group(1))
+                    for m in re.finditer(r"^\| (\d+) \| `([^`]+)`: `([^`]+)` \|", doc, re.M)}
+    strip = lambda rel: rel[len("src/chopper/"):] if rel.startswith("src/chopper/") else rel
+    files = {strip(rel): n for n, rel in big_files}
+    funcs = {}
+    for n, rel, _, fn in big_funcs:
+        funcs[(strip(rel), fn)] = max(n, funcs.get((strip(rel), fn), 0))
+    bad = []
+    for what, measured, listed in (("file", files, listed_files), ("function", funcs, listed_funcs)):
+        name = lambda k: k if isinstance(k, str) else f"{k[0]}: {k[1]}"
+        for k, n in sorted(measured.items()):
+            if k not in listed:
+                bad.append(f"{what} {name(k)}: {n} lines, not listed in {doc_path}")
+            elif listed[k] != n:
+                bad.append(f"{what} {name(k)}: {n} lines, listed as {listed[k]}")
+        for k in sorted(set(listed) - set(measured)):
+            bad.append(f"{what} {name(k)}: listed in {doc_path}, no longer over the limit")
+    for b in bad:
+        print(b)
+    print(f"code_size: {len(bad)} difference(s) from {doc_path}")
+    return 1 if bad else 0
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--functions", type=int, default=120, metavar="N")
     ap.add_argument("--files", type=int, default=800, metavar="M")
     ap.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    ap.add_argument("--check", metavar="DOC")
     args = ap.parse_args()
     src = os.path.join(args.root, "src")
     big_files, big_funcs = [], []
@@ -223,6 +255,8 @@ def main():
             for fn, a, z in functions(text):
                 if z - a + 1 > args.functions:
                     big_funcs.append((z - a + 1, rel, a, fn))
+    if args.check:
+        return check(args.check, big_files, big_funcs)
     print(f"files over {args.files} lines: {len(big_files)}")
     for lines, rel in sorted(big_files, key=lambda t: (-t[0], t[1])):
         print(f"  {lines:6d}  {rel}")

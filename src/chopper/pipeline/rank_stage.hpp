@@ -14,10 +14,10 @@
 #include "chopper/analysis/analysis.hpp"
 #include "chopper/hierarchy/aggregate.hpp"
 #include "chopper/hierarchy/taxonomy.hpp"
-#include "chopper/ingest/load.hpp"
 #include "chopper/link/hardware_align.hpp"
 #include "chopper/link/validate.hpp"
 #include "chopper/model/run.hpp"
+#include "chopper/pipeline/load.hpp"
 #include "chopper/report/rank_tables.hpp"
 #include "chopper/report/spool.hpp"
 
