@@ -266,7 +266,7 @@ int main(int argc, char** argv) {
   const bool pass_tput = mbps_core >= min_mbps;
   const bool pass_rss = ratio <= max_ratio && uncompressed > 0;
   const bool pass_x = expect_x < 0 || static_cast<uint64_t>(expect_x) == x_events;
-  // ARCHITECTURE.md: analyses cost less than 20% of ingest.
+  // docs/architecture.md, "Performance budget": analyses cost less than 20% of ingest.
   const double label_share = best.ingest.cpu > 0 ? best.label.cpu / best.ingest.cpu : 0;
   const bool pass_label = !do_link || label_share <= 0.20;
   const auto verdict = [](bool ok) { return ok ? "PASS" : "FAIL"; };

@@ -54,8 +54,8 @@
 #include "chopper/base/memory.hpp"
 #include "chopper/hierarchy/label.hpp"
 #include "chopper/ingest/hardware_files.hpp"
-#include "chopper/ingest/load.hpp"
 #include "chopper/link/hardware_align.hpp"
+#include "chopper/pipeline/load.hpp"
 
 extern char** environ;
 

@@ -18,12 +18,12 @@
 
 #include "chopper/base/error.hpp"
 #include "chopper/base/input.hpp"
+#include "chopper/base/json_out.hpp"
 #include "chopper/cli/common.hpp"
 #include "chopper/hierarchy/label.hpp"
 #include "chopper/hierarchy/taxonomy.hpp"
 #include "chopper/ingest/kineto/kineto_reader.hpp"
 #include "chopper/link/link.hpp"
-#include "chopper/report/json_out.hpp"
 
 namespace {
 

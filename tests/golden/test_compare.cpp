@@ -11,7 +11,7 @@
 
 #include "chopper/analysis/compare.hpp"
 #include "chopper/hierarchy/label.hpp"
-#include "chopper/ingest/load.hpp"
+#include "chopper/pipeline/load.hpp"
 #include "chopper/report/compare_report.hpp"
 #include "golden/truth.hpp"
 

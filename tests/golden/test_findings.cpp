@@ -10,7 +10,7 @@
 #include "chopper/analysis/findings.hpp"
 #include "chopper/hierarchy/label.hpp"
 #include "chopper/ingest/hardware_files.hpp"
-#include "chopper/ingest/load.hpp"
+#include "chopper/pipeline/load.hpp"
 #include "golden/truth.hpp"
 
 using namespace chopper;

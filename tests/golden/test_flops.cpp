@@ -12,7 +12,7 @@
 #include <map>
 
 #include "chopper/analysis/flops.hpp"
-#include "chopper/ingest/load.hpp"
+#include "chopper/pipeline/load.hpp"
 #include "golden/truth.hpp"
 
 using namespace chopper;

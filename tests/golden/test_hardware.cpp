@@ -22,7 +22,7 @@
 #include "chopper/analysis/analysis.hpp"
 #include "chopper/hierarchy/label.hpp"
 #include "chopper/ingest/hardware_files.hpp"
-#include "chopper/ingest/load.hpp"
+#include "chopper/pipeline/load.hpp"
 #include "golden/truth.hpp"
 
 using namespace chopper;

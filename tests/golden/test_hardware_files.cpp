@@ -15,8 +15,8 @@
 #include "chopper/analysis/analysis.hpp"
 #include "chopper/hierarchy/label.hpp"
 #include "chopper/ingest/hardware_files.hpp"
-#include "chopper/ingest/load.hpp"
 #include "chopper/link/validate.hpp"
+#include "chopper/pipeline/load.hpp"
 #include "golden/truth.hpp"
 #include "test_util.hpp"
 

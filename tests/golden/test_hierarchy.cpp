@@ -5,7 +5,7 @@
 #include <map>
 
 #include "chopper/hierarchy/label.hpp"
-#include "chopper/ingest/load.hpp"
+#include "chopper/pipeline/load.hpp"
 #include "golden/truth.hpp"
 
 using namespace chopper;

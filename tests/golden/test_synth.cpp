@@ -11,7 +11,7 @@
 
 #include "chopper/base/error.hpp"
 #include "chopper/devices/device_db.hpp"
-#include "chopper/ingest/load.hpp"
+#include "chopper/pipeline/load.hpp"
 #include "chopper/synth/synth.hpp"
 #include "golden/truth.hpp"
 #include "test_util.hpp"

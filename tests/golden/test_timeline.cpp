@@ -16,7 +16,7 @@
 #include "chopper/base/error.hpp"
 #include "chopper/hierarchy/label.hpp"
 #include "chopper/ingest/hardware_files.hpp"
-#include "chopper/ingest/load.hpp"
+#include "chopper/pipeline/load.hpp"
 #include "chopper/report/timeline.hpp"
 #include "golden/truth.hpp"
 

@@ -5,7 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "chopper/analysis/flops.hpp"
-#include "chopper/ingest/load.hpp"
+#include "chopper/pipeline/load.hpp"
 #include "test_util.hpp"
 
 using namespace chopper;

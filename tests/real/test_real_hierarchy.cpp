@@ -16,7 +16,7 @@
 
 #include "chopper/hierarchy/aggregate.hpp"
 #include "chopper/hierarchy/label.hpp"
-#include "chopper/ingest/load.hpp"
+#include "chopper/pipeline/load.hpp"
 #include "test_util.hpp"
 
 using namespace chopper;

@@ -14,7 +14,7 @@
 #include "chopper/analysis/analysis.hpp"
 #include "chopper/analysis/findings.hpp"
 #include "chopper/hierarchy/label.hpp"
-#include "chopper/ingest/load.hpp"
+#include "chopper/pipeline/load.hpp"
 #include "test_util.hpp"
 
 using namespace chopper;

@@ -8,7 +8,7 @@
 
 #include <map>
 
-#include "chopper/ingest/load.hpp"
+#include "chopper/pipeline/load.hpp"
 #include "test_util.hpp"
 
 using namespace chopper;

@@ -10,8 +10,8 @@
 #include "chopper/analysis/analysis.hpp"
 #include "chopper/analysis/findings.hpp"
 #include "chopper/hierarchy/label.hpp"
-#include "chopper/ingest/load.hpp"
 #include "chopper/link/validate.hpp"
+#include "chopper/pipeline/load.hpp"
 #include "test_util.hpp"
 
 using namespace chopper;

@@ -7,7 +7,7 @@
 #include "chopper/base/error.hpp"
 #include "chopper/devices/device_db.hpp"
 #include "chopper/hierarchy/label.hpp"
-#include "chopper/ingest/load.hpp"
+#include "chopper/pipeline/load.hpp"
 #include "golden/truth.hpp"
 
 using namespace chopper;

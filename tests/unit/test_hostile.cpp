@@ -29,7 +29,7 @@
 #include "chopper/base/terminal.hpp"
 #include "chopper/base/thread_pool.hpp"
 #include "chopper/hierarchy/label.hpp"
-#include "chopper/ingest/load.hpp"
+#include "chopper/pipeline/load.hpp"
 #include "chopper/report/csv_sink.hpp"
 #include "chopper/report/html/report_html.hpp"
 #include "chopper/report/info_report.hpp"

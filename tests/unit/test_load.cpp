@@ -5,7 +5,7 @@
 #include <fstream>
 
 #include "chopper/base/error.hpp"
-#include "chopper/ingest/load.hpp"
+#include "chopper/pipeline/load.hpp"
 #include "compress_util.hpp"
 #include "test_util.hpp"
 

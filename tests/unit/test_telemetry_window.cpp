@@ -19,10 +19,10 @@
 #include "chopper/base/error.hpp"
 #include "chopper/base/input.hpp"
 #include "chopper/ingest/hardware_files.hpp"
-#include "chopper/ingest/load.hpp"
 #include "chopper/ingest/telemetry/csv.hpp"
 #include "chopper/ingest/telemetry/telemetry_reader.hpp"
 #include "chopper/link/hardware_align.hpp"
+#include "chopper/pipeline/load.hpp"
 #include "chopper/synth/synth.hpp"
 #include "compress_util.hpp"
 

@@ -10,8 +10,8 @@
 
 #include "chopper/base/diagnostics.hpp"
 #include "chopper/base/error.hpp"
-#include "chopper/ingest/load.hpp"
 #include "chopper/link/validate.hpp"
+#include "chopper/pipeline/load.hpp"
 #include "chopper/report/diagnostics_report.hpp"
 #include "test_util.hpp"
 

@@ -11,8 +11,8 @@
 
 #include "chopper/base/error.hpp"
 #include "chopper/hierarchy/label.hpp"
-#include "chopper/ingest/load.hpp"
 #include "chopper/link/validate.hpp"
+#include "chopper/pipeline/load.hpp"
 #include "test_util.hpp"
 
 using namespace chopper;

@@ -1,5 +1,6 @@
 #pragma once
-// Where the time goes: every analysis of a labelled run, each in three steps (ARCHITECTURE.md):
+// Where the time goes: every analysis of a labelled run, each in three steps
+// (docs/architecture.md, "Analyses: partial, merge, finalize"):
 // a *partial* over one rank (analyze_rank, run in parallel), a *merge* of the partials, and a
 // *finalize* that does the cross-rank work (collective matching, clock offsets, stragglers, the
 // end-to-end view). Formulas, units and sources: docs/metrics.md.

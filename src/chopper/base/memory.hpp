@@ -1,22 +1,21 @@
 #pragma once
 // Allocator policy for big columnar tables and the temporaries of link and label.
 //
-// Freshly mapped pages are dear: the kernel zeroes each on its first touch, and on a virtual
-// machine whose host backs guest memory lazily the host may fault too (on the bench machine a
-// quarter of a read's CPU time is spent in the kernel, mostly in faulting in and clearing pages
-// and in mapping the file). So chopper keeps the
-// memory one stage frees for the next: blocks below 32 MiB come from the heap, and free memory at
-// the heap's top is given back only above 64 MiB. Link then reuses what the reader freed (its
-// window, the columns' first small buffers) and label what link freed. Larger blocks are mapped
-// and unmapped as glibc does by default.
+// Why: freshly mapped pages are dear. The kernel zeroes each page on its first touch, and on a
+// virtual machine whose host backs guest memory lazily the host may fault as well, so a read that
+// maps new memory for every stage spends a large share of its CPU time in the kernel. chopper
+// therefore keeps the memory one stage frees for the next: blocks below 32 MiB come from the heap,
+// and free memory at the heap's top is given back only above 64 MiB. Link then reuses what the
+// reader freed (its window, the columns' first small buffers) and label what link freed. Larger
+// blocks are mapped and unmapped as glibc does by default. The fixed thresholds also turn off
+// glibc's dynamic mmap threshold, which would otherwise leave grown-and-freed column buffers in
+// the heap as slack that nothing reuses.
 //
-// The cost is free memory held between stages: peak RSS of a read with link and classify 0.336 ->
-// 0.346 x the JSON on the bench trace. A multi-rank command gives it back once the model is built
-// and labelled (release_free_memory) and then switches to return_freed_memory() for the
-// analyses, so that their output tables' blocks go back to the system as before (`analyze` on 8
-// ranks: peak RSS 0.436-0.452 x against 0.42-0.43 x). The fixed thresholds also stop glibc's own
-// dynamic threshold, which would leave grown-and-freed column buffers in the heap as slack with
-// nothing to reuse them.
+// The price is free memory held between stages (a few percent of peak RSS). A multi-rank command
+// therefore gives it back once the model is built and labelled (release_free_memory) and then
+// switches to return_freed_memory() for the analyses, whose output tables' blocks are not reused
+// that way and should go back to the system when freed. Peak memory is measured by the
+// benchmarks under bench/ (docs/architecture.md, "Performance budget").
 #if defined(__GLIBC__)
 #include <malloc.h>
 #endif

@@ -12,9 +12,9 @@
 
 #include "chopper/analysis/analysis.hpp"
 #include "chopper/hierarchy/taxonomy.hpp"
-#include "chopper/ingest/load.hpp"
 #include "chopper/link/hardware_align.hpp"
 #include "chopper/model/run.hpp"
+#include "chopper/pipeline/load.hpp"
 
 namespace chopper::cli {
 

@@ -4,16 +4,10 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cctype>
 #include <filesystem>
-#include <mutex>
-#include <new>
 
 #include "chopper/base/error.hpp"
 #include "chopper/base/input.hpp"
-#include "chopper/base/text.hpp"
-#include "chopper/base/thread_pool.hpp"
-#include "chopper/link/link.hpp"
 
 namespace chopper {
 
@@ -74,22 +68,8 @@ std::vector<TracePath> expand_trace_paths(const std::vector<std::string>& paths)
 
 // The reader's NotATraceError for content that does not start like JSON ('{' or '['), as opposed to
 // a JSON document that is not a trace (kineto_reader.cpp: KinetoReader::run).
-static bool not_json(const NotATraceError& e) {
+bool not_json_content(const NotATraceError& e) {
   return e.reason().rfind("not a JSON trace", 0) == 0;
-}
-
-int64_t rank_from_file_name(std::string_view path) {
-  const size_t slash = path.find_last_of('/');
-  const std::string name =
-      ascii_lower(slash == std::string_view::npos ? path : path.substr(slash + 1));
-  for (size_t at = name.find("rank"); at != std::string::npos; at = name.find("rank", at + 1)) {
-    size_t p = at + 4;
-    if (p < name.size() && (name[p] == '-' || name[p] == '_')) ++p;
-    size_t q = p;
-    while (q < name.size() && std::isdigit(static_cast<unsigned char>(name[q])) && q - p < 9) ++q;
-    if (q > p) return std::stoll(name.substr(p, q - p));
-  }
-  return -1;
 }
 
 // Gives back the capacity a column reserved and did not fill. The reader grows a table to at
@@ -103,7 +83,7 @@ static void trim(std::vector<T>& v) {
   const size_t slack = (v.capacity() - v.size()) * sizeof(T);
   if (slack > 256 && slack > v.size() * sizeof(T) / 4) v.shrink_to_fit();
 }
-static void trim_trace(RankTrace& t) {
+void trim_trace(RankTrace& t) {
   t.gpu.for_each_column([](auto& c) { trim(c); });
   t.host.for_each_column([](auto& c) { trim(c); });
   t.runtime.for_each_column([](auto& c) { trim(c); });
@@ -146,20 +126,9 @@ static std::string own_output(const std::string& path) {
   return "";
 }
 
-RankTrace load_rank_file(const std::string& path, const KinetoReadOptions& opt) {
+RankTrace read_rank_file(const std::string& path, const KinetoReadOptions& opt) {
   if (std::string why = own_output(path); !why.empty()) throw NotATraceError(path, 0, why);
-  RankTrace t = read_kineto_file(path, opt);
-  link_trace(t);
-  classify_trace(t);
-  trim_trace(t);
-  if (t.meta.rank < 0) {
-    const int64_t r = rank_from_file_name(path);
-    if (r >= 0) {
-      t.meta.rank = r;
-      t.meta.rank_source = "file name";
-    }
-  }
-  return t;
+  return read_kineto_file(path, opt);
 }
 
 bool is_counter_pass(const RankTrace& t) {
@@ -187,83 +156,6 @@ std::vector<TracePath> run_trace_files(const std::vector<std::string>& paths, si
         "directory, or raise the limit with --max-files",
         traces, max_files));
   return files;
-}
-
-Run load_run(const std::vector<std::string>& paths, const LoadOptions& opt) {
-  std::vector<TracePath> files = run_trace_files(paths, opt.max_files);
-  Run run;
-  std::vector<RankSlot> slots(files.size());
-  std::vector<std::string> not_trace(files.size());
-  const unsigned threads = opt.threads == 0 ? default_threads() : opt.threads;
-  std::mutex progress_mu;
-  size_t done = 0;
-  uint64_t done_bytes = 0;
-  parallel_for(files.size(), threads, [&](size_t i) {
-    struct Report {  // after the file, however it went
-      const std::function<void()> fn;
-      ~Report() { fn(); }
-    } report{[&] {
-      if (!opt.progress) return;
-      std::error_code ec;
-      const auto sz = std::filesystem::file_size(files[i].path, ec);
-      std::lock_guard<std::mutex> lk(progress_mu);
-      ++done;
-      done_bytes += ec ? 0 : sz;
-      opt.progress(done, files.size(), done_bytes);
-    }};
-    RankSlot& s = slots[i];
-    s.file = files[i].path;
-    if (files[i].missing) {
-      s.error = files[i].path + ": no such file or directory";
-      s.missing = true;
-      s.rank = rank_from_file_name(files[i].path);
-      return;
-    }
-    if (!files[i].skip.empty()) {
-      not_trace[i] = files[i].skip;
-      return;
-    }
-    try {
-      s.trace = load_rank_file(files[i].path, opt.kineto);
-      s.rank = s.trace.meta.rank;
-      s.ok = true;
-    } catch (const NotATraceError& e) {
-      // In a directory, a file that is JSON but no trace (an object without traceEvents) is
-      // skipped; one whose content is not JSON at all, under a trace's name, is a broken trace.
-      if (files[i].from_directory && !not_json(e)) {
-        not_trace[i] = e.reason();
-      } else {
-        s.error = e.what();
-        s.rank = rank_from_file_name(files[i].path);
-      }
-    } catch (const std::bad_alloc&) {
-      // Out of memory in linking or classifying (reading converts its own): name the file.
-      s.error = files[i].path + ": out of memory while reading this file";
-      s.rank = rank_from_file_name(files[i].path);
-    } catch (const std::exception& e) {
-      s.error = e.what();
-      s.rank = rank_from_file_name(files[i].path);
-    }
-  });
-  for (size_t i = 0; i < slots.size(); ++i) {
-    if (!not_trace[i].empty()) {
-      run.skipped.emplace_back(files[i].path, not_trace[i]);
-    } else if (slots[i].ok && is_counter_pass(slots[i].trace)) {
-      run.skipped.emplace_back(files[i].path,
-                               "a CUPTI range-profiler pass (cuda_profiler_range events, no GPU "
-                               "activities): read as hardware counters");
-      run.counter_passes.push_back(files[i].path);
-    } else {
-      run.ranks.push_back(std::move(slots[i]));
-    }
-  }
-  // Numeric rank order; unknown ranks last; ties by file name (already sorted).
-  std::stable_sort(run.ranks.begin(), run.ranks.end(), [](const RankSlot& a, const RankSlot& b) {
-    const int64_t ra = a.rank < 0 ? INT64_MAX : a.rank;
-    const int64_t rb = b.rank < 0 ? INT64_MAX : b.rank;
-    return ra < rb;
-  });
-  return run;
 }
 
 }  // namespace chopper

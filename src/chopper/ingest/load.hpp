@@ -1,11 +1,13 @@
 #pragma once
-// Loading a run: directories are searched (not recursively) for trace files (*.json, *.json.gz,
-// *.json.zst and the same with .pt.trace); files are parsed in parallel, linked and classified.
-// The result does not depend on the thread count or on the order the paths were given in.
+// Reading a run's trace files: directories are searched (not recursively) for trace files
+// (*.json, *.json.gz, *.json.zst and the same with .pt.trace), each file read into a RankTrace.
+// Linking and classifying them is the pipeline's (pipeline/load.hpp: load_run, load_rank_file),
+// so that ingest/ does not depend on link/ (docs/architecture.md, "Layers").
 #include <functional>
 #include <string>
 #include <vector>
 
+#include "chopper/base/error.hpp"
 #include "chopper/ingest/kineto/kineto_reader.hpp"
 #include "chopper/model/run.hpp"
 
@@ -44,21 +46,10 @@ std::vector<TracePath> expand_trace_paths(const std::vector<std::string>& paths)
 // file is opened.
 std::vector<TracePath> run_trace_files(const std::vector<std::string>& paths, size_t max_files);
 
-// Rank from a file name: "rank-3", "rank3_", "rank_3", "RANK3." -> 3; -1 if none.
-int64_t rank_from_file_name(std::string_view path);
-
 // Whether a trace is a CUPTI range-profiler pass (Kineto with profiler_metrics): hardware counters
 // per kernel and no GPU activity of its own. load_run lists such files in Run::counter_passes
 // instead of making them ranks.
 bool is_counter_pass(const RankTrace& t);
-
-// Reads every trace of `paths` (files and directories) on opt.threads threads into a Run. A file
-// that cannot be read, or a path that does not exist, is a failed RankSlot (its error names the
-// file and byte offset); so is a file found in a directory under a trace name whose content is not
-// JSON at all (a corrupt first byte). A directory's JSON file that is JSON but not a trace
-// (truth.json, rocprofv3 or amd-smi JSON) is skipped and listed in Run::skipped. Throws Error when
-// there are more than opt.max_files trace files, before opening any.
-Run load_run(const std::vector<std::string>& paths, const LoadOptions& opt = {});
 
 // The start of the reason a file chopper wrote itself (a synthetic run's truth.json, a timeline)
 // is not read as a trace (load_rank_file throws NotATraceError with it; a directory's such file is
@@ -66,8 +57,16 @@ Run load_run(const std::vector<std::string>& paths, const LoadOptions& opt = {})
 inline constexpr std::string_view kOwnOutput = "chopper's own output: ";
 bool is_own_output(std::string_view why);
 
-// Reads, links and classifies one file (throws InputError; NotATraceError for a file chopper
-// wrote itself, see kOwnOutput).
-RankTrace load_rank_file(const std::string& path, const KinetoReadOptions& opt = {});
+// Reads one trace file, unlinked (pipeline/load.hpp: load_rank_file reads, links and classifies).
+// Throws InputError; NotATraceError for a file chopper wrote itself (see kOwnOutput).
+RankTrace read_rank_file(const std::string& path, const KinetoReadOptions& opt = {});
+
+// Whether the reader's NotATraceError says the content does not start like JSON ('{' or '['), as
+// opposed to a JSON document that is not a trace (a directory's truth.json, rocprofv3 JSON).
+bool not_json_content(const NotATraceError& e);
+
+// Gives back the capacity each column reserved and did not fill, once the trace is linked (the
+// reader and linking's temporaries leave that room; see load.cpp).
+void trim_trace(RankTrace& t);
 
 }  // namespace chopper

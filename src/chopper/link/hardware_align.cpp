@@ -10,7 +10,6 @@
 #include <unordered_map>
 
 #include "chopper/base/text.hpp"
-#include "chopper/ingest/load.hpp"
 
 namespace chopper {
 

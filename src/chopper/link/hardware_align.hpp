@@ -1,7 +1,8 @@
 #pragma once
-// Puts the hardware's side of a run on the trace clock (ARCHITECTURE.md, "align"): each telemetry
-// file is matched to the node whose ranks it describes and shifted onto that node's trace clock;
-// each counter file is matched to its rank and its rows joined to the rank's GPU activities.
+// Puts the hardware's side of a run on the trace clock (docs/architecture.md, "The data's way",
+// step 3): each telemetry file is matched to the node whose ranks it describes and shifted onto
+// that node's trace clock; each counter file is matched to its rank and its rows joined to the
+// rank's GPU activities.
 //
 // Telemetry clock: the offset (telemetry clock − trace clock) starts from what the file says (UTC
 // epoch: 0; a date with no zone: the whole quarter-hour zone offset that puts the trace inside the
@@ -20,10 +21,10 @@
 #include <string>
 #include <vector>
 
-#include "chopper/ingest/telemetry/telemetry_reader.hpp"
 #include "chopper/link/validate.hpp"
 #include "chopper/model/run.hpp"
 #include "chopper/model/series.hpp"
+#include "chopper/model/telemetry_window.hpp"
 
 namespace chopper {
 

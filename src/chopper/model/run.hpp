@@ -1,7 +1,9 @@
 #pragma once
 // A training run: one RankTrace per file, ordered by rank (then file name). A file that could not
 // be read keeps its place with the error; the other ranks go on.
+#include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "chopper/model/rank_trace.hpp"
@@ -22,7 +24,7 @@ struct RankSlot {
   Ns span_last_ns() const { return last_ns != kNoTime ? last_ns : trace.last_ns(); }
 };
 
-// A problem of the run as a whole or of one file (ingest/load.cpp, link/validate.cpp): one line
+// A problem of the run as a whole or of one file (pipeline/load.cpp, link/validate.cpp): one line
 // naming the files, for the terminal and the `diagnostics` table.
 struct RunProblem {
   RunDiag kind;
@@ -32,6 +34,11 @@ struct RunProblem {
   uint64_t count = 1;              // how many (missing ranks, duplicate files, ...)
   int64_t of_count = -1;           // what count is out of (the world size); -1 none
 };
+
+// Rank from a file name: "rank-3", "rank3_", "rank_3", "RANK3." -> 3; -1 if none. Only the last
+// path component counts. Used where a trace's metadata does not say its rank (pipeline/load.cpp)
+// and to match hardware files to ranks (link/hardware_align.cpp).
+int64_t rank_from_file_name(std::string_view path);
 
 struct Run {
   std::vector<RankSlot> ranks;

@@ -1,9 +1,10 @@
 #pragma once
-// The per-rank stage of a streamed analyze (ARCHITECTURE.md: "per-rank work streams: load → label →
-// partial → write rows → free"): one trace file is read, linked, labelled and analysed; its rows of
-// the per-rank tables (report/rank_tables.hpp) go to a spool file; what the cross-rank finalize and
-// the run's tables need of it is kept as a RankPart, and its events are freed. The same stage runs
-// in every process of an MPI run; a RankPart crosses processes encoded (part_codec.hpp).
+// The per-rank stage of a streamed analyze (docs/architecture.md, "Streaming: one rank at a time":
+// load → label → partial → write rows → free): one trace file is read, linked, labelled and
+// analysed; its rows of the per-rank tables (report/rank_tables.hpp) go to a spool file; what the
+// cross-rank finalize and the run's tables need of it is kept as a RankPart, and its events are
+// freed. The same stage runs in every process of an MPI run; a RankPart crosses processes encoded
+// (part_codec.hpp).
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -14,10 +15,10 @@
 #include "chopper/analysis/analysis.hpp"
 #include "chopper/hierarchy/aggregate.hpp"
 #include "chopper/hierarchy/taxonomy.hpp"
-#include "chopper/ingest/load.hpp"
 #include "chopper/link/hardware_align.hpp"
 #include "chopper/link/validate.hpp"
 #include "chopper/model/run.hpp"
+#include "chopper/pipeline/load.hpp"
 #include "chopper/report/rank_tables.hpp"
 #include "chopper/report/spool.hpp"
 

@@ -4,7 +4,7 @@
 
 #include <cmath>
 
-#include "chopper/report/json_out.hpp"
+#include "chopper/base/json_out.hpp"
 #include "chopper/report/rows.hpp"
 
 namespace chopper {

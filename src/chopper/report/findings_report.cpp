@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "chopper/report/json_out.hpp"
+#include "chopper/base/json_out.hpp"
 #include "chopper/report/rows.hpp"
 
 namespace chopper {

@@ -3,7 +3,7 @@
 #include <fmt/format.h>
 
 #include "chopper/analysis/summary.hpp"
-#include "chopper/report/json_out.hpp"
+#include "chopper/base/json_out.hpp"
 
 namespace chopper {
 namespace {

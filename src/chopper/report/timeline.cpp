@@ -11,7 +11,7 @@
 #include <unordered_map>
 
 #include "chopper/base/error.hpp"
-#include "chopper/report/json_out.hpp"
+#include "chopper/base/json_out.hpp"
 
 namespace chopper {
 namespace {

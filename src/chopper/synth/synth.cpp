@@ -22,10 +22,10 @@
 #include <tuple>
 
 #include "chopper/base/error.hpp"
+#include "chopper/base/json_out.hpp"
 #include "chopper/base/thread_pool.hpp"
 #include "chopper/base/time.hpp"
 #include "chopper/model/rank_trace.hpp"
-#include "chopper/report/json_out.hpp"
 
 namespace chopper {
 
@@ -61,20 +61,19 @@ bool apply_scenario(const std::string& name, SynthConfig& c) {
     return true;
   }
   if (name == "launch-bound") {
-    // Small kernels (256-token sequences) behind a slow host: the GPU waits for launches. The host
-    // has to be slower than the network, not only than the kernels: data parallelism moves every
-    // parameter each step whatever the batch. On 8 H100s (NVLink at 0.8 x 450 GB/s) a llama3-8b
-    // block's 436 MB take 7/8 x 436 MB / 360 GB/s = 1.06 ms per all-gather or reduce-scatter (3.2
-    // ms per block per step under FSDP; a 2.1 ms all-reduce under DDP), the embedding and LM head
-    // 10 ms more, while a block's kernels at 256 tokens take about 1.3 ms. A collective that runs
-    // while the compute stream waits for the host is exposed communication (docs/metrics.md), so
-    // launch overhead leads only once the host takes well over twice the communication time: here
-    // 410 µs per op (24 times the healthy 12 + 5 µs: Python, dispatcher and launch call of one
-    // module-level op on a starved host: an oversubscribed or throttled CPU, anomaly detection,
-    // heavy hooks), about 16 ms per block per step. Launch overhead is then 51% (FSDP) and 43%
-    // (DDP) of the step at 8 ranks and 2 blocks, 73% and 66% with all 32; exposed communication
-    // 31%, 22%, 16%, 12%. The 40 µs used before hid behind the all-gathers (FSDP, 8 ranks, 2
-    // blocks: 0.4% launch overhead, 61% exposed communication).
+    // Small kernels (256-token sequences) behind a slow host: the GPU waits for launches. Why the
+    // host must be this slow: data parallelism moves every parameter each step whatever the batch,
+    // so the host has to be slower than the network, not only than the kernels. On 8 H100s
+    // (NVLink at 0.8 x 450 GB/s) a llama3-8b block's 436 MB take 7/8 x 436 MB / 360 GB/s = 1.06 ms
+    // per all-gather or reduce-scatter (3.2 ms per block per step under FSDP; a 2.1 ms all-reduce
+    // under DDP), the embedding and LM head 10 ms more, while a block's kernels at 256 tokens take
+    // about 1.3 ms. A collective that runs while the compute stream waits for the host is exposed
+    // communication (docs/metrics.md), so launch overhead leads only once the host takes well over
+    // twice the communication time: 400 µs per op plus a 10 µs launch call (about 24 times the
+    // healthy 12 + 5 µs: Python, dispatcher and launch call of one module-level op on a starved
+    // host: an oversubscribed or throttled CPU, anomaly detection, heavy hooks), about 16 ms per
+    // block per step. A host a few tens of µs per op slow hides behind the all-gathers, and the
+    // scenario would show exposed communication instead of launch overhead.
     c.seq = 256;
     c.host_op_ns = 400000;
     c.launch_ns = 10000;

@@ -26,11 +26,12 @@
 
 #include "chopper/base/input.hpp"
 #include "chopper/model/series.hpp"
+#include "chopper/model/telemetry_window.hpp"
 
 namespace chopper {
 
-// Rows of interest: the times a caller will look at, on each clock a file may be stamped on
-// (link/hardware_align.hpp, telemetry_window(), computes them from a run). A profile covers
+// Reading with a TelemetryWindow (model/telemetry_window.hpp: the rows of interest, which
+// link/hardware_align.hpp's telemetry_window() computes from a run). A profile covers
 // seconds of a job that telemetry records for hours; with a window, a file whose rows ascend in
 // time is read only where its rows fall in a range, widened by max(pad_ns, pad_periods × the
 // sample interval), plus its first and last rows (those within that widening of the first and
@@ -53,16 +54,6 @@ namespace chopper {
 // many fields) between two probes that no probe or row read shows. What it gives differs from a
 // whole read only outside the ranges: which rows, TelemetryData::samples, the diagnostics of rows
 // not read. See docs/telemetry_formats.md, "Reading only the rows a run can use".
-struct TelemetryWindow {
-  std::vector<std::pair<Ns, Ns>> utc;    // [from, to] for rows stamped in UTC (epoch time)
-  std::vector<std::pair<Ns, Ns>> local;  // [from, to] for rows stamped in local time, no zone
-  Ns pad_ns = 0;
-  int pad_periods = 0;
-  // Files smaller than this (on disk) are read whole: they cost little, and keep every diagnostic.
-  uint64_t min_file_bytes = uint64_t{1} << 20;
-  bool empty() const { return utc.empty() && local.empty(); }
-};
-
 struct TelemetryReadOptions {
   // Sampling interval of formats that print no time (dcgmi dmon; rocm-smi and amd-smi output with
   // no timestamp column): snapshot k is put at k * this, ClockDomain::kRelative.

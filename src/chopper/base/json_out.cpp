@@ -1,4 +1,4 @@
-#include "chopper/report/json_out.hpp"
+#include "chopper/base/json_out.hpp"
 
 #include <cstdio>
 

@@ -1,5 +1,6 @@
 #pragma once
-// Minimal JSON text output helpers for reports (escaping; the structure is written by callers).
+// Minimal JSON text output: escaping a string (the structure is written by callers: reports, the
+// synthetic generator, the fuzz harnesses).
 #include <string>
 #include <string_view>
 
