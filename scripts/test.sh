@@ -5,4 +5,5 @@ cd "$(dirname "$0")/.."
 bash scripts/install-deps.sh
 cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCHOPPER_WERROR=ON >/dev/null
 cmake --build build
-ctest --test-dir build --output-on-failure -j"$(nproc)"
+# CHOPPER_CTEST_JUNIT=FILE: also write ctest's JUnit report there (.ci/run checks its skips).
+ctest --test-dir build --output-on-failure -j"$(nproc)" ${CHOPPER_CTEST_JUNIT:+--output-junit "$CHOPPER_CTEST_JUNIT"}

@@ -2,7 +2,8 @@
 # Hostile input on the command line: one case per run (ctest: hostile_cli_<case>).
 #   sh cli.sh CASE CHOPPER DATA_DIR SCRATCH_DIR
 # Each case states what the input is and what chopper must do; it prints what it saw and exits
-# non-zero when chopper did something else.
+# non-zero when chopper did something else, or 77 (ctest: skipped, SKIP_RETURN_CODE) when a tool
+# the case needs is not installed (scripts/install-deps.sh installs them).
 set -u
 case_name=$1
 chopper=$2
@@ -14,6 +15,13 @@ mkdir -p "$dir"
 fail() {
   echo "FAIL ($case_name): $*"
   exit 1
+}
+# The case needs these programs: skipped (exit 77), naming the missing one, without any.
+needs() {
+  for tool in "$@"; do
+    command -v "$tool" >/dev/null ||
+      { echo "SKIP ($case_name): $tool is not installed (scripts/install-deps.sh)"; exit 77; }
+  done
 }
 # Runs chopper with the given arguments; sets $rc and $out (stdout and stderr together).
 run() {
@@ -157,6 +165,7 @@ case $case_name in
     # A rank file in a directory whose first byte is corrupt was "skipped (not a trace)", exit 0.
     # Wanted: an error naming the file and byte 0, the other rank analysed, exit 1; the error in
     # the diagnostics table.
+    needs sqlite3
     mkdir -p "$dir/c"
     sed 's/"rank": 1, "world_size": 2/"rank": 0, "world_size": 2/' "$data/mini_train.json" >"$dir/c/rank0.json"
     { printf 'z'; tail -c +2 "$data/mini_train.json"; } >"$dir/c/rank1.json"
@@ -167,26 +176,21 @@ case $case_name in
       fail "the corrupt file is not named with its offset"
     printf '%s' "$out" | grep -q "skipped.*rank1.json" && fail "the corrupt file was skipped"
     [ -f "$dir/out/chopper.sqlite" ] || fail "the other rank was not analysed"
-    if command -v sqlite3 >/dev/null; then
-      got=$(sqlite3 "$dir/out/chopper.sqlite" "SELECT severity, kind FROM diagnostics WHERE file = '$dir/c/rank1.json'")
-      [ "$got" = "error|unreadable_file" ] || fail "diagnostics table: '$got'"
-    fi
+    got=$(sqlite3 "$dir/out/chopper.sqlite" "SELECT severity, kind FROM diagnostics WHERE file = '$dir/c/rank1.json'")
+    [ "$got" = "error|unreadable_file" ] || fail "diagnostics table: '$got'"
     ;;
   pzstd)
     # pzstd's output (a skippable frame before each zstd frame) was skipped as "not a trace".
     # Wanted: read like the plain file (info --json: link rate 0.875); so are frames written one
     # after another (cat a.zst b.zst).
-    command -v zstd >/dev/null || { echo "zstd not installed: skipped"; exit 0; }
+    needs zstd pzstd  # Debian's zstd package has both
     mkdir -p "$dir/z"
     head -c 3000 "$data/mini_train.json" | zstd -q -c >"$dir/z/cat.json.zst"
     tail -c +3001 "$data/mini_train.json" | zstd -q -c >>"$dir/z/cat.json.zst"
-    files="$dir/z/cat.json.zst"
-    if command -v pzstd >/dev/null; then
-      cp "$data/mini_train.json" "$dir/z/p.json"
-      pzstd -q -p 2 "$dir/z/p.json" -o "$dir/z/pzstd.json.zst" && rm "$dir/z/p.json"
-      files="$files $dir/z/pzstd.json.zst"
-    fi
-    for f in $files; do
+    cp "$data/mini_train.json" "$dir/z/p.json"
+    pzstd -q -p 2 "$dir/z/p.json" -o "$dir/z/pzstd.json.zst" && rm "$dir/z/p.json" ||
+      fail "pzstd could not compress the fixture"
+    for f in "$dir/z/cat.json.zst" "$dir/z/pzstd.json.zst"; do
       run info --json "$f"
       echo "$f: rc=$rc"
       [ "$rc" = 0 ] || fail "$f: exit status $rc: $out"

@@ -3,10 +3,10 @@
 # writes, byte for byte: every CSV file compared with cmp, and the SQLite database's content
 # dumped (python3's sqlite3). Runs: synthetic H100 (nvidia-smi telemetry, CUPTI passes) and MI300X
 # (amd-smi, rocprofv3; a straggler, node clock offsets) runs, one without hardware files and with a
-# file whose rank validation assigns, and the real multi-rank trace beside the project (skipped,
-# saying so, when ../shared is absent).
+# file whose rank validation assigns; with CHOPPER_TABLES_RUNS=real instead, the real traces beside
+# the project (exit 77, ctest's skip, saying so, when ../shared is absent).
 #
-#   tables_identical.sh CHOPPER WORKDIR SHARED_TRACES MPIEXEC NUMPROC_FLAG [MPIEXEC_FLAGS...]
+#   [CHOPPER_TABLES_RUNS=real] tables_identical.sh CHOPPER WORKDIR SHARED_TRACES MPIEXEC NUMPROC_FLAG [MPIEXEC_FLAGS...]
 set -euo pipefail
 CHOPPER=$1 WORK=$2 SHARED=$3 MPIEXEC=$4 NP=$5
 shift 5
@@ -65,6 +65,16 @@ check() {  # check LABEL RUN [analyze options...]
   done
 }
 
+if [[ ${CHOPPER_TABLES_RUNS:-synthetic} == real ]]; then
+  if [[ ! -d $SHARED/kineto/hta_sampled_2rank ]]; then
+    echo "SKIP: $SHARED/kineto/hta_sampled_2rank is absent (the public traces beside the project)"
+    exit 77
+  fi
+  check real-2rank "$SHARED/kineto/hta_sampled_2rank"
+  check real-mi300x "$SHARED/kineto/tracelens_mi300x_resnet_ddp_rank0.json.gz"
+  exit $fail
+fi
+
 "$CHOPPER" synth --preset llama3-8b --layers 2 --ranks 8 --gpus-per-node 4 --device h100 \
   --iterations 2 --scenario demo -o "$WORK/h100" >/dev/null
 "$CHOPPER" synth --preset llama3-8b --layers 2 --ranks 8 --gpus-per-node 4 --device mi300x \
@@ -90,10 +100,4 @@ fi
 check mi300x "$WORK/mi300x"
 check nohw "$WORK/nohw"
 check nohw-no-hardware "$WORK/h100" --no-hardware
-if [[ -d $SHARED/kineto/hta_sampled_2rank ]]; then
-  check real-2rank "$SHARED/kineto/hta_sampled_2rank"
-  check real-mi300x "$SHARED/kineto/tracelens_mi300x_resnet_ddp_rank0.json.gz"
-else
-  echo "skip real traces: $SHARED/kineto is absent"
-fi
 exit $fail

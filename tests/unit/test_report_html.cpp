@@ -9,6 +9,7 @@
 
 #include "chopper/report/html/report_html.hpp"
 #include "chopper/report/html/svg.hpp"
+#include "chopper/report/rank_tables.hpp"
 
 namespace chopper::html {
 namespace {
@@ -160,36 +161,31 @@ namespace {
 // bands of the telemetry (over the ranks' means per time bin).
 TEST(ReportHtml, ManyRanksAggregate) {
   TableStore ts(report_tables());
-  Table b({"temporal_breakdown",
-           "",
-           {{"rank", ColType::kInt, ""},
-            {"iteration", ColType::kInt, ""},
-            {"start_ns", ColType::kInt, ""},
-            {"total_ns", ColType::kInt, ""},
-            {"compute_ns", ColType::kInt, ""},
-            {"non_compute_ns", ColType::kInt, ""},
-            {"idle_ns", ColType::kInt, ""},
-            {"exposed_comm_ns", ColType::kInt, ""},
-            {"exposed_memcpy_ns", ColType::kInt, ""},
-            {"compute_share", ColType::kReal, ""}}});
-  Table t({"telemetry",
-           "",
-           {{"rank", ColType::kInt, ""},
-            {"device", ColType::kInt, ""},
-            {"metric", ColType::kText, ""},
-            {"t_ns", ColType::kInt, ""},
-            {"value", ColType::kReal, ""}}});
+  // The tables as analyze writes them: temporal_breakdown by its own row writer, telemetry with
+  // its schema (report/rank_tables.hpp).
   const int64_t ranks = 70;
+  ts.begin(rank_table_schema(RankStream::kTemporalBreakdown));
   for (int64_t r = 0; r < ranks; ++r) {
-    for (int64_t i = 0; i < 2; ++i)
-      b.add_row({Cell::of(r), Cell::of(i), Cell::of(i * 1000000), Cell::of(int64_t{1000000}),
-                 Cell::of(int64_t{500000}), Cell::of(int64_t{0}), Cell::of(int64_t{500000}),
-                 Cell::of(int64_t{0}), Cell::of(int64_t{0}), Cell::of(0.5)});
+    RankAnalysis a;
+    a.rank = r;
+    for (int64_t i = 0; i < 2; ++i) {
+      BreakdownRow b;
+      b.rank = r;
+      b.iteration = i;
+      b.start_ns = i * 1000000;
+      b.total_ns = 1000000;
+      b.compute_ns = 500000;
+      b.idle_ns = 500000;
+      a.breakdown.push_back(b);
+    }
+    rank_rows(RankStream::kTemporalBreakdown, RankView{nullptr, &a}, AnalysisOptions{}, ts);
+  }
+  ts.end();
+  Table t(rank_table_schema(RankStream::kTelemetry));
+  for (int64_t r = 0; r < ranks; ++r)
     for (int64_t k = 0; k < 10; ++k)  // rank r draws 100 + r watts
       t.add_row({Cell::of(r), Cell::of(int64_t{0}), Cell::of("power_w"), Cell::of(k * 200000),
                  Cell::of(100.0 + static_cast<double>(r))});
-  }
-  write_table(b, ts);
   write_table(t, ts);
   ReportInfo info;
   info.many_ranks = 64;

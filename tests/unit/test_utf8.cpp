@@ -69,7 +69,7 @@ TEST(Utf8, EachInvalidByteBecomesAQuestionMark) {
 // Diagnostic examples and error messages quote input text: they are kept repaired.
 TEST(Utf8, DiagnosticExamplesAndErrorsAreRepaired) {
   Diagnostics d;
-  d.add("odd", std::string("byte 3: name 'x\xff'"));
+  d.add("missing_name", std::string("byte 3: name 'x\xff'"));
   ASSERT_EQ(d.entries().size(), 1u);
   EXPECT_EQ(d.entries()[0].examples.at(0), "byte 3: name 'x?'");
   const InputError e("f.json", 12, "unexpected key \"\xfe\"");

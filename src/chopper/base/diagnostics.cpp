@@ -56,6 +56,42 @@ std::span<const RunDiag> all_run_diags() {
   return kAllRunDiags;
 }
 
+namespace {
+struct FileDiagInfo {
+  FileDiag kind;
+  Severity severity;
+  std::string_view doc;
+};
+constexpr FileDiagInfo kFileDiags[] = {
+#define CHOPPER_X(e, name, sev, doc) {FileDiag::e, Severity::sev, doc},
+    CHOPPER_FILE_DIAGNOSTICS(CHOPPER_X)
+#undef CHOPPER_X
+};
+constexpr FileDiag kAllFileDiags[] = {
+#define CHOPPER_X(e, name, sev, doc) FileDiag::e,
+    CHOPPER_FILE_DIAGNOSTICS(CHOPPER_X)
+#undef CHOPPER_X
+};
+}  // namespace
+
+Severity file_diag_severity(FileDiag k) {
+  return kFileDiags[static_cast<size_t>(k)].severity;
+}
+std::string_view file_diag_doc(FileDiag k) {
+  return kFileDiags[static_cast<size_t>(k)].doc;
+}
+bool parse_file_diag(std::string_view name, FileDiag& k) {
+  for (FileDiag d : kAllFileDiags)
+    if (file_diag_name(d) == name) {
+      k = d;
+      return true;
+    }
+  return false;
+}
+std::span<const FileDiag> all_file_diags() {
+  return kAllFileDiags;
+}
+
 Diagnostics::Entry& Diagnostics::entry(std::string_view kind) {
   auto it = index_.find(std::string(kind));
   if (it != index_.end()) return entries_[it->second];
@@ -69,9 +105,17 @@ void Diagnostics::keep_example(Entry& e, std::string example) {
   e.examples.push_back(std::move(example));
 }
 
-void Diagnostics::add_count(std::string_view kind, uint64_t n) {
+void Diagnostics::add_count_named(std::string_view kind, uint64_t n) {
   if (n == 0) return;
   entry(kind).count += n;
+}
+
+void Diagnostics::add_prefixed(std::string_view prefix, DiagKind kind, std::string example) {
+  add_named(std::string(prefix) + std::string(kind.name()), [&] { return std::move(example); });
+}
+
+void Diagnostics::add_count_prefixed(std::string_view prefix, DiagKind kind, uint64_t n) {
+  add_count_named(std::string(prefix) + std::string(kind.name()), n);
 }
 
 void Diagnostics::merge(const Diagnostics& other) {

@@ -705,8 +705,8 @@ void label_trace(const Taxonomy& tx, RankTrace& t) {
     }
     if (ng > 0) t.steps.push_back({0, lo, hi});
   }
-  t.diagnostics.add(kIterationSourceDiag, iter_source);
-  if (t.steps.size() > 1) t.diagnostics.add_count(kIterationSourceDiag, t.steps.size() - 1);
+  t.diagnostics.add(FileDiag::kIterationSource, iter_source);
+  if (t.steps.size() > 1) t.diagnostics.add_count(FileDiag::kIterationSource, t.steps.size() - 1);
 
   // ---- iteration for activities with no launch: the GPU-side span of a step. An activity that
   // was not linked to a runtime call or a host op (its launch is missing from the trace) but that

@@ -21,7 +21,7 @@ namespace chopper {
 // The diagnostic label_trace adds once per rank: where its iterations came from (the example:
 // "rule profiler_step", "--iteration-regex '...'", "repeated annotation 'decode'", "whole trace
 // ..."), counted once per iteration. Info, not a warning (link/validate.cpp).
-inline constexpr std::string_view kIterationSourceDiag = "iteration_source";
+inline constexpr std::string_view kIterationSourceDiag = file_diag_name(FileDiag::kIterationSource);
 
 void label_trace(const Taxonomy& taxonomy, RankTrace& t);
 // Labels every readable rank, in parallel (threads 0 = all cores).

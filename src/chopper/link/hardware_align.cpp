@@ -1033,8 +1033,8 @@ std::vector<DiagnosticRow> hardware_use_diagnostics(const HardwareRun& hw) {
   for (const auto& [file, why] : hw.unreadable) {
     DiagnosticRow d;
     d.file = file;
-    d.kind = "hardware_file_unreadable";
-    d.severity = Severity::kError;
+    d.kind = file_diag_name(FileDiag::kHardwareFileUnreadable);
+    d.severity = file_diag_severity(FileDiag::kHardwareFileUnreadable);
     d.stage = "read";
     d.count = 1;
     d.example = why;
@@ -1045,8 +1045,9 @@ std::vector<DiagnosticRow> hardware_use_diagnostics(const HardwareRun& hw) {
     DiagnosticRow d;
     d.file = a.file;
     const bool conflict = a.method.find("also describes node") != std::string::npos;
-    d.kind = conflict ? "telemetry_conflict" : "telemetry_not_aligned";
-    d.severity = conflict ? Severity::kError : Severity::kWarning;
+    const FileDiag kind = conflict ? FileDiag::kTelemetryConflict : FileDiag::kTelemetryNotAligned;
+    d.kind = file_diag_name(kind);
+    d.severity = file_diag_severity(kind);
     d.stage = "link";
     d.count = 1;
     d.example = fmt::format("{}: {}", a.file, a.method.substr(6));  // after "none: "
@@ -1057,8 +1058,8 @@ std::vector<DiagnosticRow> hardware_use_diagnostics(const HardwareRun& hw) {
     DiagnosticRow d;
     d.rank = j.rank;
     d.file = j.file;
-    d.kind = "counter_file_refused";
-    d.severity = Severity::kWarning;
+    d.kind = file_diag_name(FileDiag::kCounterFileRefused);
+    d.severity = file_diag_severity(FileDiag::kCounterFileRefused);
     d.stage = "link";
     d.count = j.dispatches;
     d.example = fmt::format("{}: {}", j.file, j.method.substr(6));

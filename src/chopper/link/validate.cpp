@@ -456,7 +456,8 @@ std::vector<DiagnosticRow> rank_diagnostics(const RankSlot& s) {
       rows.push_back(std::move(d));
       continue;
     }
-    d.severity = Severity::kWarning;
+    FileDiag kind{};
+    d.severity = parse_file_diag(e.kind, kind) ? file_diag_severity(kind) : Severity::kWarning;
     d.stage = "read";
     if (t.total_events > 0)
       d.share_of_events = static_cast<double>(e.count) / static_cast<double>(t.total_events);

@@ -185,6 +185,7 @@ void enc_part(ByteWriter& w, const RankPart& p) {
   w.put(s.missing);
   w.put(s.first_ns);
   w.put(s.last_ns);
+  w.put_str(s.trace.file);  // slot_shell keeps it
   w.put(s.trace.meta.rank);
   w.put(s.trace.meta.world_size);
   w.put_str(s.trace.meta.backend);
@@ -415,6 +416,7 @@ void dec_part(ByteReader& r, RankPart& p) {
   r.get(s.missing);
   r.get(s.first_ns);
   r.get(s.last_ns);
+  s.trace.file = r.get_str();
   r.get(s.trace.meta.rank);
   r.get(s.trace.meta.world_size);
   s.trace.meta.backend = r.get_str();

@@ -12,22 +12,25 @@ namespace chopper {
 
 namespace {
 
-// What a hardware reader says of a file without it being an anomaly.
-bool hardware_info_kind(std::string_view k) {
-  return k == "unused_field" || k == "unsupported_metric" || k == "unsupported_entity" ||
-         k == "rows_outside_window";
+// A hardware file's kind's severity (CHOPPER_FILE_DIAGNOSTICS); a kind it holds for another file
+// (a counter table's kernel_trace_* kinds) is a warning.
+Severity file_kind_severity(std::string_view k) {
+  FileDiag d{};
+  return parse_file_diag(k, d) ? file_diag_severity(d) : Severity::kWarning;
 }
 
 // The kinds of a hardware reader that skip a whole row (its other kinds skip a value, or say
 // something of rows that were kept).
 bool hardware_row_kind(std::string_view k) {
-  for (std::string_view r :
-       {"bad_row", "bad_timestamp", "truncated_line", "truncated_document", "row_too_long",
-        "bad_field_count", "bad_quoting", "truncated_last_line", "repeated_header",
-        "missing_dispatch_id", "duplicate_dispatch", "dispatch_id_repeated",
-        "not_a_kernel_dispatch", "empty_counter_name", "empty_counter_value", "bad_counter_value",
-        "bad_agent_id"})
-    if (k == r) return true;
+  for (DiagKind r :
+       {DiagKind("bad_row"), DiagKind("bad_timestamp"), DiagKind("truncated_line"),
+        DiagKind("truncated_document"), DiagKind("row_too_long"), DiagKind("bad_field_count"),
+        DiagKind("bad_quoting"), DiagKind("truncated_last_line"), DiagKind("repeated_header"),
+        DiagKind("missing_dispatch_id"), DiagKind("duplicate_dispatch"),
+        DiagKind("dispatch_id_repeated"), DiagKind("not_a_kernel_dispatch"),
+        DiagKind("empty_counter_name"), DiagKind("empty_counter_value"),
+        DiagKind("bad_counter_value"), DiagKind("bad_agent_id")})
+    if (k == r.name()) return true;
   return false;
 }
 
@@ -40,7 +43,7 @@ void add_file_rows(const std::string& file, const Diagnostics& diags, uint64_t k
     DiagnosticRow d;
     d.file = file;
     d.kind = e.kind;
-    d.severity = hardware_info_kind(e.kind) ? Severity::kInfo : Severity::kWarning;
+    d.severity = file_kind_severity(e.kind);
     d.stage = "read";
     d.count = e.count;
     d.of_count = static_cast<int64_t>(of);

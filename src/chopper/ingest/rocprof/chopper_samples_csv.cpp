@@ -50,7 +50,7 @@ CounterTable read_chopper_kernel_csv(ByteSource& src, std::string head) {
           c_corr = h.col("correlation_id");
           columns_known = true;
         }
-        auto bad = [&](std::string_view kind) {
+        auto bad = [&](DiagKind kind) {
           t.diagnostics.add(kind, [&] { return example(line_no, l); });
         };
         Ns start = kNoTime, end = kNoTime, dur = -1;
@@ -86,7 +86,7 @@ CounterTable read_chopper_kernel_csv(ByteSource& src, std::string head) {
         if (end < start) bad("end_before_start");
       },
       merge_col);
-  b.finish("");
+  b.finish();
   return t;
 }
 
@@ -109,7 +109,7 @@ CounterTable read_chopper_samples_csv(ByteSource& src, std::string head) {
                     c_agent = h.col("agent_id");
                     columns_known = true;
                   }
-                  auto bad = [&](std::string_view kind) {
+                  auto bad = [&](DiagKind kind) {
                     t.diagnostics.add(kind, [&] { return example(line_no, l); });
                   };
                   Ns ts = kNoTime;
@@ -138,7 +138,7 @@ CounterTable read_chopper_samples_csv(ByteSource& src, std::string head) {
                   }
                   b.add_cell(r, b.counter(name), v);
                 });
-  b.finish("");
+  b.finish();
   return t;
 }
 

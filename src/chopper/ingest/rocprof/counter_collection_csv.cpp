@@ -45,7 +45,7 @@ CounterTable read_counter_collection_csv(ByteSource& src, std::string head) {
           c_end = h.col("end_timestamp");
           columns_known = true;
         }
-        auto bad = [&](std::string_view kind) {
+        auto bad = [&](DiagKind kind) {
           t.diagnostics.add(kind, [&] { return example(line_no, l); });
         };
         int64_t disp = -1, corr = -1, pid = -1;

@@ -120,7 +120,7 @@ void TableBuilder::bind(int64_t pid, int kind, int64_t id, size_t row) {
   rows_.emplace(Key{pid, id, kind}, row);
 }
 
-void TableBuilder::finish(std::string_view repeat_kind) {
+void TableBuilder::finish(const DiagKind* repeat_kind) {
   const size_t nc = t_.counter_names.size();
   t_.values.assign(t_.size() * nc, std::numeric_limits<double>::quiet_NaN());
   for (const Cell& c : cells_) {
@@ -129,8 +129,8 @@ void TableBuilder::finish(std::string_view repeat_kind) {
       v = c.v;
     } else {
       v += c.v;
-      if (!repeat_kind.empty())
-        t_.diagnostics.add(repeat_kind, [&] {
+      if (repeat_kind != nullptr)
+        t_.diagnostics.add(*repeat_kind, [&] {
           return "row " + std::to_string(c.row) + " (dispatch " +
                  std::to_string(t_.dispatch_id[c.row]) + "): " + t_.counter_names[c.counter] +
                  " repeated, summed";
@@ -280,10 +280,12 @@ void join_kernel_trace(CounterTable& counters, const CounterTable& kt) {
   // counter tables, not the kernel traces that time them): kinds prefixed "kernel_trace_",
   // examples naming the kernel trace.
   for (const Diagnostics::Entry& e : kt.diagnostics.entries()) {
-    const std::string kind = "kernel_trace_" + e.kind;
-    for (const std::string& ex : e.examples) counters.diagnostics.add(kind, kt.file + ": " + ex);
+    FileDiag kind{};
+    if (!parse_file_diag(e.kind, kind)) throw Error("join_kernel_trace: unknown kind " + e.kind);
+    for (const std::string& ex : e.examples)
+      counters.diagnostics.add_prefixed("kernel_trace_", kind, kt.file + ": " + ex);
     if (e.count > e.examples.size())
-      counters.diagnostics.add_count(kind, e.count - e.examples.size());
+      counters.diagnostics.add_count_prefixed("kernel_trace_", kind, e.count - e.examples.size());
   }
   std::unordered_map<int64_t, size_t> by_dispatch, by_corr;
   std::unordered_map<int64_t, bool> dup_dispatch, dup_corr;

@@ -75,11 +75,13 @@ class TableBuilder {
   size_t find(int64_t pid, int kind, int64_t id) const;
   void bind(int64_t pid, int kind, int64_t id, size_t row);
   // Builds values[]; repeated (row, counter) cells are summed and counted under `repeat_kind`
-  // (not counted if it is empty: summing is then the format's rule). Then every row's counters
+  // (not counted without one: summing is then the format's rule). Then every row's counters
   // are checked (drop_implausible_counters).
-  void finish(std::string_view repeat_kind);
+  void finish() { finish(nullptr); }
+  void finish(DiagKind repeat_kind) { finish(&repeat_kind); }
 
  private:
+  void finish(const DiagKind* repeat_kind);
   struct Cell {
     uint32_t row, counter;
     double v;
@@ -133,7 +135,7 @@ void read_csv_rows(ByteSource& src, std::string head, CounterTable& t, Header& h
       continue;
     }
     if (!ok) {
-      t.diagnostics.add(terminated ? "bad_quoting" : "truncated_last_line",
+      t.diagnostics.add(terminated ? DiagKind("bad_quoting") : DiagKind("truncated_last_line"),
                         [&] { return example(lines.line_no(), l); });
       continue;
     }
@@ -158,12 +160,13 @@ void read_csv_rows(ByteSource& src, std::string head, CounterTable& t, Header& h
       }
     }
     if (fields.size() != hdr.size()) {
-      t.diagnostics.add(
-          terminated || fields.size() > hdr.size() ? "bad_field_count" : "truncated_last_line",
-          [&] {
-            return example(lines.line_no(), l) + " (" + std::to_string(fields.size()) +
-                   " fields, header has " + std::to_string(hdr.size()) + ")";
-          });
+      t.diagnostics.add(terminated || fields.size() > hdr.size() ? DiagKind("bad_field_count")
+                                                                 : DiagKind("truncated_last_line"),
+                        [&] {
+                          return example(lines.line_no(), l) + " (" +
+                                 std::to_string(fields.size()) + " fields, header has " +
+                                 std::to_string(hdr.size()) + ")";
+                        });
       continue;
     }
     if (!terminated)

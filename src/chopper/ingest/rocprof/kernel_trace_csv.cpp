@@ -35,7 +35,7 @@ CounterTable read_kernel_trace_csv(ByteSource& src, std::string head) {
                     c_kind = h.col("kind");
                     columns_known = true;
                   }
-                  auto bad = [&](std::string_view kind) {
+                  auto bad = [&](DiagKind kind) {
                     t.diagnostics.add(kind, [&] { return example(line_no, l); });
                   };
                   std::string_view kind = field(f, c_kind);

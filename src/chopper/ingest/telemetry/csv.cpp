@@ -652,10 +652,10 @@ ValueStatus parse_quantity(std::string_view s, double& v, std::string_view& unit
   return ValueStatus::kOk;
 }
 
-std::string_view value_status_kind(ValueStatus s) {
+DiagKind value_status_kind(ValueStatus s) {
   switch (s) {
-    case ValueStatus::kOk:
-      return "ok";
+    case ValueStatus::kOk:  // never counted: the readers count only a status that is not kOk
+      return "bad_value";
     case ValueStatus::kNotAvailable:
       return "value_not_available";
     case ValueStatus::kNotSupported:

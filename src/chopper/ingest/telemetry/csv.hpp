@@ -9,6 +9,7 @@
 #include <utility>
 #include <vector>
 
+#include "chopper/base/diagnostics.hpp"
 #include "chopper/base/input.hpp"
 #include "chopper/base/time.hpp"
 #include "chopper/model/series.hpp"
@@ -166,7 +167,7 @@ enum class ValueStatus : uint8_t {
 // "Mhz"; "0x04" -> 4; "45 %" -> 45, "%". `unit` is empty when there is none.
 ValueStatus parse_quantity(std::string_view s, double& v, std::string_view& unit);
 // The diagnostic kind for a status that is not kOk.
-std::string_view value_status_kind(ValueStatus s);
+DiagKind value_status_kind(ValueStatus s);
 
 // "2026/01/01 00:00:05.123" (nvidia-smi; also with '-' and 'T') as if UTC -> ns since the epoch.
 bool parse_calendar(std::string_view s, Ns& out);

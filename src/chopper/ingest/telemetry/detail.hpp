@@ -64,10 +64,10 @@ class SeriesBuilder {
 bool to_metric_unit(Metric m, std::string_view unit, double fallback_scale, double& v);
 
 // Counts one row-level problem: kind, "line N: what".
-void count(TelemetryData& d, std::string_view kind, uint64_t line, std::string_view what);
+void count(TelemetryData& d, DiagKind kind, uint64_t line, std::string_view what);
 // The same, `what()` called only while examples are kept.
 template <class F>
-void count_with(TelemetryData& d, std::string_view kind, uint64_t line, F&& what) {
+void count_with(TelemetryData& d, DiagKind kind, uint64_t line, F&& what) {
   d.diagnostics.add(kind, [&] { return where(line) + ": " + std::string(what()); });
 }
 // Lists a field that is not read, once per name.

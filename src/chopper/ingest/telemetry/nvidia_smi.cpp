@@ -272,7 +272,7 @@ void read_nvidia_smi(LineReader& in, const TelemetryReadOptions& /*o*/, Telemetr
           double x = 0;
           std::string_view u;
           const ValueStatus st = parse_quantity(v, x, u);
-          count_with(d, st == ValueStatus::kOk ? "bad_value" : value_status_kind(st), ln,
+          count_with(d, st == ValueStatus::kOk ? DiagKind("bad_value") : value_status_kind(st), ln,
                      [&] { return fmt::format("{} = '{}'", c.source, v); });
         }
         continue;

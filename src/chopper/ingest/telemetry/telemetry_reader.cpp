@@ -263,7 +263,7 @@ bool to_metric_unit(Metric m, std::string_view unit_in, double fallback_scale, d
   return true;
 }
 
-void count(TelemetryData& d, std::string_view kind, uint64_t line, std::string_view what) {
+void count(TelemetryData& d, DiagKind kind, uint64_t line, std::string_view what) {
   d.diagnostics.add(kind, [&] { return fmt::format("{}: {}", where(line), what); });
 }
 
@@ -464,8 +464,9 @@ Ns largest_period(const TelemetryData& d) {
 
 // What a windowed read may not be trusted with, among the rows it read.
 bool trustworthy(const TelemetryData& d) {
-  for (std::string_view k : {"clock_reset", "out_of_order", "bad_row", "bad_timestamp"})
-    if (d.diagnostics.count(k) > 0) return false;
+  for (DiagKind k : {DiagKind("clock_reset"), DiagKind("out_of_order"), DiagKind("bad_row"),
+                     DiagKind("bad_timestamp")})
+    if (d.diagnostics.count(k.name()) > 0) return false;
   return true;
 }
 

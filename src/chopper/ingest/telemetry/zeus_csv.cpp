@@ -166,7 +166,7 @@ void read_zeus(LineReader& in, const TelemetryReadOptions& /*o*/, TelemetryData&
     std::string_view u;
     const ValueStatus st = parse_quantity(f[1], x, u);
     if (st != ValueStatus::kOk || !u.empty()) {
-      count(d, st == ValueStatus::kOk ? "bad_value" : value_status_kind(st), ln,
+      count(d, st == ValueStatus::kOk ? DiagKind("bad_value") : value_status_kind(st), ln,
             fmt::format("value '{}'", f[1]));
       continue;
     }
