@@ -6,8 +6,9 @@
 #
 # Inputs: every trace file (*.json, *.json.gz, *.json.zst) and every directory in
 # $CHOPPER_SHARED_DIR/traces/kineto (default: ../shared next to the repository), each analysed on
-# its own, and the synthetic runs listed in SYNTH_RUNS below, generated once by BEFORE_BIN into
-# OUTDIR/inputs/ so that both binaries read the same files.
+# its own; the repository's trace fixtures (tests/data/*.json, named fixture_*); the synthetic runs
+# listed in SYNTH_RUNS below, generated once by BEFORE_BIN into OUTDIR/inputs/ so that both
+# binaries read the same files; and the inputs again with the options in OPTION_RUNS.
 # For each input and binary, under OUTDIR/before/<input>/ and OUTDIR/after/<input>/:
 #   analyze/     `chopper analyze INPUT -o ...`: every CSV and chopper.sqlite
 #   analyze.out  its stdout and stderr, then its exit status (the output path reads OUT)
@@ -41,13 +42,20 @@ SYNTH_RUNS=(
   "synth_ddp_straggler|--scenario straggler --parallel ddp --ranks 2 --layers 2 --iterations 2"
 )
 
+# name|input (a name above)|options given to analyze, report and tree (split at spaces)
+OPTION_RUNS=(
+  "fixture_mini_train_regex_numbered|fixture_mini_train|--iteration-regex ProfilerStep#(\\d+)"
+  "fixture_mini_train_regex_occurrence|fixture_mini_train|--iteration-regex ^ProfilerStep"
+  "qwen_regex_occurrence|tracelens_h100_qwen0.5b|--iteration-regex ^ProfilerStep"
+)
+
 for b in "$BEFORE_BIN" "$AFTER_BIN"; do
   [[ "$b" == - || -x "$b" ]] || { echo "compare_outputs: $b is not an executable" >&2; exit 2; }
 done
 mkdir -p "$OUTDIR/inputs"
 
-# The inputs: name -> path.
-declare -A INPUT=()
+# The inputs: name -> path, and the options of each.
+declare -A INPUT=() OPTIONS=()
 NAMES=()
 if [[ -d "$TRACE_DIR" ]]; then
   for p in "$TRACE_DIR"/*; do
@@ -66,6 +74,11 @@ if [[ -d "$TRACE_DIR" ]]; then
 else
   echo "compare_outputs: no real traces ($TRACE_DIR is missing): synthetic runs only" >&2
 fi
+for p in "$ROOT"/tests/data/*.json; do
+  n=fixture_$(basename "$p" .json)
+  INPUT[$n]=$p
+  NAMES+=("$n")
+done
 for s in "${SYNTH_RUNS[@]}"; do
   n=${s%%|*}
   args=${s#*|}
@@ -80,23 +93,32 @@ for s in "${SYNTH_RUNS[@]}"; do
   NAMES+=("$n")
 done
 
+for s in "${OPTION_RUNS[@]}"; do
+  IFS='|' read -r n from opts <<<"$s"
+  [[ -n "${INPUT[$from]:-}" ]] || continue
+  INPUT[$n]=${INPUT[$from]}
+  OPTIONS[$n]=$opts
+  NAMES+=("$n")
+done
+
 # run_side SIDE BIN: every input's outputs under OUTDIR/SIDE/.
 run_side() {
-  local side=$1 bin=$2 sum n out rc
+  local side=$1 bin=$2 sum n out rc opts
   sum=$(sha256sum "$bin" | cut -d' ' -f1)
   for n in "${NAMES[@]}"; do
     out=$OUTDIR/$side/$n
     [[ -f "$out/.bin" && "$(cat "$out/.bin")" == "$sum" ]] && continue
     rm -rf "$out"
     mkdir -p "$out"
+    read -r -a opts <<<"${OPTIONS[$n]:-}"
     rc=0
-    "$bin" analyze "${INPUT[$n]}" -o "$out/analyze" >"$out/analyze.out" 2>&1 || rc=$?
+    "$bin" analyze "${opts[@]}" "${INPUT[$n]}" -o "$out/analyze" >"$out/analyze.out" 2>&1 || rc=$?
     echo "exit status $rc" >>"$out/analyze.out"
     rc=0
-    "$bin" report "${INPUT[$n]}" -o "$out/report.html" >"$out/report.out" 2>&1 || rc=$?
+    "$bin" report "${opts[@]}" "${INPUT[$n]}" -o "$out/report.html" >"$out/report.out" 2>&1 || rc=$?
     echo "exit status $rc" >>"$out/report.out"
     rc=0
-    "$bin" tree "${INPUT[$n]}" >"$out/tree.out" 2>&1 || rc=$?
+    "$bin" tree "${opts[@]}" "${INPUT[$n]}" >"$out/tree.out" 2>&1 || rc=$?
     echo "exit status $rc" >>"$out/tree.out"
     # The output path is the one thing that differs by design.
     sed -i "s|$out|OUT|g" "$out/analyze.out" "$out/report.out"
