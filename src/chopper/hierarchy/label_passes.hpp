@@ -116,20 +116,21 @@ class Labeller {
   void phase_of_step_remainder();
   void layer_of_ddp_buckets();  // label_fallbacks.cpp
 
-  // Per host op, in build_contexts (label.cpp).
-  void own_phase(size_t u, const NameMatch& nm, Ctx& c);
-  void own_layer(const NameMatch& nm, Ctx& c) const;
-  void own_operation(int32_t i, const NameMatch& nm, Ctx& c) const;
+  // Per host op, in build_contexts (label.cpp). Inlined into the loop, as the passes were written
+  // before they had names (a call per op and step costs a few percent of the labelling).
+  [[gnu::always_inline]] inline void own_phase(size_t u, const NameMatch& nm, Ctx& c);
+  [[gnu::always_inline]] inline void own_layer(const NameMatch& nm, Ctx& c) const;
+  [[gnu::always_inline]] inline void own_operation(int32_t i, const NameMatch& nm, Ctx& c) const;
   void take_forward_labels(int32_t i, const NameMatch& nm, Ctx& c);
-  void remember_forward_op(int32_t i, const Ctx& c);
+  [[gnu::always_inline]] inline void remember_forward_op(int32_t i, const Ctx& c);
   std::pair<uint16_t, OpClass> class_of_chain(int32_t j);
   StrId operation_of(int32_t f) const;
-  // Per GPU activity, in label_activities (label.cpp).
-  void find_launch(size_t a);
-  CollType called_collective(size_t a) const;
-  void class_from_kind(size_t a, CollType ctype);
-  void labels_from_launching_op(size_t a, CollType ctype);
-  void class_from_kernel_name(size_t a);
+  // Per GPU activity, in label_activities (label.cpp), inlined likewise.
+  [[gnu::always_inline]] inline void find_launch(size_t a);
+  [[gnu::always_inline]] inline CollType called_collective(size_t a) const;
+  [[gnu::always_inline]] inline void class_from_kind(size_t a, CollType ctype);
+  [[gnu::always_inline]] inline void labels_from_launching_op(size_t a, CollType ctype);
+  [[gnu::always_inline]] inline void class_from_kernel_name(size_t a);
   // The number of the iteration whose range holds ts, else kNoId.
   int64_t iteration_at(Ns ts) const {
     auto it = std::upper_bound(iters_.begin(), iters_.end(), ts,

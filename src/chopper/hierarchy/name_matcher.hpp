@@ -62,8 +62,8 @@ class Matcher {
   static constexpr uint16_t kUnseen = 0xfffe;  // a kernel name not matched yet
 
   NameMatch match_host(StrId id);
-  void match_operation(const NameRule& rule, uint16_t ri, StrId id, std::string_view s,
-                       NameMatch& m);
+  [[gnu::always_inline]] inline void match_operation(const NameRule& rule, uint16_t ri, StrId id,
+                                                     std::string_view s, NameMatch& m);
   KernelClass match_kernel(StrId id) const;
 
   const std::vector<NameRule>& rules_;
