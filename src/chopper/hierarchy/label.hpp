@@ -11,7 +11,8 @@
 //   operation  the innermost user annotation, else the outermost op below the innermost
 //              structural range; a backward op takes its forward op's operation; a collective
 //              outside annotations is its collective type.
-// Needs link_trace() and classify_trace(). Each label records the rule that set it.
+// Needs link_trace() and classify_trace(). Each label records the rule that set it. The passes, in
+// their order and with the file each is in: hierarchy/label_passes.hpp.
 #include "chopper/hierarchy/taxonomy.hpp"
 #include "chopper/model/rank_trace.hpp"
 #include "chopper/model/run.hpp"
