@@ -27,6 +27,7 @@ import os
 import resource
 import sys
 import time
+import traceback
 
 
 def cpu_s():
@@ -55,7 +56,9 @@ def main():
         try:
             value = fn()
         except Exception as e:  # any analysis may reject a trace: report it, go on
-            result["failed"][name] = f"{type(e).__name__}: {e}"[:300]
+            where = traceback.extract_tb(e.__traceback__)[-1]
+            at = f" at {os.path.basename(where.filename)}:{where.lineno}"
+            result["failed"][name] = f"{type(e).__name__}{at}: {e}"[:300]
             return None
         result["phases"][name] = {
             "wall_s": time.perf_counter() - w0,
@@ -82,8 +85,9 @@ def main():
             timed("queue", lambda: ta.get_queue_length_summary(ranks=[0]))
             timed("launch", lambda: ta.get_cuda_kernel_launch_stats(ranks=[0], visualize=False))
     else:
-        for name in core[1:] + ([] if args.core_only else fuller):
-            result["failed"].setdefault(name, "not run: load failed")
+        why = "not run: import failed" if mod is None else "not run: load failed"
+        for name in core + ([] if args.core_only else fuller):
+            result["failed"].setdefault(name, why)
 
     def total(names, key):
         if any(n not in result["phases"] for n in names):

@@ -23,8 +23,8 @@
 #    get_temporal_breakdown + get_comm_comp_overlap timed in process (python start-up and imports
 #    not counted: the comparison favours HTA); "HTA full" adds the idle time breakdown, kernel
 #    breakdown, queue length summary and CUDA kernel launch stats; "HTA proc" is the whole python
-#    process. An analysis that raises is named in the last column. Inputs over $HTA_MAX_MB are
-#    not given to HTA (its memory grows ~20x the JSON).
+#    process. An analysis that raises is named in the last column. Inputs over $HTA_MAX_MB (400)
+#    are not given to HTA (its peak RSS was 6-7x the JSON on 35-50 MB traces; 10 s on 50 MB).
 # 4. Prints the table, the geometric mean of the speed-up vs HTA over the real traces of 30-60 MB
 #    and over the real traces >= $HTA_MIN_MB MB (with how many traces each), and checks the targets.
 #    Exits 1 if the geometric mean speed-up vs HTA over the real traces >= $HTA_MIN_MB MB is below
@@ -40,7 +40,7 @@
 #   GZ                    1: also time each real .json.gz as it is (default 0)
 #   REPEAT (5), WARMUP (1), REPEAT_HTA (3), THREADS (unset: chopper's default, all cores)
 #   HTA (1; 0 skips HTA and its target), HTA_FULL (1; 0 times only load + temporal + overlap),
-#   HTA_MAX_MB (160), PYTHON (/usr/bin/python3), HTA_DIR, TRACES_DIR, SYNTH_DIR
+#   HTA_MAX_MB (400), PYTHON (/usr/bin/python3), HTA_DIR, TRACES_DIR, SYNTH_DIR
 #   (/tmp/chopper_e2e_synth), CHOPPER_SHARED_DIR (../shared)
 #   MIN_HTA_SPEEDUP (50), HTA_MIN_MB (8), MIN_BASELINE_SPEEDUP (2), BASELINE_MIN_MB (50)
 #
@@ -67,7 +67,7 @@ THREADS=${THREADS:-}
 BASELINE=${BASELINE:-}
 HTA=${HTA:-1}
 HTA_FULL=${HTA_FULL:-1}
-HTA_MAX_MB=${HTA_MAX_MB:-160}
+HTA_MAX_MB=${HTA_MAX_MB:-400}
 PYTHON=${PYTHON:-/usr/bin/python3}
 MIN_HTA_SPEEDUP=${MIN_HTA_SPEEDUP:-50}
 HTA_MIN_MB=${HTA_MIN_MB:-8}
@@ -97,7 +97,7 @@ trap 'rm -rf "$WORK"' EXIT
 names=() files=() kinds=() mbs=() nominal=()
 add_input() { # NAME FILE KIND JSON_BYTES [NOMINAL_MB]
   names+=("$1") files+=("$2") kinds+=("$3") nominal+=("${5:-0}")
-  mbs+=("$(awk -v b="$4" 'BEGIN{printf "%.1f", b/1e6}')")
+  mbs+=("$(awk -v b="$4" 'BEGIN{printf "%.2f", b/1e6}')")
 }
 
 if [[ -n "${TRACES+set}" ]]; then
@@ -221,7 +221,7 @@ for i in "${!names[@]}"; do
 
   hta='-' htafull='-' htaproc='-' failed=''
   if [[ $HTA == 1 ]] && awk -v m="${mbs[$i]}" -v x="$HTA_MAX_MB" 'BEGIN{exit !(m <= x)}'; then
-    cores=() fulls=() procs=()
+    cores=() fulls=() procs=() hrsss=()
     hta_args=("$(dirname "$file")" "$(basename "$file")" -o "$WORK/hta.json")
     [[ $HTA_FULL == 1 ]] || hta_args+=(--core-only)
     for ((r = 1; r <= REPEAT_HTA; r++)); do
@@ -229,12 +229,12 @@ for i in "${!names[@]}"; do
       { time PYTHONPATH="$HTA_DIR" "$PYTHON" "$HTA_TIME" "${hta_args[@]}" >"$WORK/hta.log" 2>&1; } 2>"$WORK/times"
       [[ -s "$WORK/hta.json" ]] || { failed="hta_time.py: $(tail -1 "$WORK/hta.log")"; break; }
       read -r pw _ <"$WORK/times"
-      read -r hw fw fl < <("$PYTHON" -c '
+      read -r hw fw fl hrss < <("$PYTHON" -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
 f = lambda v: "-" if v is None else "%.4f" % v
-print(f(d["core_wall_s"]), f(d["full_wall_s"]), ",".join(d["failed"]) or "none")' "$WORK/hta.json")
-      procs+=("$pw")
+print(f(d["core_wall_s"]), f(d["full_wall_s"]), ",".join(d["failed"]) or "none", "%.0f" % d["peak_rss_mib"])' "$WORK/hta.json")
+      procs+=("$pw") hrsss+=("$hrss")
       [[ $hw != - ]] && cores+=("$hw")
       [[ $fw != - ]] && fulls+=("$fw")
       [[ $fl != none ]] && failed=$fl
@@ -247,13 +247,13 @@ for k, v in json.load(open(sys.argv[1]))["failed"].items(): print("   HTA %s fai
     [[ ${#cores[@]} -gt 0 ]] && hta=$(median "${cores[@]}")
     [[ ${#fulls[@]} -gt 0 ]] && htafull=$(median "${fulls[@]}")
     [[ ${#procs[@]} -gt 0 ]] && htaproc=$(median "${procs[@]}")
-    echo "   HTA load+temporal+overlap s: ${cores[*]:-failed}; full: ${fulls[*]:--}; process: ${procs[*]:--}"
+    echo "   HTA load+temporal+overlap s: ${cores[*]:-failed}; full: ${fulls[*]:--}; process: ${procs[*]:--}; peak RSS MiB: ${hrsss[*]:--}"
   elif [[ $HTA == 1 ]]; then
     failed="not run: over HTA_MAX_MB=$HTA_MAX_MB"
   fi
   r_hta+=("$hta") r_htafull+=("$htafull") r_htaproc+=("$htaproc") r_failed+=("${failed:--}")
   if [[ $hta != - && ${r_wall[$i]} != - ]]; then
-    r_vsh+=("$(awk -v h="$hta" -v c="${r_wall[$i]}" 'BEGIN{printf "%.1f", h/c}')")
+    r_vsh+=("$(awk -v h="$hta" -v c="${r_wall[$i]}" 'BEGIN{printf "%.2f", h/c}')")
   else
     r_vsh+=(-)
   fi
@@ -264,7 +264,7 @@ echo
 echo "Medians; wall and CPU in s (CPU = user + system), cores = CPU / wall; vs base = baseline"
 echo "wall / chopper wall (median over the pairs); HTA = load + temporal + overlap in process;"
 echo "vs HTA = HTA / chopper wall; HTA full adds idle, kernels, queue, launch; HTA proc = whole process."
-fmt='%-34s %7s %8s %8s %6s %8s %8s %8s %9s %8s %9s %9s  %s\n'
+fmt='%-36s %7s %8s %8s %6s %8s %8s %8s %9s %8s %9s %9s  %s\n'
 # shellcheck disable=SC2059
 printf "$fmt" trace "MB" "wall" "CPU" cores "RSS_MiB" "base" "vs_base" "HTA" "vs_HTA" "HTA_full" "HTA_proc" "HTA_failed"
 num() { # FMT VALUE: VALUE printed with FMT, "-" as it is
@@ -279,15 +279,18 @@ for i in "${!names[@]}"; do
 done
 echo
 
-# geomean LO HI: geometric mean of vs_HTA over real (.json) traces with LO <= MB < HI
+# geomean LO HI: g = geometric mean of vs_HTA over the real (.json) traces with LO <= MB < HI,
+# g_n traces (g_names); g_left: those in the range without an HTA time (HTA failed, or chopper)
 geomean_hta() {
   local i list=()
+  g_left=''
   for i in "${!names[@]}"; do
-    [[ ${kinds[$i]} == real && ${r_vsh[$i]} != - ]] || continue
+    [[ ${kinds[$i]} == real ]] || continue
     awk -v m="${mbs[$i]}" -v lo="$1" -v hi="$2" 'BEGIN{exit !(m >= lo && m < hi)}' || continue
-    list+=("${r_vsh[$i]}:${names[$i]}")
+    if [[ ${r_vsh[$i]} == - ]]; then g_left+=" ${names[$i]}"; else list+=("${r_vsh[$i]}:${names[$i]}"); fi
   done
   g_n=${#list[@]} g_names='' g=-
+  [[ -n "$g_left" ]] && g_left=" (left out, no HTA time:$g_left)"
   [[ $g_n -gt 0 ]] || return
   g=$(printf '%s\n' "${list[@]}" | awk -F: '{s += log($1)} END{printf "%.1f", exp(s/NR)}')
   g_names=$(printf '%s\n' "${list[@]}" | cut -d: -f2 | paste -sd' ')
@@ -296,13 +299,13 @@ fail=0
 if [[ $HTA == 1 ]]; then
   geomean_hta 30 60
   if [[ $g_n -gt 0 ]]; then
-    echo "speed-up vs HTA, real traces of 30-60 MB: geometric mean ${g}x over $g_n trace(s): $g_names"
+    echo "speed-up vs HTA, real traces of 30-60 MB: geometric mean ${g}x over $g_n trace(s): $g_names$g_left"
   else
-    echo "speed-up vs HTA, real traces of 30-60 MB: none measured"
+    echo "speed-up vs HTA, real traces of 30-60 MB: none measured$g_left"
   fi
   geomean_hta "$HTA_MIN_MB" 1e18
   if [[ $g_n -gt 0 ]]; then
-    echo "speed-up vs HTA, real traces >= $HTA_MIN_MB MB: geometric mean ${g}x over $g_n trace(s): $g_names"
+    echo "speed-up vs HTA, real traces >= $HTA_MIN_MB MB: geometric mean ${g}x over $g_n trace(s): $g_names$g_left"
     if awk -v g="$g" -v t="$MIN_HTA_SPEEDUP" 'BEGIN{exit !(g >= t)}'; then
       echo "PASS: >= ${MIN_HTA_SPEEDUP}x HTA (load + temporal breakdown + overlap) on real traces >= $HTA_MIN_MB MB"
     else
@@ -310,7 +313,7 @@ if [[ $HTA == 1 ]]; then
       fail=1
     fi
   else
-    echo "not checked: no real trace >= $HTA_MIN_MB MB with an HTA time (target ${MIN_HTA_SPEEDUP}x)"
+    echo "not checked: no real trace >= $HTA_MIN_MB MB with an HTA time (target ${MIN_HTA_SPEEDUP}x)$g_left"
   fi
 else
   echo "not checked: speed-up vs HTA (HTA=0)"
