@@ -31,7 +31,8 @@ constexpr size_t field_count() {
 
 // A field added to one of these is a field the codec must carry (or state it does not, as the
 // spooled rows) and this test must set and compare.
-static_assert(field_count<RankPart>() == 15);
+// RankPart::kept is not encoded: ranks are kept in memory only by a run of one process.
+static_assert(field_count<RankPart>() == 16);
 static_assert(field_count<RankSlot>() == 8);
 static_assert(field_count<RankActivity>() == 10);
 static_assert(field_count<RankAnalysis>() == 25);
