@@ -144,6 +144,17 @@ RankPart full_stage(size_t file, const TracePath& path, const StageSetup& setup,
     s.rank = rank;
   } else if (s.rank < 0) {
     part.needs_rank = true;  // validation gives it one; then the stage runs again
+    if (spool == nullptr) {
+      // Kept: the trace is held for that second run (as its `preloaded`), not read again.
+      auto kept = std::make_shared<KeptRank>();
+      RankSlot shell = slot_shell(s);
+      shell.first_ns = s.span_first_ns();
+      shell.last_ns = s.span_last_ns();
+      kept->slot = std::move(s);
+      s = std::move(shell);
+      part.kept = std::move(kept);
+      return part;
+    }
     keep_shell(s);
     return part;
   }

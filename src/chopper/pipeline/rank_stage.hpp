@@ -58,7 +58,8 @@ struct RankPart {
   int process = 0;
   int spool = -1;
   std::array<SpoolChunk, kRankStreamCount> chunks{};
-  // Instead of spooled rows (full_stage without a spool): the rank itself, and the analysis whole.
+  // Instead of spooled rows (full_stage without a spool): the rank itself, and the analysis whole;
+  // with needs_rank, its trace as read (unlabelled), for the stage to take once the rank is known.
   std::shared_ptr<KeptRank> kept;
 };
 

@@ -553,7 +553,10 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
       }
       for_files(redo, threads, LoadOptions{}, redo.size(), bytes, [&](size_t i) {
         if (kept_mode) {
-          parts[i] = full_stage(i, files[i], setup, forced[i], nullptr, -1, preloaded_slot(i));
+          // The trace read before its rank was known (kept by the stage), else read again.
+          const std::shared_ptr<KeptRank> read = std::move(parts[i].kept);
+          RankSlot* slot = read != nullptr ? &read->slot : preloaded_slot(i);
+          parts[i] = full_stage(i, files[i], setup, forced[i], nullptr, -1, slot);
         } else {
           auto [spool, k] = pool.acquire();
           parts[i] = full_stage(i, files[i], setup, forced[i], spool, k, preloaded_slot(i));
@@ -606,7 +609,7 @@ std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& 
       }
       partials.push_back(std::move(a));
       spooled.push_back(rr);
-      kept.push_back(std::move(p.kept));
+      kept.push_back(s.ok && p.analysed ? std::move(p.kept) : nullptr);
       p = RankPart();  // its memory back before the finalize
     }
     out->diagnostics = run_level_diagnostics(shells);
