@@ -57,6 +57,8 @@ SqliteSink::SqliteSink(std::string path) : path_(std::move(path)) {
   try {
     exec("PRAGMA journal_mode=OFF");
     exec("PRAGMA synchronous=OFF");
+    // One writer, start to end: the file lock is taken once, not at every table's transaction.
+    exec("PRAGMA locking_mode=EXCLUSIVE");
     exec(
         "CREATE TABLE chopper_tables (table_name TEXT PRIMARY KEY, doc TEXT);"
         "CREATE TABLE chopper_columns (table_name TEXT, column_name TEXT, type TEXT, doc TEXT)");
