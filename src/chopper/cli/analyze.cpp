@@ -4,7 +4,6 @@
 #include <cstdio>
 #include <filesystem>
 #include <future>
-#include <map>
 
 #include "chopper/analysis/analysis.hpp"
 #include "chopper/base/comm.hpp"
@@ -318,18 +317,15 @@ Command add_analyze(CLI::App& root) {
                 "directory (which must be on a filesystem every process sees) instead of "
                 "receiving them over MPI");
   add_utc_offset_option(app, o->align);
-  app->add_option("--rows", o->rows,
+  auto rows = std::make_shared<std::string>("auto");
+  app->add_option("--rows", *rows,
                   "Where the per-rank rows wait for the tables: memory (the ranks kept until "
                   "written: no second read, no spool), spool (files in the output directory: "
                   "memory follows the largest rank, not the run), or auto: memory for one "
                   "process when the traces are at most as many bytes as the threads' largest "
                   "files and a quarter of the machine's memory")
-      ->transform(
-          CLI::CheckedTransformer(std::map<std::string, RowStore>{{"auto", RowStore::kAuto},
-                                                                  {"spool", RowStore::kSpool},
-                                                                  {"memory", RowStore::kMemory}},
-                                  CLI::ignore_case))
-      ->default_str("auto");
+      ->check(CLI::IsMember({"auto", "spool", "memory"}))
+      ->capture_default_str();
   app->add_option("--top", o->analysis.top_n, "Rows per rank in the name breakdowns")
       ->check(CLI::Range(size_t{0}, size_t{1000000}))
       ->capture_default_str();
@@ -347,7 +343,10 @@ Command add_analyze(CLI::App& root) {
       ->check(integer_at_least(0))
       ->capture_default_str();
   return {app,
-          [o, dtype, app, device_spec]() -> int {
+          [o, dtype, app, device_spec, rows]() -> int {
+            o->rows = *rows == "spool"    ? RowStore::kSpool
+                      : *rows == "memory" ? RowStore::kMemory
+                                          : RowStore::kAuto;
             o->dtype_given = app->count("--dtype") > 0;
             auto d = parse_dtype(*dtype);
             if (!d) {
