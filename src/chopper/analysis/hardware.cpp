@@ -439,6 +439,105 @@ void power_rows(const RankContext& c, const RankHardware& hw, double idle_w, dou
 
 }  // namespace
 
+namespace {
+
+// The names a waterfall unit carries, made once per distinct work: per (op name, shapes) its
+// cost and shape class, per (kernel, label, launch, work) its signature. Formatting and interning
+// them per kernel cost more than the rest of the units; the same inputs give the same text, so
+// interning it again would add nothing.
+class UnitWork {
+ public:
+  struct Work {
+    OpCost cost;
+    std::string_view shape_class;  // interned in the names; empty until made
+  };
+  UnitWork(const RankContext& c, StringTable& names) : c_(c), names_(names) {}
+
+  // The work of host op `op` (null: no launching op).
+  Work* of(int32_t op) {
+    const HostOps& h = c_.t.host;
+    if (op < 0 || static_cast<size_t>(op) >= h.size()) return nullptr;
+    const InputShapes& sh = c_.t.shapes_of(static_cast<size_t>(op));
+    const std::array<StrId, 4> k{h.name[op], sh.input_dims, sh.input_types, sh.concrete_inputs};
+    auto [it, fresh] = memo_.try_emplace(k);
+    if (fresh)
+      it->second.cost = op_cost(c_.t.strings.str(k[0]), c_.t.strings.str(k[1]),
+                                c_.t.strings.str(k[2]), c_.t.strings.str(k[3]));
+    return &it->second;
+  }
+
+  // "family op dims types", the shapes on one line.
+  std::string_view shape_class(Work& w, int32_t op, const OpCost& oc) {
+    if (w.shape_class.empty()) {
+      const InputShapes& sh = c_.t.shapes_of(static_cast<size_t>(op));
+      w.shape_class = names_.str(names_.intern(fmt::format(
+          "{} {} {} {}", cost_family_name(oc.family), c_.t.strings.str(c_.t.host.name[op]),
+          one_line(c_.t.strings.str(sh.input_dims)), one_line(c_.t.strings.str(sh.input_types)))));
+    }
+    return w.shape_class;
+  }
+
+  // The same work: kernel, operation, phase, inside a layer or not, FLOPs and bytes, the
+  // launching op's shapes, the launch grid and block.
+  std::string_view signature(int32_t i, const LabelKey& key, const Work* w, int32_t op,
+                             const OpCost& oc) {
+    const GpuActivities& g = c_.t.gpu;
+    const Key k{g.name[i], key.operation, key.phase, key.layer >= 0, w, g.grid[i], g.block[i]};
+    auto [it, fresh] = signatures_.try_emplace(k);
+    if (fresh) {
+      const HostOps& h = c_.t.host;
+      const std::string_view dims =
+          op >= 0 && static_cast<size_t>(op) < h.size()
+              ? c_.t.strings.str(c_.t.shapes_of(static_cast<size_t>(op)).input_dims)
+              : std::string_view();
+      const std::string sig =
+          fmt::format("{}\x1f{}\x1f{}{}\x1f{:.0f}\x1f{:.0f}\x1f{}\x1f{},{},{}\x1f{},{},{}",
+                      c_.t.strings.str(g.name[i]), key.operation, phase_name(key.phase),
+                      key.layer >= 0 ? "" : " (no layer)", oc.flops, oc.bytes, dims, g.grid[i][0],
+                      g.grid[i][1], g.grid[i][2], g.block[i][0], g.block[i][1], g.block[i][2]);
+      it->second = names_.str(names_.intern(sig));
+    }
+    return it->second;
+  }
+
+ private:
+  // The recorded shapes on one line (some traces pretty-print them over many).
+  static std::string one_line(std::string_view v) {
+    std::string flat;
+    for (char ch : v)
+      if (ch != ' ' && ch != '\n' && ch != '\r' && ch != '\t') flat += ch;
+    return flat;
+  }
+  struct Key {
+    StrId name;
+    std::string_view operation;
+    Phase phase;
+    bool in_layer;
+    const Work* work;
+    std::array<int32_t, 3> grid, block;
+    bool operator==(const Key&) const = default;
+  };
+  struct KeyHash {
+    size_t operator()(const Key& k) const {
+      size_t h = std::hash<std::string_view>()(k.operation);
+      auto mix = [&h](uint64_t v) { h = (h ^ v) * 0x100000001B3ULL; };
+      mix(k.name);
+      mix(static_cast<uint64_t>(k.phase));
+      mix(k.in_layer ? 1 : 0);
+      mix(reinterpret_cast<uintptr_t>(k.work));
+      for (int32_t v : k.grid) mix(static_cast<uint32_t>(v));
+      for (int32_t v : k.block) mix(static_cast<uint32_t>(v));
+      return h;
+    }
+  };
+  const RankContext& c_;
+  StringTable& names_;
+  std::map<std::array<StrId, 4>, Work> memo_;
+  std::unordered_map<Key, std::string_view, KeyHash> signatures_;
+};
+
+}  // namespace
+
 void hardware_partial(const RankContext& c, const AnalysisOptions& o, const RankHardware* hw,
                       RankAnalysis& out) {
   const GpuActivities& g = c.t.gpu;
@@ -497,59 +596,11 @@ void hardware_partial(const RankContext& c, const AnalysisOptions& o, const Rank
   // Waterfall units: every compute kernel. The theoretical time of a host op (its FLOPs at the
   // peak rate of the unit that runs them, or its bytes at peak bandwidth, whichever is longer) is
   // split among its compute kernels by duration.
-  const HostOps& h = c.t.host;
   std::unordered_map<int32_t, Ns> op_dur;
   for (int32_t i : c.order)
     if (g.cls[i] == GpuClass::kCompute && g.host_op_idx[i] >= 0)
       op_dur[g.host_op_idx[i]] += g.dur_ns[i];
-  // Per distinct (op name, shapes): its cost, and its shape class once a kernel needs it.
-  struct Work {
-    OpCost cost;
-    std::string_view shape_class;  // interned in out.names; empty until made
-  };
-  std::map<std::array<StrId, 4>, Work> memo;
-  auto work_of = [&](int32_t op) -> Work* {  // null: no launching op
-    if (op < 0 || static_cast<size_t>(op) >= h.size()) return nullptr;
-    const InputShapes& sh = c.t.shapes_of(static_cast<size_t>(op));
-    const std::array<StrId, 4> k{h.name[op], sh.input_dims, sh.input_types, sh.concrete_inputs};
-    auto [it, fresh] = memo.try_emplace(k);
-    if (fresh)
-      it->second.cost = op_cost(c.t.strings.str(k[0]), c.t.strings.str(k[1]), c.t.strings.str(k[2]),
-                                c.t.strings.str(k[3]));
-    return &it->second;
-  };
-  // The recorded shapes on one line (some traces pretty-print them over many).
-  auto one_line = [](std::string_view v) {
-    std::string flat;
-    for (char ch : v)
-      if (ch != ' ' && ch != '\n' && ch != '\r' && ch != '\t') flat += ch;
-    return flat;
-  };
-  // A unit's signature, made once per distinct kernel name, label, launch and work (the same
-  // inputs give the same text: interning it again would add nothing).
-  struct SigKey {
-    StrId name;
-    std::string_view operation;
-    Phase phase;
-    bool in_layer;
-    const Work* work;
-    std::array<int32_t, 3> grid, block;
-    bool operator==(const SigKey&) const = default;
-  };
-  struct SigHash {
-    size_t operator()(const SigKey& k) const {
-      size_t h = std::hash<std::string_view>()(k.operation);
-      auto mix = [&h](uint64_t v) { h = (h ^ v) * 0x100000001B3ULL; };
-      mix(k.name);
-      mix(static_cast<uint64_t>(k.phase));
-      mix(k.in_layer ? 1 : 0);
-      mix(reinterpret_cast<uintptr_t>(k.work));
-      for (int32_t v : k.grid) mix(static_cast<uint32_t>(v));
-      for (int32_t v : k.block) mix(static_cast<uint32_t>(v));
-      return h;
-    }
-  };
-  std::unordered_map<SigKey, std::string_view, SigHash> signatures;
+  UnitWork work_names(c, *out.names);
   for (int32_t i : c.order) {
     if (g.cls[i] != GpuClass::kCompute || g.dur_ns[i] <= 0) continue;
     WaterfallUnit u;
@@ -560,7 +611,7 @@ void hardware_partial(const RankContext& c, const AnalysisOptions& o, const Rank
     const double d = static_cast<double>(g.dur_ns[i]);
     u.observed_ns = g.dur_ns[i];
     const int32_t op = g.host_op_idx[i];
-    Work* work = work_of(op);
+    UnitWork::Work* work = work_names.of(op);
     const OpCost oc = work != nullptr ? work->cost : OpCost{};
     if (oc.known() && dev != nullptr && (oc.flops > 0 || oc.bytes > 0) && peak_m > 0 &&
         peak_v > 0 && bw > 0) {
@@ -578,13 +629,7 @@ void hardware_partial(const RankContext& c, const AnalysisOptions& o, const Rank
       u.achievable_ns = std::max(t_comp / (matrix ? kAchievableMatrix : kAchievableVector),
                                  t_mem / kAchievableBandwidth) *
                         share;
-      if (work->shape_class.empty()) {
-        const InputShapes& sh = c.t.shapes_of(static_cast<size_t>(op));
-        work->shape_class = out.names->str(out.names->intern(fmt::format(
-            "{} {} {} {}", cost_family_name(oc.family), c.t.strings.str(h.name[op]),
-            one_line(c.t.strings.str(sh.input_dims)), one_line(c.t.strings.str(sh.input_types)))));
-      }
-      u.shape_class = work->shape_class;
+      u.shape_class = work_names.shape_class(*work, op, oc);
     } else {
       u.compute_bound = matrix_class(u.op_class);
     }
@@ -610,24 +655,7 @@ void hardware_partial(const RankContext& c, const AnalysisOptions& o, const Rank
       u.instruction_known = true;
     }
     u.overlap_share = static_cast<double>(measure_in(c.comm, s, e)) / d;
-    // The same work: kernel, operation, phase, inside a layer or not, FLOPs and bytes, the
-    // launching op's shapes, the launch grid and block.
-    const SigKey sk{g.name[i], u.key.operation, u.key.phase, u.key.layer >= 0,
-                    work,      g.grid[i],       g.block[i]};
-    auto [sit, fresh_sig] = signatures.try_emplace(sk);
-    if (fresh_sig) {
-      const std::string_view dims =
-          op >= 0 && static_cast<size_t>(op) < h.size()
-              ? c.t.strings.str(c.t.shapes_of(static_cast<size_t>(op)).input_dims)
-              : std::string_view();
-      const std::string sig =
-          fmt::format("{}\x1f{}\x1f{}{}\x1f{:.0f}\x1f{:.0f}\x1f{}\x1f{},{},{}\x1f{},{},{}",
-                      c.t.strings.str(g.name[i]), u.key.operation, phase_name(u.key.phase),
-                      u.key.layer >= 0 ? "" : " (no layer)", oc.flops, oc.bytes, dims, g.grid[i][0],
-                      g.grid[i][1], g.grid[i][2], g.block[i][0], g.block[i][1], g.block[i][2]);
-      sit->second = out.names->str(out.names->intern(sig));
-    }
-    u.signature = sit->second;
+    u.signature = work_names.signature(i, u.key, work, op, oc);
     out.units.push_back(u);
   }
 }
@@ -675,6 +703,56 @@ void bound_waterfall_row(WaterfallRow& w) {
   // below_achievable is a part of utilization (signed per kernel: noise cancels in the sum)
   if (!std::isfinite(w.below_achievable_ns)) w.below_achievable_ns = 0;
   w.below_achievable_ns = std::clamp(w.below_achievable_ns, 0.0, w.utilization_ns);
+}
+
+}  // namespace
+
+namespace {
+
+// What-if, per iteration on its slowest rank, one loss removed at a time (first order: the
+// compute stream's kernels run back to back, so time taken from them comes off the iteration).
+void what_if_rows(RunAnalysis& ra) {
+  // The slowest ranks' frequency and overlap losses per iteration, each summed in unit order.
+  struct Losses {
+    double freq = 0, ovl = 0;
+    bool fk = false, ok = false;
+  };
+  std::set<int64_t> slowest;
+  for (const IterationRow& it : ra.iterations) slowest.insert(it.slowest_rank);
+  std::vector<std::unordered_map<int64_t, Losses>> losses(ra.ranks.size());
+  for (size_t i = 0; i < ra.ranks.size(); ++i) {
+    if (slowest.count(ra.ranks[i].rank) == 0) continue;
+    for (const WaterfallUnit& u : ra.ranks[i].units) {
+      Losses& l = losses[i][u.key.iteration];
+      l.freq += u.frequency_ns;
+      l.ovl += u.overlap_ns;
+      l.fk = l.fk || u.frequency_known;
+      l.ok = l.ok || u.overlap_known;
+    }
+  }
+  for (const IterationRow& it : ra.iterations) {
+    WhatIfRow w;
+    w.iteration = it.iteration;
+    w.rank = it.slowest_rank;
+    w.observed_ns = it.time_ns;
+    auto comp = [&](const char* k) {
+      auto f = it.components.find(k);
+      return f == it.components.end() ? Ns{0} : f->second;
+    };
+    w.perfect_overlap_ns = it.time_ns - comp("exposed_comm");
+    // Chopper's launch overhead: the host late between kernels (prep) and the launch call.
+    w.no_launch_gaps_ns = it.time_ns - comp("host_late") - comp("launch_overhead");
+    w.no_straggler_ns = it.time_ns - (it.straggler.significant ? it.straggler.cost_ns : 0);
+    for (size_t i = 0; i < ra.ranks.size(); ++i) {
+      if (ra.ranks[i].rank != it.slowest_rank) continue;
+      const auto f = losses[i].find(it.iteration);
+      if (f == losses[i].end()) continue;
+      const Losses& l = f->second;
+      if (l.fk) w.max_clock_ns = it.time_ns - std::llround(l.freq);
+      if (l.ok) w.no_overlap_slowdown_ns = it.time_ns - std::llround(l.ovl);
+    }
+    ra.what_if.push_back(w);
+  }
 }
 
 }  // namespace
@@ -891,49 +969,7 @@ void finalize_hardware(RunAnalysis& ra, const AnalysisOptions& o) {
               return a.shape_class < b.shape_class;
             });
 
-  // What-if, per iteration on its slowest rank, one loss removed at a time (first order: the
-  // compute stream's kernels run back to back, so time taken from them comes off the iteration).
-  // The slowest ranks' frequency and overlap losses per iteration, each summed in unit order.
-  struct Losses {
-    double freq = 0, ovl = 0;
-    bool fk = false, ok = false;
-  };
-  std::set<int64_t> slowest;
-  for (const IterationRow& it : ra.iterations) slowest.insert(it.slowest_rank);
-  std::vector<std::unordered_map<int64_t, Losses>> losses(ra.ranks.size());
-  for (size_t i = 0; i < ra.ranks.size(); ++i) {
-    if (slowest.count(ra.ranks[i].rank) == 0) continue;
-    for (const WaterfallUnit& u : ra.ranks[i].units) {
-      Losses& l = losses[i][u.key.iteration];
-      l.freq += u.frequency_ns;
-      l.ovl += u.overlap_ns;
-      l.fk = l.fk || u.frequency_known;
-      l.ok = l.ok || u.overlap_known;
-    }
-  }
-  for (const IterationRow& it : ra.iterations) {
-    WhatIfRow w;
-    w.iteration = it.iteration;
-    w.rank = it.slowest_rank;
-    w.observed_ns = it.time_ns;
-    auto comp = [&](const char* k) {
-      auto f = it.components.find(k);
-      return f == it.components.end() ? Ns{0} : f->second;
-    };
-    w.perfect_overlap_ns = it.time_ns - comp("exposed_comm");
-    // Chopper's launch overhead: the host late between kernels (prep) and the launch call.
-    w.no_launch_gaps_ns = it.time_ns - comp("host_late") - comp("launch_overhead");
-    w.no_straggler_ns = it.time_ns - (it.straggler.significant ? it.straggler.cost_ns : 0);
-    for (size_t i = 0; i < ra.ranks.size(); ++i) {
-      if (ra.ranks[i].rank != it.slowest_rank) continue;
-      const auto f = losses[i].find(it.iteration);
-      if (f == losses[i].end()) continue;
-      const Losses& l = f->second;
-      if (l.fk) w.max_clock_ns = it.time_ns - std::llround(l.freq);
-      if (l.ok) w.no_overlap_slowdown_ns = it.time_ns - std::llround(l.ovl);
-    }
-    ra.what_if.push_back(w);
-  }
+  what_if_rows(ra);
 }
 
 }  // namespace chopper

@@ -78,6 +78,55 @@ void drop(std::vector<T>& v) {
   std::vector<T>().swap(v);
 }
 
+// A rank's hardware for its stage: its GPU's aligned telemetry and its counter file, joined to
+// its trace (how, in part.joins).
+RankHardware rank_hardware(RankSlot& s, size_t file, const StageSetup& setup, RankPart& part) {
+  RankHardware rh;
+  if (setup.rank_hw != nullptr && file < setup.rank_hw->size()) {
+    rh = (*setup.rank_hw)[file];
+    const size_t c = setup.counter_of_file != nullptr && file < setup.counter_of_file->size()
+                         ? (*setup.counter_of_file)[file]
+                         : SIZE_MAX;
+    if (c != SIZE_MAX && setup.counters != nullptr) {
+      CounterJoin j = setup.counters->counters[c];
+      const CounterTable& listed = setup.counters->counter_data[c];
+      const CounterTable* ct = &listed;
+      CounterTable reread;  // its counter file's rows, when they were not kept
+      if (listed.size() == 0 && listed.dropped_rows > 0) {
+        // Its rows were given up once read (load_hardware): read again, for this rank only.
+        try {
+          reread = read_counters_file(listed.file);
+          ct = &reread;
+        } catch (const std::exception& e) {
+          ct = nullptr;
+          j.method = std::string("none: the file could not be read again: ") + e.what();
+        }
+      }
+      if (ct != nullptr) join_counters(s.trace, *ct, j, rh);
+      part.joins.emplace_back(c, std::move(j));
+    }
+  } else {
+    rh.device = main_device(s.trace.gpu);
+  }
+  rh.rank = s.rank;
+  return rh;
+}
+
+// The slot moved into part.kept (its shell left in its place), with what its rows are made from.
+void keep_rank(RankPart& part, RankHardware* hw, std::vector<Aggregation> prefixes) {
+  RankSlot& s = part.slot;
+  auto kept = std::make_shared<KeptRank>();
+  if (hw != nullptr) kept->hw = std::move(*hw);
+  kept->has_hw = hw != nullptr;
+  kept->prefixes = std::move(prefixes);
+  RankSlot shell = slot_shell(s);
+  shell.first_ns = s.span_first_ns();
+  shell.last_ns = s.span_last_ns();
+  kept->slot = std::move(s);
+  s = std::move(shell);
+  part.kept = std::move(kept);
+}
+
 }  // namespace
 
 RankSlot slot_shell(const RankSlot& s) {
@@ -146,13 +195,7 @@ RankPart full_stage(size_t file, const TracePath& path, const StageSetup& setup,
     part.needs_rank = true;  // validation gives it one; then the stage runs again
     if (spool == nullptr) {
       // Kept: the trace is held for that second run (as its `preloaded`), not read again.
-      auto kept = std::make_shared<KeptRank>();
-      RankSlot shell = slot_shell(s);
-      shell.first_ns = s.span_first_ns();
-      shell.last_ns = s.span_last_ns();
-      kept->slot = std::move(s);
-      s = std::move(shell);
-      part.kept = std::move(kept);
+      keep_rank(part, nullptr, {});
       return part;
     }
     keep_shell(s);
@@ -162,35 +205,9 @@ RankPart full_stage(size_t file, const TracePath& path, const StageSetup& setup,
     label_trace(*setup.taxonomy, s.trace);
     // The rank's hardware: its GPU's aligned telemetry and its counter file, joined here.
     RankHardware rh;
-    CounterTable reread;  // its counter file's rows, when they were not kept
     const RankHardware* hwp = nullptr;
     if (setup.hardware) {
-      if (setup.rank_hw != nullptr && file < setup.rank_hw->size()) {
-        rh = (*setup.rank_hw)[file];
-        const size_t c = setup.counter_of_file != nullptr && file < setup.counter_of_file->size()
-                             ? (*setup.counter_of_file)[file]
-                             : SIZE_MAX;
-        if (c != SIZE_MAX && setup.counters != nullptr) {
-          CounterJoin j = setup.counters->counters[c];
-          const CounterTable& listed = setup.counters->counter_data[c];
-          const CounterTable* ct = &listed;
-          if (listed.size() == 0 && listed.dropped_rows > 0) {
-            // Its rows were given up once read (load_hardware): read again, for this rank only.
-            try {
-              reread = read_counters_file(listed.file);
-              ct = &reread;
-            } catch (const std::exception& e) {
-              ct = nullptr;
-              j.method = std::string("none: the file could not be read again: ") + e.what();
-            }
-          }
-          if (ct != nullptr) join_counters(s.trace, *ct, j, rh);
-          part.joins.emplace_back(c, std::move(j));
-        }
-      } else {
-        rh.device = main_device(s.trace.gpu);
-      }
-      rh.rank = s.rank;
+      rh = rank_hardware(s, file, setup, part);
       hwp = &rh;
     }
     RankAnalysis a = analyze_rank(s.trace, s.rank, setup.analysis, hwp);
@@ -204,16 +221,7 @@ RankPart full_stage(size_t file, const TracePath& path, const StageSetup& setup,
     part.diagnostics = rank_diagnostics(s);
     if (spool == nullptr) {
       // Kept: the rows are made from the rank when the tables are written.
-      auto kept = std::make_shared<KeptRank>();
-      kept->hw = std::move(rh);
-      kept->has_hw = hwp != nullptr;
-      kept->prefixes = std::move(prefixes);
-      RankSlot shell = slot_shell(s);
-      shell.first_ns = s.span_first_ns();
-      shell.last_ns = s.span_last_ns();
-      kept->slot = std::move(s);
-      s = std::move(shell);
-      part.kept = std::move(kept);
+      keep_rank(part, hwp != nullptr ? &rh : nullptr, std::move(prefixes));
       part.analysis = std::move(a);
       part.analysed = true;
       return part;

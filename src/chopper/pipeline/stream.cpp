@@ -235,418 +235,528 @@ StreamedRun::~StreamedRun() {
   }
 }
 
-std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& taxonomy,
-                                        const std::string& dir, Comm& comm) {
-  auto out = std::make_unique<StreamedRun>();
-  const int me = comm.rank(), np = comm.size();
-  const unsigned threads = o.load.threads == 0 ? default_threads() : o.load.threads;
+namespace {
 
-  // The files, and who reads which.
-  std::vector<TracePath> files;
-  std::vector<RankSlot>* pre = o.preloaded ? &o.preloaded->ranks : nullptr;
-  if (pre != nullptr) {
-    for (const RankSlot& s : *pre) files.push_back({s.file, false, "", s.missing});
-  } else {
-    files = run_trace_files(o.paths, o.load.max_files);
+// One streamed analysis (stream_run), pass by pass. The plan (files, who reads which) is made
+// once; an attempt runs the passes on it; a run read without its hardware pass that turns out to
+// hold a CUPTI counter pass among its traces is read once more, with it (read_again).
+class Streamer {
+ public:
+  Streamer(const StreamOptions& o, const Taxonomy& taxonomy, const std::string& dir, Comm& comm)
+      : o_(o),
+        taxonomy_(taxonomy),
+        dir_(dir),
+        comm_(comm),
+        me_(comm.rank()),
+        np_(comm.size()),
+        threads_(o.load.threads == 0 ? default_threads() : o.load.threads),
+        out_(std::make_unique<StreamedRun>()) {}
+
+  std::unique_ptr<StreamedRun> run() {
+    plan_files();
+    phase_mark("files listed", me_);
+    if (attempt() == Outcome::kReadAgain) {
+      discard_spools();
+      hardware_pass_ = true;
+      attempt();
+    }
+    return std::move(out_);
   }
-  const size_t n = files.size();
-  std::vector<uint64_t> bytes(n, 0);
+
+ private:
+  enum class Outcome { kDone, kReadAgain };
+  // What one attempt builds, file by file (process 0 ends with every file's part).
+  struct Attempt {
+    std::vector<RankPart> parts;  // by file
+    std::vector<int64_t> forced;  // the rank to analyse a file as (-1: its own)
+    Run shells;                   // the run as validated, its ranks' shells
+    HardwareRun hw;               // aligned telemetry, counter files and how they were joined
+    std::vector<size_t> counter_of_file;   // SIZE_MAX: none
+    std::vector<RankHardware> hw_of_file;  // each file's aligned telemetry (this process's)
+    std::vector<int> stage_owner;  // after the hardware pass: who runs the stage on each file
+    std::vector<size_t> todo;      // the files this process runs the stage on
+    std::vector<std::string> spool_files;  // every process's, in the order of SpooledRows
+    std::vector<int> spool_base;           // each process's first index in spool_files
+  };
+
+  void plan_files();
+  Run settle(const std::vector<RankPart>& from) const;
+  RankSlot* preloaded_slot(size_t i);
+  Outcome attempt();
+  bool hardware_pass(Attempt& a);
+  void list_other_files(Attempt& a);
+  StageSetup stage_setup(Attempt& a) const;
+  RankPart run_stage(size_t i, Attempt& a, const StageSetup& setup, SpoolPool& pool,
+                     RankSlot* slot);
+  bool stage_pass(Attempt& a, const StageSetup& setup, SpoolPool& pool);
+  void send_parts(Attempt& a, SpoolPool& pool);
+  void recv_parts(Attempt& a);
+  bool validate_and_redo(Attempt& a, const StageSetup& setup, SpoolPool& pool);
+  void assemble_run(Attempt& a, SpoolPool& pool);
+  void discard_spools();
+
+  const StreamOptions& o_;
+  const Taxonomy& taxonomy_;
+  const std::string& dir_;
+  Comm& comm_;
+  const int me_, np_;
+  const unsigned threads_;
+  std::unique_ptr<StreamedRun> out_;
+  // The plan.
+  std::vector<TracePath> files_;
+  std::vector<RankSlot>* pre_ = nullptr;  // a run already loaded and validated (--split-runs)
+  std::vector<uint64_t> bytes_;
+  std::vector<size_t> mine_;  // the files this process reads first
+  std::map<std::string, size_t> file_index_;
+  bool kept_ = false;             // ranks kept in memory (keep_in_memory)
+  bool hardware_pass_ = false;    // hardware files: the traces are read for alignment first
+  std::vector<RankSlot> loaded_;  // kept: the traces the hardware pass read, for the stage
+};
+
+void Streamer::plan_files() {
+  pre_ = o_.preloaded ? &o_.preloaded->ranks : nullptr;
+  if (pre_ != nullptr) {
+    for (const RankSlot& s : *pre_) files_.push_back({s.file, false, "", s.missing});
+  } else {
+    files_ = run_trace_files(o_.paths, o_.load.max_files);
+  }
+  const size_t n = files_.size();
+  bytes_.assign(n, 0);
   for (size_t i = 0; i < n; ++i) {
     std::error_code ec;
-    const auto sz = fs::file_size(files[i].path, ec);
-    bytes[i] = ec ? 0 : sz;
+    const auto sz = fs::file_size(files_[i].path, ec);
+    bytes_[i] = ec ? 0 : sz;
   }
-  const std::vector<int> owner = assign_files(bytes, np);
-  std::vector<size_t> mine;
+  const std::vector<int> owner = assign_files(bytes_, np_);
   for (size_t i = 0; i < n; ++i)
-    if (owner[i] == me) mine.push_back(i);
-  // Ranks kept in memory (keep_in_memory): pass 1 keeps the traces it reads for the stage.
-  const bool kept_mode = keep_in_memory(o.rows, bytes, threads, np, physical_memory());
-  std::vector<RankSlot> loaded;
-  auto preloaded_slot = [&](size_t i) -> RankSlot* {
-    if (pre != nullptr) return &(*pre)[i];
-    return i < loaded.size() && loaded[i].ok ? &loaded[i] : nullptr;
-  };
-  std::map<std::string, size_t> file_index;
-  for (size_t i = 0; i < n; ++i) file_index[files[i].path] = i;
-  // The run as load_run and validate_run leave it, from every file's part (a run that came loaded
-  // and validated keeps its skipped files, counter passes and problems).
-  auto settle = [&](const std::vector<RankPart>& from) {
-    std::vector<const RankPart*> all;
-    for (const RankPart& p : from) all.push_back(&p);
-    Run shells = assemble(all);
-    if (pre != nullptr) {
-      shells.problems = o.preloaded->problems;
-      shells.skipped = o.preloaded->skipped;
-      shells.counter_passes = o.preloaded->counter_passes;
-    } else {
-      validate_run(shells);
-    }
-    return shells;
-  };
-
+    if (owner[i] == me_) mine_.push_back(i);
+  for (size_t i = 0; i < n; ++i) file_index_[files_[i].path] = i;
+  kept_ = keep_in_memory(o_.rows, bytes_, threads_, np_, physical_memory());
   // Hardware files decide whether the traces are read twice: aligning telemetry needs every
   // rank's busy time before any rank's hardware analysis.
-  bool need_m = o.hardware && (has_hardware_files(o.paths, o.telemetry, o.counters) ||
-                               (pre != nullptr && !o.preloaded->counter_passes.empty()));
-  phase_mark("files listed", me);
+  hardware_pass_ = o_.hardware && (has_hardware_files(o_.paths, o_.telemetry, o_.counters) ||
+                                   (pre_ != nullptr && !o_.preloaded->counter_passes.empty()));
+}
 
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    std::vector<RankPart> parts(n);      // by file: this process's files (process 0: every file)
-    std::vector<int64_t> forced(n, -1);  // the rank to analyse a file as (-1: its own)
-    Run shells;
-    HardwareRun hw;
-    std::vector<size_t> counter_of_file(n, SIZE_MAX);
-    std::vector<RankHardware> hw_of_file;
-    std::vector<int> stage_owner;  // after the first pass: who runs the stage on each file
-
-    // Pass 1: each file's shell and activity; validation; the hardware aligned.
-    if (need_m) {
-      // One process: the hardware files are read while the traces are (the telemetry files wait
-      // for the window the traces give). The counter passes found among the traces are known
-      // only after them: those runs read the hardware files once pass 1 is done, as MPI runs do.
-      std::future<HardwareFiles> early;
-      WindowPromise window;  // declared after `early`: fulfilled before `early` is waited for
-      if (np == 1) {
-        std::vector<std::string> listed = o.counters;
-        if (pre != nullptr)
-          listed.insert(listed.end(), o.preloaded->counter_passes.begin(),
-                        o.preloaded->counter_passes.end());
-        early = std::async(std::launch::async, [&o, listed = std::move(listed), &window] {
-          return load_hardware(o.paths, o.telemetry, listed, o.load.threads, window.future);
-        });
-      }
-      std::vector<RankPart> m(n);
-      if (kept_mode && pre == nullptr) {
-        loaded.clear();
-        loaded.resize(n);
-      }
-      for_files(mine, threads, o.load, mine.size(), bytes, [&](size_t i) {
-        RankSlot* into = i < loaded.size() ? &loaded[i] : nullptr;
-        m[i] = shell_stage(i, files[i], o.load.kineto, true, preloaded_slot(i), into);
-      });
-      phase_mark("pass 1 (shells)", me);
-      if (np > 1) {
-        std::vector<RankPart> sent;
-        for (size_t i : mine) sent.push_back(std::move(m[i]));
-        for (const std::string& b : comm.allgather(encode_parts(sent)))
-          for (RankPart& p : decode_parts(b)) m[p.file] = std::move(p);
-      }
-      shells = settle(m);
-      if (!analysable(shells)) {
-        if (me == 0) out->run = std::move(shells);
-        return out;
-      }
-      // Alignment inputs in the run's order (as the in-memory analyze aligns them), with the
-      // ranks validation settled.
-      std::vector<RankActivity> acts(shells.ranks.size());
-      std::vector<size_t> file_of_slot(shells.ranks.size());
-      for (size_t j = 0; j < shells.ranks.size(); ++j) {
-        const RankSlot& s = shells.ranks[j];
-        const size_t i = file_index.at(s.file);
-        file_of_slot[j] = i;
-        if (s.ok) {
-          acts[j] = std::move(m[i].activity);
-          forced[i] = s.rank;
-        }
-        acts[j].rank = s.rank;
-      }
-      std::vector<RankPart>().swap(m);
-      std::vector<std::string> counter_files = o.counters;
-      counter_files.insert(counter_files.end(), shells.counter_passes.begin(),
-                           shells.counter_passes.end());
-      // Who runs the stage on each rank: the ranks dealt again by their bytes (a truth.json or a
-      // file that could not be read is no work now).
-      std::vector<uint64_t> rank_bytes(n, 0);
-      for (size_t i = 0; i < n; ++i) rank_bytes[i] = forced[i] >= 0 ? bytes[i] : 0;
-      stage_owner = assign_files(rank_bytes, np);
-      // This process keeps the rows of its own ranks' counter files only (and of files whose rank
-      // cannot be told: they are given up once assigned); each is freed when its rank is done.
-      // (Reading each again in its rank's stage instead was tried: it holds less before the
-      // stage, but a large counter pass then sits beside its trace, and the peak, 8 ranks of
-      // 294 MB with their 89 MB passes, rose from 0.44 to 0.51 x the traces.)
-      const CounterFilter keep = [&](const CounterTable& t) {
-        const size_t j = counter_file_slot(acts, t);
-        return np == 1 || j == SIZE_MAX || stage_owner[file_of_slot[j]] == me;
-      };
-      HardwareFiles hf;
-      if (early.valid()) {
-        window.give(telemetry_window(acts, o.align));
-        hf = early.get();
-        if (pre == nullptr && !shells.counter_passes.empty())  // read again, with the passes
-          hf = load_hardware(o.paths, o.telemetry, counter_files, o.load.threads,
-                             telemetry_window(acts, o.align), keep);
-      } else {
-        hf = load_hardware(o.paths, o.telemetry, counter_files, o.load.threads,
-                           telemetry_window(acts, o.align), keep);
-      }
-      out->hw_skipped = std::move(hf.skipped);
-      hw = align_telemetry(acts, std::move(hf.telemetry), o.align);
-      note_unreadable(hw, hf.errors, hf.error_files);
-      out->hw_errors = std::move(hf.errors);
-      out->hw_errors.insert(out->hw_errors.end(), hw.errors.begin(), hw.errors.end());
-      hw.counter_data = std::move(hf.counters);
-      const std::vector<size_t> slot_of_counter =
-          assign_counter_files(acts, hw.counter_data, hw.counters);
-      for (size_t c = 0; c < slot_of_counter.size(); ++c)
-        if (slot_of_counter[c] != SIZE_MAX) counter_of_file[file_of_slot[slot_of_counter[c]]] = c;
-      // The ranks' series are copied out: the files' own samples are no longer needed (their
-      // alignment rows are), nor the counter files other processes join.
-      for (TelemetryData& d : hw.telemetry_data)
-        for (Series& se : d.series) {
-          std::vector<Ns>().swap(se.t_ns);
-          std::vector<double>().swap(se.value);
-        }
-      for (size_t c = 0; c < slot_of_counter.size(); ++c)
-        if (slot_of_counter[c] == SIZE_MAX || stage_owner[file_of_slot[slot_of_counter[c]]] != me)
-          hw.counter_data[c].drop_rows();
-      phase_mark("hardware aligned", me);
-      hw_of_file.resize(n);
-      for (size_t j = 0; j < shells.ranks.size(); ++j)
-        if (stage_owner[file_of_slot[j]] == me)  // the others' series are theirs to use
-          hw_of_file[file_of_slot[j]] = std::move(hw.ranks[j]);
-      hw.ranks.assign(shells.ranks.size(), RankHardware());
-    } else if (o.hardware && me == 0) {
-      // No hardware file: what the run's directories hold that is not one, listed as skipped.
-      HardwareFiles hf = load_hardware(o.paths, o.telemetry, o.counters, o.load.threads);
-      out->hw_skipped = std::move(hf.skipped);
-      note_unreadable(hw, hf.errors, hf.error_files);
-      out->hw_errors = std::move(hf.errors);
-    }
-
-    // Pass 2: the per-rank stage, on this process's files (the ranks, when pass 1 ran).
-    StageSetup setup;
-    setup.taxonomy = &taxonomy;
-    setup.kineto = o.load.kineto;
-    setup.analysis = o.analysis;
-    setup.hardware = o.hardware;
-    if (need_m) {
-      setup.rank_hw = &hw_of_file;
-      setup.counters = &hw;
-      setup.counter_of_file = &counter_of_file;
-    }
-    SpoolPool pool(dir, fmt::format("spool{}", me), out->scratch);
-    std::vector<size_t> todo;
-    if (need_m) {
-      for (size_t i = 0; i < n; ++i)
-        if (forced[i] >= 0 && stage_owner[i] == me) todo.push_back(i);
-    } else {
-      todo = mine;
-    }
-    std::atomic<bool> found_passes{false};
-    for_files(todo, threads, o.load, todo.size(), bytes, [&](size_t i) {
-      if (kept_mode) {
-        parts[i] = full_stage(i, files[i], setup, forced[i], nullptr, -1, preloaded_slot(i));
-      } else {
-        auto [spool, k] = pool.acquire();
-        parts[i] = full_stage(i, files[i], setup, forced[i], spool, k, preloaded_slot(i));
-        pool.release(k);
-      }
-      parts[i].process = me;
-      if (parts[i].counter_pass) found_passes = true;
-      if (i < hw_of_file.size()) hw_of_file[i] = RankHardware();  // its telemetry is used
-      if (need_m && counter_of_file[i] != SIZE_MAX) hw.counter_data[counter_of_file[i]].drop_rows();
-    });
-    std::vector<RankHardware>().swap(hw_of_file);
-    std::vector<RankSlot>().swap(loaded);
-    // The traces are gone: what they freed goes back, and from here on (the finalize, the tables)
-    // large blocks are mapped and returned when freed (base/memory.hpp). Kept ranks stay: their
-    // run's memory is held to the end, and the heap keeps what it frees for the tables to reuse.
-    if (!kept_mode) {
-      release_free_memory();
-      return_freed_memory();
-    }
-    phase_mark("pass 2 (per-rank stage)", me);
-    // A CUPTI counter pass among the traces when no hardware file was seen: its rank must be
-    // analysed with it (rare: passes are usually in counters/), so everything is read again with
-    // the passes known.
-    if (!need_m && o.hardware && comm.allreduce_max(found_passes ? 1 : 0) > 0 && attempt == 0) {
-      need_m = true;
-      for (const std::string& f : out->scratch) {
-        std::error_code ec;
-        fs::remove(f, ec);
-        untrack_temp_file(f);
-      }
-      out->scratch.clear();
-      continue;
-    }
-    for (size_t k = 0; k < pool.size(); ++k) pool.file(k).flush();
-
-    // Process 0 gathers every part: encoded, with the spool files' bytes (or their names).
-    std::vector<std::string> spool_files = pool.paths();
-    std::vector<int> spool_base(static_cast<size_t>(np), 0);
-    if (np > 1 && me != 0) {
-      // The parts in batches (an empty one ends them), so that neither end holds them all
-      // encoded at once; then the spool files' names, then (unless process 0 reads them in
-      // place) their bytes.
-      constexpr size_t kBatch = 64;
-      uint64_t sent_bytes = 0;
-      for (size_t k = 0; k < todo.size(); k += kBatch) {
-        std::vector<RankPart> batch;
-        for (size_t q = k; q < std::min(todo.size(), k + kBatch); ++q)
-          batch.push_back(std::move(parts[todo[q]]));
-        const std::string b = encode_parts(batch);
-        sent_bytes += b.size();
-        comm.send(0, kTagParts, b);
-      }
-      comm.send(0, kTagParts, "");
-      if (phase_log_on()) {
-        uint64_t spooled = 0;
-        for (size_t k = 0; k < pool.size(); ++k) spooled += pool.file(k).size();
-        phase_mark(
-            fmt::format("parts sent: {} ranks, {:.1f} MB encoded, {:.1f} MB spooled", todo.size(),
-                        static_cast<double>(sent_bytes) / 1e6, static_cast<double>(spooled) / 1e6),
-            me);
-      }
-      ByteWriter w;
-      w.put<uint64_t>(spool_files.size());
-      for (const std::string& f : spool_files) w.put_str(fs::absolute(f).string());
-      comm.send(0, kTagParts, w.bytes());
-      if (!o.mpi_shared_files)
-        for (const std::string& f : spool_files) send_file(comm, 0, f);
-      return out;  // a worker: process 0 has it all
-    }
-    for (int p = 1; p < np; ++p) {
-      for (;;) {
-        const std::string batch = comm.recv(p, kTagParts);
-        if (batch.empty()) break;
-        for (RankPart& q : decode_parts(batch)) {
-          q.process = p;
-          const size_t i = q.file;
-          parts[i] = std::move(q);
-        }
-      }
-      const std::string msg = comm.recv(p, kTagParts);
-      ByteReader r(msg);
-      const auto nf = r.get<uint64_t>();
-      spool_base[static_cast<size_t>(p)] = static_cast<int>(spool_files.size());
-      std::vector<std::string> mine_of_p;
-      for (uint64_t k = 0; k < nf; ++k) {
-        std::string theirs = r.get_str();
-        if (o.mpi_shared_files) {
-          spool_files.push_back(std::move(theirs));
-        } else {
-          const std::string path =
-              (fs::path(dir) /
-               fmt::format("{}{}-recv{}-{}", OutputDir::kTempPrefix, ::getpid(), p, k))
-                  .string();
-          out->scratch.push_back(path);
-          track_temp_file(path);
-          spool_files.push_back(path);
-          mine_of_p.push_back(path);
-        }
-      }
-      for (const std::string& path : mine_of_p) recv_file(comm, p, path);
-    }
-
-    // Process 0: validation (when pass 1 did not run), and the files whose rank it assigned.
-    if (!need_m) {
-      shells = settle(parts);
-      if (!analysable(shells)) {
-        out->run = std::move(shells);
-        return out;
-      }
-      std::vector<size_t> redo;
-      for (const RankSlot& s : shells.ranks) {
-        const size_t i = file_index.at(s.file);
-        if (s.ok && parts[i].needs_rank) forced[i] = s.rank, redo.push_back(i);
-      }
-      for_files(redo, threads, LoadOptions{}, redo.size(), bytes, [&](size_t i) {
-        if (kept_mode) {
-          // The trace read before its rank was known (kept by the stage), else read again.
-          const std::shared_ptr<KeptRank> read = std::move(parts[i].kept);
-          RankSlot* slot = read != nullptr ? &read->slot : preloaded_slot(i);
-          parts[i] = full_stage(i, files[i], setup, forced[i], nullptr, -1, slot);
-        } else {
-          auto [spool, k] = pool.acquire();
-          parts[i] = full_stage(i, files[i], setup, forced[i], spool, k, preloaded_slot(i));
-          pool.release(k);
-        }
-        parts[i].process = 0;
-      });
-      // Spool files the redone ranks opened come after the gathered ones.
-      for (size_t k = 0; k < pool.size(); ++k) {
-        pool.file(k).flush();
-        const std::string& path = pool.file(k).path();
-        if (std::find(spool_files.begin(), spool_files.end(), path) == spool_files.end())
-          spool_files.push_back(path);
-      }
-    } else {
-      for (size_t i = 0; i < n; ++i)
-        for (auto& [c, j] : parts[i].joins) hw.counters[c] = j;
-    }
-
-    // The parts in the run's order: the partials, the run-wide tables' rows, the spooled rows.
-    std::map<std::string, int> spool_index;
-    for (size_t k = 0; k < spool_files.size(); ++k)
-      spool_index[spool_files[k]] = static_cast<int>(k);
-    const std::vector<std::string> local = pool.paths();
-    std::vector<RankAnalysis> partials;
-    std::vector<SpooledRows::Rank> spooled;
-    std::vector<std::shared_ptr<KeptRank>> kept;
-    std::vector<DiagnosticRow> rank_diags;
-    for (RankSlot& s : shells.ranks) {
-      RankPart& p = parts[file_index.at(s.file)];
-      RankAnalysis a;
-      SpooledRows::Rank rr;
-      if (s.ok && p.analysed) {
-        a = std::move(p.analysis);
-        for (CoverageRow& c : p.coverage) out->coverage.push_back(std::move(c));
-        for (DiagnosticRow& d : p.diagnostics) rank_diags.push_back(std::move(d));
-        out->gpu_level.rows.insert(out->gpu_level.rows.end(), p.gpu_rows.begin(), p.gpu_rows.end());
-        if (p.spool >= 0) {
-          rr.file = p.process == 0 ? spool_index.at(local[static_cast<size_t>(p.spool)])
-                                   : spool_base[static_cast<size_t>(p.process)] + p.spool;
-          rr.chunks = p.chunks;
-        }
-      } else {
-        if (s.ok) {
-          // Read in pass 1, but its stage failed (out of memory): no rows.
-          s.ok = false;
-          s.error = p.slot.error.empty() ? s.file + ": could not be analysed" : p.slot.error;
-        }
-        a.rank = s.rank;
-      }
-      partials.push_back(std::move(a));
-      spooled.push_back(rr);
-      kept.push_back(s.ok && p.analysed ? std::move(p.kept) : nullptr);
-      p = RankPart();  // its memory back before the finalize
-    }
-    out->diagnostics = run_level_diagnostics(shells);
-    for (DiagnosticRow& d : rank_diags) out->diagnostics.push_back(std::move(d));
-    for (DiagnosticRow& d : hardware_diagnostics(hw.telemetry_data, hw.counter_data))
-      out->diagnostics.push_back(std::move(d));
-    for (DiagnosticRow& d : hardware_use_diagnostics(hw)) out->diagnostics.push_back(std::move(d));
-    out->gpu_level.levels = {Level::kGpu};
-    if (kept_mode)
-      out->rows = std::make_unique<KeptRows>(std::move(kept), out->ra, o.analysis);
-    else
-      out->rows = std::make_unique<SpooledRows>(spool_files, std::move(spooled));
-    out->hw = std::move(hw);
-    if (!need_m && o.hardware) {
-      // As align_hardware leaves a run without hardware files: every rank, no data.
-      out->hw.ranks.resize(shells.ranks.size());
-      for (size_t j = 0; j < shells.ranks.size(); ++j) out->hw.ranks[j].rank = shells.ranks[j].rank;
-    }
-    out->run = std::move(shells);
-    if (!kept_mode) release_free_memory();  // the parts, moved out and freed
-    phase_mark("parts ordered", me);
-    if (phase_log_on() && np == 1) {
-      uint64_t bytes_spooled = 0;
-      for (size_t k = 0; k < pool.size(); ++k) bytes_spooled += pool.file(k).size();
-      phase_mark(kept_mode ? fmt::format("{} ranks kept in memory", partials.size())
-                           : fmt::format("spooled {:.1f} MB for {} ranks",
-                                         static_cast<double>(bytes_spooled) / 1e6, partials.size()),
-                 me);
-    }
-    out->analysed = true;
-    out->kept = kept_mode;
-    out->partials = std::move(partials);
-    out->analysis = o.analysis;
-    if (!o.defer_finalize) finalize_streamed(*out);
-    return out;
+// The run as load_run and validate_run leave it, from every file's part (a run that came loaded
+// and validated keeps its skipped files, counter passes and problems).
+Run Streamer::settle(const std::vector<RankPart>& from) const {
+  std::vector<const RankPart*> all;
+  for (const RankPart& p : from) all.push_back(&p);
+  Run shells = assemble(all);
+  if (pre_ != nullptr) {
+    shells.problems = o_.preloaded->problems;
+    shells.skipped = o_.preloaded->skipped;
+    shells.counter_passes = o_.preloaded->counter_passes;
+  } else {
+    validate_run(shells);
   }
-  return out;
+  return shells;
+}
+
+RankSlot* Streamer::preloaded_slot(size_t i) {
+  if (pre_ != nullptr) return &(*pre_)[i];
+  return i < loaded_.size() && loaded_[i].ok ? &loaded_[i] : nullptr;
+}
+
+Streamer::Outcome Streamer::attempt() {
+  const size_t n = files_.size();
+  Attempt a;
+  a.parts.resize(n);
+  a.forced.assign(n, -1);
+  a.counter_of_file.assign(n, SIZE_MAX);
+  if (hardware_pass_) {
+    if (!hardware_pass(a)) return Outcome::kDone;
+  } else if (o_.hardware && me_ == 0) {
+    list_other_files(a);
+  }
+  const StageSetup setup = stage_setup(a);
+  SpoolPool pool(dir_, fmt::format("spool{}", me_), out_->scratch);
+  const bool found_passes = stage_pass(a, setup, pool);
+  // A CUPTI counter pass among the traces when no hardware file was seen: its rank must be
+  // analysed with it (rare: passes are usually in counters/), so everything is read again with
+  // the passes known.
+  if (!hardware_pass_ && o_.hardware && comm_.allreduce_max(found_passes ? 1 : 0) > 0)
+    return Outcome::kReadAgain;
+  for (size_t k = 0; k < pool.size(); ++k) pool.file(k).flush();
+  a.spool_files = pool.paths();
+  a.spool_base.assign(static_cast<size_t>(np_), 0);
+  if (np_ > 1 && me_ != 0) {
+    send_parts(a, pool);
+    return Outcome::kDone;  // a worker: process 0 has it all
+  }
+  recv_parts(a);
+  if (!hardware_pass_) {
+    if (!validate_and_redo(a, setup, pool)) return Outcome::kDone;
+  } else {
+    for (size_t i = 0; i < n; ++i)
+      for (auto& [c, j] : a.parts[i].joins) a.hw.counters[c] = j;
+  }
+  assemble_run(a, pool);
+  return Outcome::kDone;
+}
+
+// Pass 1: each file's shell and activity; validation; the hardware files read and aligned.
+// False when the run cannot be analysed (process 0's out_->run says why).
+bool Streamer::hardware_pass(Attempt& a) {
+  const size_t n = files_.size();
+  // One process: the hardware files are read while the traces are (the telemetry files wait for
+  // the window the traces give). The counter passes found among the traces are known only after
+  // them: those runs read the hardware files once pass 1 is done, as MPI runs do.
+  std::future<HardwareFiles> early;
+  WindowPromise window;  // declared after `early`: fulfilled before `early` is waited for
+  if (np_ == 1) {
+    std::vector<std::string> listed = o_.counters;
+    if (pre_ != nullptr)
+      listed.insert(listed.end(), o_.preloaded->counter_passes.begin(),
+                    o_.preloaded->counter_passes.end());
+    early = std::async(std::launch::async, [this, listed = std::move(listed), &window] {
+      return load_hardware(o_.paths, o_.telemetry, listed, o_.load.threads, window.future);
+    });
+  }
+  std::vector<RankPart> m(n);
+  if (kept_ && pre_ == nullptr) {
+    loaded_.clear();
+    loaded_.resize(n);
+  }
+  for_files(mine_, threads_, o_.load, mine_.size(), bytes_, [&](size_t i) {
+    RankSlot* into = i < loaded_.size() ? &loaded_[i] : nullptr;
+    m[i] = shell_stage(i, files_[i], o_.load.kineto, true, preloaded_slot(i), into);
+  });
+  phase_mark("pass 1 (shells)", me_);
+  if (np_ > 1) {
+    std::vector<RankPart> sent;
+    for (size_t i : mine_) sent.push_back(std::move(m[i]));
+    for (const std::string& b : comm_.allgather(encode_parts(sent)))
+      for (RankPart& p : decode_parts(b)) m[p.file] = std::move(p);
+  }
+  a.shells = settle(m);
+  if (!analysable(a.shells)) {
+    if (me_ == 0) out_->run = std::move(a.shells);
+    return false;
+  }
+  // Alignment inputs in the run's order (as the in-memory analyze aligns them), with the ranks
+  // validation settled.
+  std::vector<RankActivity> acts(a.shells.ranks.size());
+  std::vector<size_t> file_of_slot(a.shells.ranks.size());
+  for (size_t j = 0; j < a.shells.ranks.size(); ++j) {
+    const RankSlot& s = a.shells.ranks[j];
+    const size_t i = file_index_.at(s.file);
+    file_of_slot[j] = i;
+    if (s.ok) {
+      acts[j] = std::move(m[i].activity);
+      a.forced[i] = s.rank;
+    }
+    acts[j].rank = s.rank;
+  }
+  std::vector<RankPart>().swap(m);
+  std::vector<std::string> counter_files = o_.counters;
+  counter_files.insert(counter_files.end(), a.shells.counter_passes.begin(),
+                       a.shells.counter_passes.end());
+  // Who runs the stage on each rank: the ranks dealt again by their bytes (a truth.json or a file
+  // that could not be read is no work now).
+  std::vector<uint64_t> rank_bytes(n, 0);
+  for (size_t i = 0; i < n; ++i) rank_bytes[i] = a.forced[i] >= 0 ? bytes_[i] : 0;
+  a.stage_owner = assign_files(rank_bytes, np_);
+  // This process keeps the rows of its own ranks' counter files only (and of files whose rank
+  // cannot be told: they are given up once assigned); each is freed when its rank is done.
+  // (Reading each again in its rank's stage instead holds less before the stage, but a large
+  // counter pass then sits beside its trace, and the peak rises: 8 ranks of 294 MB with their
+  // 89 MB passes went from 0.44 to 0.51 x the traces.)
+  const CounterFilter keep = [&](const CounterTable& t) {
+    const size_t j = counter_file_slot(acts, t);
+    return np_ == 1 || j == SIZE_MAX || a.stage_owner[file_of_slot[j]] == me_;
+  };
+  HardwareFiles hf;
+  if (early.valid()) {
+    window.give(telemetry_window(acts, o_.align));
+    hf = early.get();
+    if (pre_ == nullptr && !a.shells.counter_passes.empty())  // read again, with the passes
+      hf = load_hardware(o_.paths, o_.telemetry, counter_files, o_.load.threads,
+                         telemetry_window(acts, o_.align), keep);
+  } else {
+    hf = load_hardware(o_.paths, o_.telemetry, counter_files, o_.load.threads,
+                       telemetry_window(acts, o_.align), keep);
+  }
+  out_->hw_skipped = std::move(hf.skipped);
+  HardwareRun& hw = a.hw;
+  hw = align_telemetry(acts, std::move(hf.telemetry), o_.align);
+  note_unreadable(hw, hf.errors, hf.error_files);
+  out_->hw_errors = std::move(hf.errors);
+  out_->hw_errors.insert(out_->hw_errors.end(), hw.errors.begin(), hw.errors.end());
+  hw.counter_data = std::move(hf.counters);
+  const std::vector<size_t> slot_of_counter =
+      assign_counter_files(acts, hw.counter_data, hw.counters);
+  for (size_t c = 0; c < slot_of_counter.size(); ++c)
+    if (slot_of_counter[c] != SIZE_MAX) a.counter_of_file[file_of_slot[slot_of_counter[c]]] = c;
+  // The ranks' series are copied out: the files' own samples are no longer needed (their
+  // alignment rows are), nor the counter files other processes join.
+  for (TelemetryData& d : hw.telemetry_data)
+    for (Series& se : d.series) {
+      std::vector<Ns>().swap(se.t_ns);
+      std::vector<double>().swap(se.value);
+    }
+  for (size_t c = 0; c < slot_of_counter.size(); ++c)
+    if (slot_of_counter[c] == SIZE_MAX || a.stage_owner[file_of_slot[slot_of_counter[c]]] != me_)
+      hw.counter_data[c].drop_rows();
+  phase_mark("hardware aligned", me_);
+  a.hw_of_file.resize(n);
+  for (size_t j = 0; j < a.shells.ranks.size(); ++j)
+    if (a.stage_owner[file_of_slot[j]] == me_)  // the others' series are theirs to use
+      a.hw_of_file[file_of_slot[j]] = std::move(hw.ranks[j]);
+  hw.ranks.assign(a.shells.ranks.size(), RankHardware());
+  return true;
+}
+
+// No hardware file: what the run's directories hold that is not one, listed as skipped.
+void Streamer::list_other_files(Attempt& a) {
+  HardwareFiles hf = load_hardware(o_.paths, o_.telemetry, o_.counters, o_.load.threads);
+  out_->hw_skipped = std::move(hf.skipped);
+  note_unreadable(a.hw, hf.errors, hf.error_files);
+  out_->hw_errors = std::move(hf.errors);
+}
+
+StageSetup Streamer::stage_setup(Attempt& a) const {
+  StageSetup setup;
+  setup.taxonomy = &taxonomy_;
+  setup.kineto = o_.load.kineto;
+  setup.analysis = o_.analysis;
+  setup.hardware = o_.hardware;
+  if (hardware_pass_) {
+    setup.rank_hw = &a.hw_of_file;
+    setup.counters = &a.hw;
+    setup.counter_of_file = &a.counter_of_file;
+  }
+  return setup;
+}
+
+// The stage on file i: its rows spooled, or the rank kept.
+RankPart Streamer::run_stage(size_t i, Attempt& a, const StageSetup& setup, SpoolPool& pool,
+                             RankSlot* slot) {
+  if (kept_) return full_stage(i, files_[i], setup, a.forced[i], nullptr, -1, slot);
+  auto [spool, k] = pool.acquire();
+  RankPart p = full_stage(i, files_[i], setup, a.forced[i], spool, k, slot);
+  pool.release(k);
+  return p;
+}
+
+// Pass 2: the per-rank stage, on this process's files (the ranks, when pass 1 ran). Returns
+// whether a trace turned out to be a CUPTI counter pass.
+bool Streamer::stage_pass(Attempt& a, const StageSetup& setup, SpoolPool& pool) {
+  const size_t n = files_.size();
+  if (hardware_pass_) {
+    for (size_t i = 0; i < n; ++i)
+      if (a.forced[i] >= 0 && a.stage_owner[i] == me_) a.todo.push_back(i);
+  } else {
+    a.todo = mine_;
+  }
+  std::atomic<bool> found_passes{false};
+  for_files(a.todo, threads_, o_.load, a.todo.size(), bytes_, [&](size_t i) {
+    a.parts[i] = run_stage(i, a, setup, pool, preloaded_slot(i));
+    a.parts[i].process = me_;
+    if (a.parts[i].counter_pass) found_passes = true;
+    if (i < a.hw_of_file.size()) a.hw_of_file[i] = RankHardware();  // its telemetry is used
+    if (hardware_pass_ && a.counter_of_file[i] != SIZE_MAX)
+      a.hw.counter_data[a.counter_of_file[i]].drop_rows();
+  });
+  std::vector<RankHardware>().swap(a.hw_of_file);
+  std::vector<RankSlot>().swap(loaded_);
+  // The traces are gone: what they freed goes back, and from here on (the finalize, the tables)
+  // large blocks are mapped and returned when freed (base/memory.hpp). Kept ranks stay: their
+  // run's memory is held to the end, and the heap keeps what it frees for the tables to reuse.
+  if (!kept_) {
+    release_free_memory();
+    return_freed_memory();
+  }
+  phase_mark("pass 2 (per-rank stage)", me_);
+  return found_passes;
+}
+
+// A worker's parts to process 0, in batches (an empty one ends them), so that neither end holds
+// them all encoded at once; then its spool files' names, then (unless process 0 reads them in
+// place) their bytes. recv_parts is its other half.
+void Streamer::send_parts(Attempt& a, SpoolPool& pool) {
+  constexpr size_t kBatch = 64;
+  uint64_t sent_bytes = 0;
+  for (size_t k = 0; k < a.todo.size(); k += kBatch) {
+    std::vector<RankPart> batch;
+    for (size_t q = k; q < std::min(a.todo.size(), k + kBatch); ++q)
+      batch.push_back(std::move(a.parts[a.todo[q]]));
+    const std::string b = encode_parts(batch);
+    sent_bytes += b.size();
+    comm_.send(0, kTagParts, b);
+  }
+  comm_.send(0, kTagParts, "");
+  if (phase_log_on()) {
+    uint64_t spooled = 0;
+    for (size_t k = 0; k < pool.size(); ++k) spooled += pool.file(k).size();
+    phase_mark(
+        fmt::format("parts sent: {} ranks, {:.1f} MB encoded, {:.1f} MB spooled", a.todo.size(),
+                    static_cast<double>(sent_bytes) / 1e6, static_cast<double>(spooled) / 1e6),
+        me_);
+  }
+  ByteWriter w;
+  w.put<uint64_t>(a.spool_files.size());
+  for (const std::string& f : a.spool_files) w.put_str(fs::absolute(f).string());
+  comm_.send(0, kTagParts, w.bytes());
+  if (!o_.mpi_shared_files)
+    for (const std::string& f : a.spool_files) send_file(comm_, 0, f);
+}
+
+// Process 0: every other process's parts and spool files (their bytes into files of its own, or
+// their names when they are read in place).
+void Streamer::recv_parts(Attempt& a) {
+  for (int p = 1; p < np_; ++p) {
+    for (;;) {
+      const std::string batch = comm_.recv(p, kTagParts);
+      if (batch.empty()) break;
+      for (RankPart& q : decode_parts(batch)) {
+        q.process = p;
+        const size_t i = q.file;
+        a.parts[i] = std::move(q);
+      }
+    }
+    const std::string msg = comm_.recv(p, kTagParts);
+    ByteReader r(msg);
+    const auto nf = r.get<uint64_t>();
+    a.spool_base[static_cast<size_t>(p)] = static_cast<int>(a.spool_files.size());
+    std::vector<std::string> mine_of_p;
+    for (uint64_t k = 0; k < nf; ++k) {
+      std::string theirs = r.get_str();
+      if (o_.mpi_shared_files) {
+        a.spool_files.push_back(std::move(theirs));
+      } else {
+        const std::string path =
+            (fs::path(dir_) /
+             fmt::format("{}{}-recv{}-{}", OutputDir::kTempPrefix, ::getpid(), p, k))
+                .string();
+        out_->scratch.push_back(path);
+        track_temp_file(path);
+        a.spool_files.push_back(path);
+        mine_of_p.push_back(path);
+      }
+    }
+    for (const std::string& path : mine_of_p) recv_file(comm_, p, path);
+  }
+}
+
+// Process 0, when pass 1 did not run: validation from the parts, and the files whose rank it
+// assigned analysed again with it. False when the run cannot be analysed.
+bool Streamer::validate_and_redo(Attempt& a, const StageSetup& setup, SpoolPool& pool) {
+  a.shells = settle(a.parts);
+  if (!analysable(a.shells)) {
+    out_->run = std::move(a.shells);
+    return false;
+  }
+  std::vector<size_t> redo;
+  for (const RankSlot& s : a.shells.ranks) {
+    const size_t i = file_index_.at(s.file);
+    if (s.ok && a.parts[i].needs_rank) a.forced[i] = s.rank, redo.push_back(i);
+  }
+  for_files(redo, threads_, LoadOptions{}, redo.size(), bytes_, [&](size_t i) {
+    // Kept: the trace read before its rank was known (held by the stage), not read again.
+    const std::shared_ptr<KeptRank> read = std::move(a.parts[i].kept);
+    a.parts[i] = run_stage(i, a, setup, pool, read != nullptr ? &read->slot : preloaded_slot(i));
+    a.parts[i].process = 0;
+  });
+  // Spool files the redone ranks opened come after the gathered ones.
+  for (size_t k = 0; k < pool.size(); ++k) {
+    pool.file(k).flush();
+    const std::string& path = pool.file(k).path();
+    if (std::find(a.spool_files.begin(), a.spool_files.end(), path) == a.spool_files.end())
+      a.spool_files.push_back(path);
+  }
+  return true;
+}
+
+// Process 0: the parts in the run's order (the partials, the run-wide tables' rows, where each
+// rank's rows are), and the finalize unless the caller defers it.
+void Streamer::assemble_run(Attempt& a, SpoolPool& pool) {
+  std::map<std::string, int> spool_index;
+  for (size_t k = 0; k < a.spool_files.size(); ++k)
+    spool_index[a.spool_files[k]] = static_cast<int>(k);
+  const std::vector<std::string> local = pool.paths();
+  std::vector<RankAnalysis> partials;
+  std::vector<SpooledRows::Rank> spooled;
+  std::vector<std::shared_ptr<KeptRank>> kept;
+  std::vector<DiagnosticRow> rank_diags;
+  for (RankSlot& s : a.shells.ranks) {
+    RankPart& p = a.parts[file_index_.at(s.file)];
+    RankAnalysis r;
+    SpooledRows::Rank rr;
+    if (s.ok && p.analysed) {
+      r = std::move(p.analysis);
+      for (CoverageRow& c : p.coverage) out_->coverage.push_back(std::move(c));
+      for (DiagnosticRow& d : p.diagnostics) rank_diags.push_back(std::move(d));
+      out_->gpu_level.rows.insert(out_->gpu_level.rows.end(), p.gpu_rows.begin(), p.gpu_rows.end());
+      if (p.spool >= 0) {
+        rr.file = p.process == 0 ? spool_index.at(local[static_cast<size_t>(p.spool)])
+                                 : a.spool_base[static_cast<size_t>(p.process)] + p.spool;
+        rr.chunks = p.chunks;
+      }
+    } else {
+      if (s.ok) {
+        // Read in pass 1, but its stage failed (out of memory): no rows.
+        s.ok = false;
+        s.error = p.slot.error.empty() ? s.file + ": could not be analysed" : p.slot.error;
+      }
+      r.rank = s.rank;
+    }
+    partials.push_back(std::move(r));
+    spooled.push_back(rr);
+    kept.push_back(s.ok && p.analysed ? std::move(p.kept) : nullptr);
+    p = RankPart();  // its memory back before the finalize
+  }
+  out_->diagnostics = run_level_diagnostics(a.shells);
+  for (DiagnosticRow& d : rank_diags) out_->diagnostics.push_back(std::move(d));
+  for (DiagnosticRow& d : hardware_diagnostics(a.hw.telemetry_data, a.hw.counter_data))
+    out_->diagnostics.push_back(std::move(d));
+  for (DiagnosticRow& d : hardware_use_diagnostics(a.hw)) out_->diagnostics.push_back(std::move(d));
+  out_->gpu_level.levels = {Level::kGpu};
+  if (kept_)
+    out_->rows = std::make_unique<KeptRows>(std::move(kept), out_->ra, o_.analysis);
+  else
+    out_->rows = std::make_unique<SpooledRows>(a.spool_files, std::move(spooled));
+  out_->hw = std::move(a.hw);
+  if (!hardware_pass_ && o_.hardware) {
+    // As align_hardware leaves a run without hardware files: every rank, no data.
+    out_->hw.ranks.resize(a.shells.ranks.size());
+    for (size_t j = 0; j < a.shells.ranks.size(); ++j)
+      out_->hw.ranks[j].rank = a.shells.ranks[j].rank;
+  }
+  out_->run = std::move(a.shells);
+  if (!kept_) release_free_memory();  // the parts, moved out and freed
+  phase_mark("parts ordered", me_);
+  if (phase_log_on() && np_ == 1) {
+    uint64_t bytes_spooled = 0;
+    for (size_t k = 0; k < pool.size(); ++k) bytes_spooled += pool.file(k).size();
+    phase_mark(kept_ ? fmt::format("{} ranks kept in memory", partials.size())
+                     : fmt::format("spooled {:.1f} MB for {} ranks",
+                                   static_cast<double>(bytes_spooled) / 1e6, partials.size()),
+               me_);
+  }
+  out_->analysed = true;
+  out_->kept = kept_;
+  out_->partials = std::move(partials);
+  out_->analysis = o_.analysis;
+  if (!o_.defer_finalize) finalize_streamed(*out_);
+}
+
+// The first attempt's spool files, before the run is read again.
+void Streamer::discard_spools() {
+  for (const std::string& f : out_->scratch) {
+    std::error_code ec;
+    fs::remove(f, ec);
+    untrack_temp_file(f);
+  }
+  out_->scratch.clear();
+}
+
+}  // namespace
+
+std::unique_ptr<StreamedRun> stream_run(const StreamOptions& o, const Taxonomy& taxonomy,
+                                        const std::string& dir, Comm& comm) {
+  return Streamer(o, taxonomy, dir, comm).run();
 }
 
 }  // namespace chopper
