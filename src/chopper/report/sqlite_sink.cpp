@@ -115,7 +115,9 @@ void SqliteSink::begin(const TableSchema& schema) {
 
 void SqliteSink::start_table(const TableSchema& schema) {
   const std::string name = quote_ident(schema.name);
-  exec("DROP TABLE IF EXISTS " + name);
+  // The database is new (the constructor replaced the file): only a table this sink wrote can be
+  // there to drop.
+  if (!created_.insert(schema.name).second) exec("DROP TABLE IF EXISTS " + name);
   std::string create = "CREATE TABLE " + name + " (";
   std::string insert = "INSERT INTO " + name + " VALUES (";
   for (size_t c = 0; c < schema.columns.size(); ++c) {
@@ -164,12 +166,9 @@ void SqliteSink::start_table(const TableSchema& schema) {
   // Rows per batch: 64, or fewer so that a statement stays within SQLite's 32,766 parameters.
   const size_t ncols = std::max<size_t>(schema.columns.size(), 1);
   batch_rows_ = std::clamp<size_t>(32766 / ncols, 1, 64);
-  if (batch_rows_ > 1) {
-    const std::string values = insert.substr(insert.find("VALUES ") + 7);
-    std::string many = insert;
-    for (size_t r = 1; r < batch_rows_; ++r) (many += ", ") += values;
-    insert_batch_ = prepare(many);
-  }
+  // The batch statement is prepared when a first batch is full (parsing it costs more than a
+  // small table's rows: most tables have a few dozen).
+  insert_sql_ = std::move(insert);
   pending_.assign(batch_rows_ * schema.columns.size(), Cell());
   texts_.resize(pending_.size());
   pending_rows_ = 0;
@@ -208,6 +207,12 @@ void SqliteSink::bind_row(sqlite3_stmt* stmt, size_t r, int first) {
 void SqliteSink::flush_rows() {
   if (pending_rows_ == 0) return;
   const size_t ncols = schema_.columns.size();
+  if (pending_rows_ == batch_rows_ && batch_rows_ > 1 && insert_batch_ == nullptr) {
+    const std::string values = insert_sql_.substr(insert_sql_.find("VALUES ") + 7);
+    std::string many = insert_sql_;
+    for (size_t r = 1; r < batch_rows_; ++r) (many += ", ") += values;
+    insert_batch_ = prepare(many);
+  }
   if (pending_rows_ == batch_rows_ && insert_batch_ != nullptr) {
     for (size_t r = 0; r < pending_rows_; ++r)
       bind_row(insert_batch_, r, static_cast<int>(r * ncols) + 1);

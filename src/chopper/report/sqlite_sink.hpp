@@ -2,6 +2,7 @@
 // SQLite output of result tables: one database file, one SQL table per result table, and two
 // tables that document the others: chopper_tables(table_name, doc) and
 // chopper_columns(table_name, column_name, type, doc).
+#include <set>
 #include <string>
 #include <vector>
 
@@ -47,7 +48,9 @@ class SqliteSink : public TableSink {
   std::string path_;
   sqlite3* db_ = nullptr;
   sqlite3_stmt* insert_ = nullptr;        // one row
-  sqlite3_stmt* insert_batch_ = nullptr;  // batch_rows_ rows
+  sqlite3_stmt* insert_batch_ = nullptr;  // batch_rows_ rows, prepared at the first full batch
+  std::string insert_sql_;                // the one-row INSERT
+  std::set<std::string> created_;         // the tables written so far
   size_t batch_rows_ = 1;
   // The rows waiting for a batch: their cells (text cells point into texts_, one string per
   // cell, reused from batch to batch) and how many.
