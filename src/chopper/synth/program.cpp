@@ -293,6 +293,19 @@ class ProgramBuilder {
     b.backward_thread = true;
     b.fwd_of = fo.action;
     p_.acts.push_back(b);
+    launch_backward(fo, L);
+    Action e{Act::kRangeEnd};
+    e.range = b.range;
+    e.phase = Phase::kBackward;
+    e.layer = L;
+    e.backward_thread = true;
+    p_.acts.push_back(e);
+  }
+
+  // The kernels of one forward op's backward: a GEMM's dgrad and wgrad, flash attention's backward,
+  // the norm's, the embedding's, the loss's, or an elementwise op's gradient.
+  void launch_backward(const FwdOp& fo, int L) {
+    const KernelDef& d = fo.def;
     if (d.cls == OpClass::kGemm) {
       // Y[m, n] = X[m, k] W[k, n] differentiates into two GEMMs of the same W and Q: dgrad
       // dX[m, k] = dY[m, n] W^T[n, k] and wgrad dW[k, n] = X^T[k, m] dY[m, n].
@@ -360,12 +373,6 @@ class ProgramBuilder {
       v.host_op = "aten::mul";
       launch(fo.op, kdef(v), Phase::kBackward, L, true);
     }
-    Action e{Act::kRangeEnd};
-    e.range = b.range;
-    e.phase = Phase::kBackward;
-    e.layer = L;
-    e.backward_thread = true;
-    p_.acts.push_back(e);
   }
 
   void fsdp_all_gather(int group, Phase ph, bool bwd, std::vector<int32_t>& ag_of) {
