@@ -136,6 +136,33 @@ void read_distributed_info(simdjson::dom::element e, TraceMetadata& m) {
   if (m.rank >= 0) m.rank_source = "distributedInfo";
 }
 
+// Drops the rows whose flag is set from every column of a table (columns not yet filled, such as
+// labels, are left alone).
+template <class Table>
+void drop_rows(Table& tb, size_t n, const std::vector<uint8_t>& drop) {
+  tb.for_each_column([&](auto& col) {
+    if (col.size() != n) return;
+    size_t j = 0;
+    for (size_t i = 0; i < n; ++i)
+      if (!drop[i]) col[j++] = col[i];
+    col.resize(j);
+  });
+}
+
+// A category chopper does not read whose name says it holds device work (a new accelerator's
+// events): "..._events", or "kernel" in any case.
+bool device_like_category(std::string_view c) {
+  constexpr std::string_view kEvents = "_events";
+  if (c.size() > kEvents.size() && c.substr(c.size() - kEvents.size()) == kEvents) return true;
+  for (size_t i = 0; i + 6 <= c.size(); ++i) {
+    bool same = true;
+    for (size_t j = 0; j < 6 && same; ++j)
+      same = (c[i + j] | 0x20) == "kernel"[j];  // ASCII letters folded
+    if (same) return true;
+  }
+  return false;
+}
+
 }  // namespace
 
 void parse_metadata(const std::vector<std::pair<std::string, std::string>>& top_values,
@@ -181,25 +208,20 @@ void parse_metadata(const std::vector<std::pair<std::string, std::string>>& top_
   }
 }
 
-namespace {
-
-// Drops the rows whose flag is set from every column of a table (columns not yet filled, such as
-// labels, are left alone).
-template <class Table>
-void drop_rows(Table& tb, size_t n, const std::vector<uint8_t>& drop) {
-  tb.for_each_column([&](auto& col) {
-    if (col.size() != n) return;
-    size_t j = 0;
-    for (size_t i = 0; i < n; ++i)
-      if (!drop[i]) col[j++] = col[i];
-    col.resize(j);
+void report_unread_category(RankTrace& t, StrId cat, uint64_t events, uint64_t with_device) {
+  const std::string_view cname = t.strings.str(cat);
+  if (with_device == 0 && !device_like_category(cname)) return;
+  t.diagnostics.add("unread_device_category", [&] {
+    return fmt::format(
+        "category '{}': {} complete events{} not read as GPU activities (read: kernel, "
+        "gpu_memcpy, gpu_memset, cuda_sync, mtia_ccp_events)",
+        cname, events, with_device > 0 ? fmt::format(", {} with a device arg,", with_device) : "");
   });
+  if (events > 1) t.diagnostics.add_count("unread_device_category", events - 1);
 }
 
-}  // namespace
-
 void add_base_time(RankTrace& t, Ns b) {
-  // Whether t + b is outside (-kTimeLimit, kTimeLimit). Complete events' ends are below
+  // Whether x + b is outside (-kTimeLimit, kTimeLimit). Complete events' ends are below
   // kTimeLimit (checked when read), so end + b is computed like a start.
   auto out = [b](Ns x) {
     Ns y;

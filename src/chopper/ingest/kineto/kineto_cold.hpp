@@ -1,7 +1,8 @@
 #pragma once
 // The Kineto parser's parts that need no ISA-specific code, compiled once (kineto_cold.cpp)
 // instead of in each of kineto_parser.inc's copies: the top-level metadata and the base time,
-// both run once per file after the events. Internal to the reader.
+// the unread categories' diagnostics, all run once per file after the events. Internal to the
+// reader.
 #include <string>
 #include <string_view>
 #include <utility>
@@ -26,6 +27,11 @@ bool is_metadata_key(std::string_view key);
 // characters); a value that is not valid JSON is counted (malformed_metadata) and ignored.
 void parse_metadata(const std::vector<std::pair<std::string, std::string>>& top_values,
                     RankTrace& t);
+
+// Reports a category of complete events chopper does not read (`events` of them, `with_device`
+// with a device arg) when it looks like device work: with a device arg, or named "..._events" or
+// "...kernel..." (unread_device_category): never a silent zero.
+void report_unread_category(RankTrace& t, StrId cat, uint64_t events, uint64_t with_device);
 
 // Adds `base` (baseTimeNanoseconds, or 0) to every time of t; rows whose time or end is then
 // outside (-kTimeLimit, kTimeLimit) are counted (time_overflow) and dropped.
