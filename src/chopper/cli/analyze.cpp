@@ -283,40 +283,17 @@ Command add_analyze(CLI::App& root) {
       "Label every GPU activity, run every analysis, write the tables (DIR/chopper.sqlite and "
       "DIR/*.csv) and print the findings");
   auto o = std::make_shared<AnalyzeOptions>();
-  auto dtype = std::make_shared<std::string>("bf16");
   add_run_options(app, o->run, true, /*split_runs=*/true);
   app->add_option("-o,--out", o->out, "Output directory")->required()->check(output_directory());
   app->add_flag("--no-csv", o->no_csv, "Write only the SQLite database");
   app->add_flag("--json", o->json,
                 "Print the findings as one JSON object instead of the summary (they are also in "
                 "the findings table)");
-  app->add_option("--tokens-per-step", o->analysis.tokens_per_step,
-                  "Tokens per iteration over all ranks (global batch x sequence length), for "
-                  "tokens/s and time per token")
-      ->check(integer_at_least(1));
-  auto device_spec = std::make_shared<std::string>();
-  add_device_options(app, o->analysis, *device_spec);
-  app->add_option("--dtype", *dtype, "Matrix dtype MFU is measured against")
-      ->check(
-          CLI::IsMember({"bf16", "fp16", "fp8", "tf32", "fp32", "bfloat16", "float16", "float32"}))
-      ->capture_default_str();
-  app->add_option("--manifest", o->manifest,
-                  "TOML run manifest: tokens_per_step, device, dtype (flags win)")
-      ->check(CLI::ExistingFile);
-  app->add_option("--telemetry", o->telemetry,
-                  "GPU telemetry files (nvidia-smi, amd-smi, rocm-smi, dcgmi, Zeus CSV) besides "
-                  "those found in the run's directories and their telemetry/ folders")
-      ->check(CLI::ExistingFile);
-  app->add_option("--counters", o->counters,
-                  "Hardware-counter files (rocprofv3 counter collection, kernel trace, JSON) "
-                  "besides those found in the run's directories and their counters/ folders")
-      ->check(CLI::ExistingFile);
-  app->add_flag("--no-hardware", o->no_hardware, "Ignore telemetry and counter files");
+  add_analysis_options(app, *o);
   app->add_flag("--mpi-shared-files", o->mpi_shared_files,
                 "Under mpirun: process 0 reads the other processes' per-rank rows from the output "
                 "directory (which must be on a filesystem every process sees) instead of "
                 "receiving them over MPI");
-  add_utc_offset_option(app, o->align);
   auto rows = std::make_shared<std::string>("auto");
   app->add_option("--rows", *rows,
                   "Where the per-rank rows wait for the tables: memory (the ranks kept until "
@@ -326,35 +303,12 @@ Command add_analyze(CLI::App& root) {
                   "files and a quarter of the machine's memory")
       ->check(CLI::IsMember({"auto", "spool", "memory"}))
       ->capture_default_str();
-  app->add_option("--top", o->analysis.top_n, "Rows per rank in the name breakdowns")
-      ->check(CLI::Range(size_t{0}, size_t{1000000}))
-      ->capture_default_str();
-  app->add_flag(
-      "--no-align", [o](int64_t) { o->analysis.align_clocks = false; },
-      "Do not apply the clock offsets estimated from collectives");
-  app->add_option("--launch-delay-cutoff-ns", o->analysis.launch_delay_cutoff_ns,
-                  "Launch latency ends this long after the launch call's end; a kernel starting "
-                  "later waited on the GPU (idle), and counts as a launch-delay outlier (HTA: "
-                  "100 µs)")
-      ->check(integer_at_least(0))
-      ->capture_default_str();
-  app->add_option("--kernel-wait-ns", o->analysis.kernel_wait_ns,
-                  "Idle gaps shorter than this count as kernel wait (HTA: 30 µs)")
-      ->check(integer_at_least(0))
-      ->capture_default_str();
   return {app,
-          [o, dtype, app, device_spec, rows]() -> int {
+          [o, app, rows]() -> int {
             o->rows = *rows == "spool"    ? RowStore::kSpool
                       : *rows == "memory" ? RowStore::kMemory
                                           : RowStore::kAuto;
-            o->dtype_given = app->count("--dtype") > 0;
-            auto d = parse_dtype(*dtype);
-            if (!d) {
-              fmt::print(stderr, "chopper analyze: --dtype: unknown dtype '{}'\n", *dtype);
-              return 2;
-            }
-            o->analysis.dtype = *d;
-            if (int rc = device_options("analyze", *device_spec, o->analysis); rc != 0) return rc;
+            if (int rc = resolve_analysis_options("analyze", app, *o); rc != 0) return rc;
             o->distributed = true;
             return analyze_run(*o);
           },

@@ -29,18 +29,13 @@ Command add_timeline(CLI::App& root);
 Command add_compare(CLI::App& root);
 Command add_report(CLI::App& root);
 
-// chopper analyze: load, label, write DIR/chopper.sqlite (+ CSV), print the summary.
-struct AnalyzeOptions {
+// chopper analyze: load, label, write DIR/chopper.sqlite (+ CSV), print the summary. The analysis
+// options (analysis, manifest, telemetry, ...) are the shared ones (cli/common.hpp).
+struct AnalyzeOptions : AnalysisCliOptions {
   RunOptions run;
   std::string out;
   bool no_csv = false;
   bool json = false;  // print the findings as JSON instead of the summary
-  AnalysisOptions analysis;
-  bool dtype_given = false;  // --dtype was given: the manifest's dtype does not override it
-  std::string manifest;      // TOML run manifest (tokens_per_step, device, dtype); "" = none
-  std::vector<std::string> telemetry, counters;  // named explicitly (besides the run's own)
-  bool no_hardware = false;                      // ignore telemetry and counters
-  HardwareAlignOptions align;
   // Under MPI: process 0 reads the other processes' spool files from the output directory (a
   // shared filesystem) instead of receiving them (--mpi-shared-files).
   bool mpi_shared_files = false;
@@ -63,16 +58,11 @@ struct TimelineCliOptions {
 int timeline_run(const TimelineCliOptions& o);
 
 // chopper report: every analysis rendered as one self-contained HTML file (report/html/).
-struct ReportCliOptions {
+// The analysis options are analyze's (AnalysisCliOptions).
+struct ReportCliOptions : AnalysisCliOptions {
   RunOptions run;
-  std::string out;  // the HTML file
-  AnalysisOptions analysis;
-  std::vector<std::string> telemetry, counters;
-  bool no_hardware = false;
-  HardwareAlignOptions align;
-  std::string manifest;      // TOML run manifest (as analyze's); "" = none
-  bool dtype_given = false;  // --dtype was given: the manifest's dtype does not override it
-  bool quiet = false;        // no "wrote ..." line
+  std::string out;     // the HTML file
+  bool quiet = false;  // no "wrote ..." line
 };
 int report_run(const ReportCliOptions& o);
 

@@ -348,8 +348,8 @@ void apply_manifest(std::string_view text, const std::string& path, AnalysisOpti
       auto s = v.value<std::string>();
       auto d = s ? parse_dtype(*s) : std::nullopt;
       if (!d)
-        throw Error(fmt::format("{}:{}: dtype must be one of bf16, fp16, fp8, tf32, fp32", path,
-                                v.source().begin.line));
+        throw Error(fmt::format("{}:{}: dtype must be one of {}", path, v.source().begin.line,
+                                known_dtype_names()));
       if (!dtype_given) a.dtype = *d;
     } else {
       throw Error(fmt::format("{}:{}: unknown key '{}' (tokens_per_step, device, dtype)", path,
@@ -400,15 +400,66 @@ HardwareRun load_run_hardware(const Run& run, const RunOptions& o,
   return hw;
 }
 
-void add_device_options(CLI::App* app, AnalysisOptions& a, std::string& spec) {
+void add_analysis_options(CLI::App* app, AnalysisCliOptions& o, AnalysisOptionsExcept except) {
+  AnalysisOptions& a = o.analysis;
+  if (!except.tokens_per_step)
+    app->add_option("--tokens-per-step", a.tokens_per_step,
+                    "Tokens per iteration over all ranks (global batch x sequence length), for "
+                    "tokens/s and time per token")
+        ->check(integer_at_least(1));
   app->add_option("--device", a.device,
                   "Device for MFU and the waterfall (" + known_device_names() +
                       "); default: from the trace's deviceProperties name");
-  app->add_option("--device-spec", spec,
+  app->add_option("--device-spec", o.device_spec,
                   "TOML device spec for a device not in the table (name, [peak_tflops], "
                   "memory_bandwidth_gbs, max_clock_mhz, base_clock_mhz, tdp_w); used unless "
                   "--device names another")
       ->check(CLI::ExistingFile);
+  app->add_option("--dtype", o.dtype, "Matrix dtype MFU is measured against")
+      ->check(CLI::IsMember(dtype_spellings()))
+      ->capture_default_str();
+  app->add_option("--manifest", o.manifest,
+                  "TOML run manifest: tokens_per_step, device, dtype (flags win)")
+      ->check(CLI::ExistingFile);
+  if (!except.hardware_files) {
+    app->add_option("--telemetry", o.telemetry,
+                    "GPU telemetry files (nvidia-smi, amd-smi, rocm-smi, dcgmi, Zeus CSV) besides "
+                    "those found in the run's directories and their telemetry/ folders")
+        ->check(CLI::ExistingFile);
+    app->add_option("--counters", o.counters,
+                    "Hardware-counter files (rocprofv3 counter collection, kernel trace, JSON) "
+                    "besides those found in the run's directories and their counters/ folders")
+        ->check(CLI::ExistingFile);
+  }
+  app->add_flag("--no-hardware", o.no_hardware, "Ignore telemetry and counter files");
+  add_utc_offset_option(app, o.align);
+  app->add_option("--top", a.top_n, "Rows per rank in the name breakdowns")
+      ->check(CLI::Range(size_t{0}, size_t{1000000}))
+      ->capture_default_str();
+  app->add_flag(
+      "--no-align", [&a](int64_t) { a.align_clocks = false; },
+      "Do not apply the clock offsets estimated from collectives");
+  app->add_option("--launch-delay-cutoff-ns", a.launch_delay_cutoff_ns,
+                  "Launch latency ends this long after the launch call's end; a kernel starting "
+                  "later waited on the GPU (idle), and counts as a launch-delay outlier (HTA: "
+                  "100 µs)")
+      ->check(integer_at_least(0))
+      ->capture_default_str();
+  app->add_option("--kernel-wait-ns", a.kernel_wait_ns,
+                  "Idle gaps shorter than this count as kernel wait (HTA: 30 µs)")
+      ->check(integer_at_least(0))
+      ->capture_default_str();
+}
+
+int resolve_analysis_options(const char* cmd, const CLI::App* app, AnalysisCliOptions& o) {
+  o.dtype_given = app->count("--dtype") > 0;
+  const std::optional<DType> d = parse_dtype(o.dtype);
+  if (!d) {
+    fmt::print(stderr, "chopper {}: --dtype: unknown dtype '{}'\n", cmd, o.dtype);
+    return 2;
+  }
+  o.analysis.dtype = *d;
+  return device_options(cmd, o.device_spec, o.analysis);
 }
 
 void add_utc_offset_option(CLI::App* app, HardwareAlignOptions& align) {

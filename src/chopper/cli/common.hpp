@@ -121,8 +121,34 @@ void apply_manifest(std::string_view text, const std::string& path, AnalysisOpti
 // --device-spec and --device: adds the spec file's device (and names it, unless --device does),
 // then checks the device is known. 0, or 2 after a message naming the file, key or known devices.
 int device_options(const char* cmd, const std::string& spec, AnalysisOptions& a);
-// --device and --device-spec FILE (checked to exist), for analyze and report.
-void add_device_options(CLI::App* app, AnalysisOptions& a, std::string& spec);
+
+// The analysis options analyze, report and compare share, declared once (add_analysis_options):
+// what AnalysisOptions holds, the --dtype, --device-spec and --manifest that resolve into it, and
+// the hardware files and their alignment. A command's options struct derives from it.
+struct AnalysisCliOptions {
+  AnalysisOptions analysis;    // --tokens-per-step, --device, --top, --no-align, the cutoffs
+  std::string dtype = "bf16";  // --dtype as given (resolve_analysis_options parses it)
+  std::string device_spec;     // --device-spec FILE; "" = none
+  std::string manifest;        // TOML run manifest (tokens_per_step, device, dtype); "" = none
+  bool dtype_given = false;    // --dtype was given: the manifest's dtype does not override it
+  std::vector<std::string> telemetry, counters;  // named explicitly (besides the run's own)
+  bool no_hardware = false;                      // ignore telemetry and counters
+  HardwareAlignOptions align;                    // --telemetry-utc-offset
+};
+// Which of the shared options a command leaves out: compare takes its own --tokens-per-step (one
+// value per run) and no --telemetry or --counters (a file named once belongs to no one run).
+struct AnalysisOptionsExcept {
+  bool tokens_per_step = false;
+  bool hardware_files = false;
+};
+// Adds --tokens-per-step, --device, --device-spec, --dtype, --manifest, --telemetry, --counters,
+// --no-hardware, --telemetry-utc-offset, --top, --no-align, --launch-delay-cutoff-ns and
+// --kernel-wait-ns (less `except`) to `app`, filling `o` (which must outlive `app`).
+void add_analysis_options(CLI::App* app, AnalysisCliOptions& o, AnalysisOptionsExcept except = {});
+// After parsing: whether --dtype was given, the dtype parsed into o.analysis, the device spec
+// file added and the device checked (device_options). The manifest is read where the run is
+// (read_manifest, with o.dtype_given). 0, or 2 after a message "chopper CMD: ...".
+int resolve_analysis_options(const char* cmd, const CLI::App* app, AnalysisCliOptions& o);
 
 // The run's hardware files, on its trace clock: telemetry and counters found in the run's
 // directories (and their telemetry/, counters/ folders), those named, and the CUPTI counter passes

@@ -26,14 +26,15 @@
 namespace chopper::cli {
 namespace {
 
-struct CompareOptions {
+// The analysis options are analyze's (AnalysisCliOptions), but for --tokens-per-step (one value
+// per run) and the hardware files named explicitly.
+struct CompareOptions : AnalysisCliOptions {
   RunOptions run;  // run.paths: one run per path
   std::string out;
   std::string html;  // the comparison as a self-contained HTML page ("" = none)
-  bool no_csv = false, json = false, no_hardware = false;
+  bool no_csv = false, json = false;
   std::vector<std::string> labels;
   std::vector<int64_t> tokens;  // one for all runs, or one per run
-  AnalysisOptions analysis;
 };
 
 // The run's default label: the last component of its path ("runs/mb4/" -> "mb4").
@@ -61,6 +62,13 @@ int compare_main(const CompareOptions& o) {
                o.tokens.size(), n);
     return 2;
   }
+  AnalysisOptions analysis = o.analysis;  // with the manifest's values the flags leave unset
+  try {
+    if (!o.manifest.empty()) read_manifest(o.manifest, analysis, o.dtype_given);
+  } catch (const Error& e) {
+    fmt::print(stderr, "chopper compare: {}\n", terminal_safe(e.what()));
+    return 2;
+  }
   std::optional<OutputDir> outdir;
   if (!o.out.empty()) {
     try {
@@ -75,7 +83,7 @@ int compare_main(const CompareOptions& o) {
   for (size_t k = 0; k < n; ++k) {
     RunOptions ro = o.run;
     ro.paths = {o.run.paths[k]};
-    AnalysisOptions ao = o.analysis;
+    AnalysisOptions ao = analysis;
     ao.threads = o.run.threads;
     if (!o.tokens.empty()) ao.tokens_per_step = o.tokens.size() == 1 ? o.tokens[0] : o.tokens[k];
     std::string label = o.labels.empty() ? default_label(o.run.paths[k]) : o.labels[k];
@@ -91,7 +99,7 @@ int compare_main(const CompareOptions& o) {
     HardwareRun hw;
     if (!o.no_hardware) {
       size_t hw_errors = 0;
-      hw = load_run_hardware(lr->run, ro, {}, {}, {}, "compare", hw_errors);
+      hw = load_run_hardware(lr->run, ro, {}, {}, o.align, "compare", hw_errors);
       partial = partial || hw_errors > 0;
     }
     const RunAnalysis ra = analyze_run(lr->run, ao, &hw);
@@ -174,16 +182,12 @@ Command add_compare(CLI::App& root) {
                   "(comma-separated)")
       ->delimiter(',')
       ->check(integer_at_least(1));
-  app->add_option(
-      "--device", o->analysis.device,
-      "Device for MFU (h100, h200, b200, a100, mi300x, mi250); default: from the trace");
-  app->add_flag("--no-hardware", o->no_hardware, "Ignore telemetry and counter files");
-  return {app, [o]() -> int {
-            if (!o->analysis.device.empty() && find_device(o->analysis.device) == nullptr) {
-              fmt::print(stderr, "chopper compare: --device: unknown device '{}'\n",
-                         o->analysis.device);
-              return 2;
-            }
+  AnalysisOptionsExcept except;
+  except.tokens_per_step = true;
+  except.hardware_files = true;
+  add_analysis_options(app, *o, except);
+  return {app, [o, app]() -> int {
+            if (int rc = resolve_analysis_options("compare", app, *o); rc != 0) return rc;
             return compare_main(*o);
           }};
 }

@@ -81,43 +81,11 @@ Command add_report(CLI::App& root) {
       "Analyze a run and write one self-contained HTML report (inline SVG figures, each with "
       "its data as CSV; no network)");
   auto o = std::make_shared<ReportCliOptions>();
-  auto dtype = std::make_shared<std::string>("bf16");
   add_run_options(app, o->run, true);
   app->add_option("-o,--out", o->out, "The HTML file to write")->required();
-  app->add_option("--tokens-per-step", o->analysis.tokens_per_step,
-                  "Tokens per iteration over all ranks, for tokens/s and time per token")
-      ->check(integer_at_least(1));
-  auto device_spec = std::make_shared<std::string>();
-  add_device_options(app, o->analysis, *device_spec);
-  app->add_option("--dtype", *dtype, "Matrix dtype MFU is measured against")
-      ->check(
-          CLI::IsMember({"bf16", "fp16", "fp8", "tf32", "fp32", "bfloat16", "float16", "float32"}))
-      ->capture_default_str();
-  app->add_option("--manifest", o->manifest,
-                  "TOML run manifest: tokens_per_step, device, dtype (flags win), as analyze")
-      ->check(CLI::ExistingFile);
-  app->add_option("--telemetry", o->telemetry, "GPU telemetry files besides the run's own")
-      ->check(CLI::ExistingFile);
-  app->add_option("--counters", o->counters, "Hardware-counter files besides the run's own")
-      ->check(CLI::ExistingFile);
-  app->add_flag("--no-hardware", o->no_hardware, "Ignore telemetry and counter files");
-  app->add_flag(
-      "--no-align", [o](int64_t) { o->analysis.align_clocks = false; },
-      "Do not apply the clock offsets estimated from collectives");
-  add_utc_offset_option(app, o->align);
-  app->add_option("--kernel-wait-ns", o->analysis.kernel_wait_ns,
-                  "Idle gaps shorter than this count as kernel wait (HTA: 30 µs)")
-      ->check(integer_at_least(0))
-      ->capture_default_str();
-  return {app, [o, dtype, app, device_spec]() -> int {
-            o->dtype_given = app->count("--dtype") > 0;
-            auto d = parse_dtype(*dtype);
-            if (!d) {
-              fmt::print(stderr, "chopper report: --dtype: unknown dtype '{}'\n", *dtype);
-              return 2;
-            }
-            o->analysis.dtype = *d;
-            if (int rc = device_options("report", *device_spec, o->analysis); rc != 0) return rc;
+  add_analysis_options(app, *o);
+  return {app, [o, app]() -> int {
+            if (int rc = resolve_analysis_options("report", app, *o); rc != 0) return rc;
             return report_run(*o);
           }};
 }

@@ -30,7 +30,7 @@ void add_synth_options(CLI::App* app, SynthConfig& c, std::string& scenario, std
       [](std::string& v) -> std::string {
         return find_device(v) != nullptr
                    ? ""
-                   : "unknown device '" + v + "' (h100, h200, b200, a100, mi300x, mi250)";
+                   : "unknown device '" + v + "' (" + known_device_names() + ")";
       },
       "DEVICE");
   const auto ns = CLI::Range(int64_t{0}, int64_t{3600} * 1000000000).description("0 to 1 hour");
@@ -45,9 +45,8 @@ void add_synth_options(CLI::App* app, SynthConfig& c, std::string& scenario, std
   app->add_option("--seq", c.seq, "Sequence length")
       ->check(CLI::Range(1, 1 << 20))
       ->capture_default_str();
-  app->add_option("--dtype", dtype, "bf16, fp16, fp8, tf32, fp32")
-      ->check(
-          CLI::IsMember({"bf16", "fp16", "fp8", "tf32", "fp32", "bfloat16", "float16", "float32"}))
+  app->add_option("--dtype", dtype, known_dtype_names())
+      ->check(CLI::IsMember(dtype_spellings()))
       ->capture_default_str();
   app->add_option("--parallel", parallel, "fsdp (FSDP2 full shard) or ddp")->capture_default_str();
   app->add_option("--ranks", c.ranks, "Number of ranks (GPUs)")
@@ -56,9 +55,7 @@ void add_synth_options(CLI::App* app, SynthConfig& c, std::string& scenario, std
   app->add_option("--gpus-per-node", c.gpus_per_node, "GPUs per node")
       ->check(CLI::Range(1, 64))
       ->capture_default_str();
-  app->add_option("--device", c.device, "h100, h200, b200, a100, mi300x, mi250")
-      ->check(device)
-      ->capture_default_str();
+  app->add_option("--device", c.device, known_device_names())->check(device)->capture_default_str();
   app->add_option("--iterations", c.iterations, "Profiled iterations")
       ->check(CLI::Range(1, 10000))
       ->capture_default_str();

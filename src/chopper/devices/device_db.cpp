@@ -13,43 +13,66 @@
 
 namespace chopper {
 
+namespace {
+
+// The dtypes: name, the longer spelling also accepted ("" = none), bytes per element. The order
+// is the one messages list them in.
+struct DTypeInfo {
+  DType dtype;
+  std::string_view name, long_name;
+  int bytes;
+};
+constexpr DTypeInfo kDTypes[] = {
+    {DType::kBf16, "bf16", "bfloat16", 2}, {DType::kFp16, "fp16", "float16", 2},
+    {DType::kFp8, "fp8", "", 1},           {DType::kTf32, "tf32", "", 4},
+    {DType::kFp32, "fp32", "float32", 4},
+};
+
+const DTypeInfo* dtype_info(DType d) {
+  for (const DTypeInfo& t : kDTypes)
+    if (t.dtype == d) return &t;
+  return nullptr;
+}
+
+}  // namespace
+
+const std::vector<DType>& all_dtypes() {
+  static const std::vector<DType> v = [] {
+    std::vector<DType> d;
+    for (const DTypeInfo& t : kDTypes) d.push_back(t.dtype);
+    return d;
+  }();
+  return v;
+}
+
 std::string_view dtype_name(DType d) {
-  switch (d) {
-    case DType::kFp32:
-      return "fp32";
-    case DType::kTf32:
-      return "tf32";
-    case DType::kBf16:
-      return "bf16";
-    case DType::kFp16:
-      return "fp16";
-    case DType::kFp8:
-      return "fp8";
-  }
-  return "?";
+  const DTypeInfo* t = dtype_info(d);
+  return t != nullptr ? t->name : "?";
 }
 
 std::optional<DType> parse_dtype(std::string_view s) {
-  if (s == "fp32" || s == "float32") return DType::kFp32;
-  if (s == "tf32") return DType::kTf32;
-  if (s == "bf16" || s == "bfloat16") return DType::kBf16;
-  if (s == "fp16" || s == "float16") return DType::kFp16;
-  if (s == "fp8") return DType::kFp8;
+  for (const DTypeInfo& t : kDTypes)
+    if (s == t.name || (!t.long_name.empty() && s == t.long_name)) return t.dtype;
   return std::nullopt;
 }
 
 int dtype_bytes(DType d) {
-  switch (d) {
-    case DType::kFp32:
-    case DType::kTf32:
-      return 4;
-    case DType::kBf16:
-    case DType::kFp16:
-      return 2;
-    case DType::kFp8:
-      return 1;
-  }
-  return 4;
+  const DTypeInfo* t = dtype_info(d);
+  return t != nullptr ? t->bytes : 4;
+}
+
+std::vector<std::string> dtype_spellings() {
+  std::vector<std::string> v;
+  for (const DTypeInfo& t : kDTypes) v.emplace_back(t.name);
+  for (const DTypeInfo& t : kDTypes)
+    if (!t.long_name.empty()) v.emplace_back(t.long_name);
+  return v;
+}
+
+std::string known_dtype_names() {
+  std::string s;
+  for (const DTypeInfo& t : kDTypes) s += fmt::format("{}{}", s.empty() ? "" : ", ", t.name);
+  return s;
 }
 
 double DeviceSpec::matrix_tflops(DType d) const {
@@ -289,17 +312,30 @@ std::vector<const DeviceSpec*> all_devices() {
   return v;
 }
 
+const std::vector<std::pair<std::string, std::string>>& device_aliases() {
+  // MI250X: the OAM part the "mi250" row describes (its data sheet), as traces name it.
+  static const std::vector<std::pair<std::string, std::string>> a = {{"mi250x", "mi250"}};
+  return a;
+}
+
 const DeviceSpec* find_device(std::string_view name) {
   std::string k = ascii_lower(name);
   for (const DeviceSpec* d : all_devices())
     if (d->name == k) return d;
-  if (k == "mi250x") return find_device("mi250");
+  for (const auto& [alias, key] : device_aliases())
+    if (k == alias) return find_device(key);
   return nullptr;
+}
+
+std::vector<std::string> device_names() {
+  std::vector<std::string> v;
+  for (const DeviceSpec* d : all_devices()) v.push_back(d->name);
+  return v;
 }
 
 std::string known_device_names() {
   std::string s;
-  for (const DeviceSpec* d : all_devices()) s += (s.empty() ? "" : ", ") + d->name;
+  for (const std::string& n : device_names()) s += (s.empty() ? "" : ", ") + n;
   return s;
 }
 
@@ -357,17 +393,14 @@ DeviceSpec read_device_spec(const std::string& path) {
     } else if (key == "peak_tflops") {
       const toml::table* p = v.as_table();
       if (p == nullptr)
-        throw Error(
-            fmt::format("{}:{}: 'peak_tflops' must be a table of dtype = TFLOP/s "
-                        "(bf16, fp16, fp8, tf32, fp32)",
-                        path, line(v)));
+        throw Error(fmt::format("{}:{}: 'peak_tflops' must be a table of dtype = TFLOP/s ({})",
+                                path, line(v), known_dtype_names()));
       for (const auto& [pk, pv] : *p) {
         const std::string dk(pk.str());
-        if (dk != "bf16" && dk != "fp16" && dk != "fp8" && dk != "tf32" && dk != "fp32")
-          throw Error(
-              fmt::format("{}:{}: unknown key 'peak_tflops.{}' (bf16, fp16, fp8, tf32, "
-                          "fp32)",
-                          path, line(pv), dk));
+        const std::optional<DType> dt = parse_dtype(dk);
+        if (!dt || dtype_name(*dt) != dk)  // the short names only
+          throw Error(fmt::format("{}:{}: unknown key 'peak_tflops.{}' ({})", path, line(pv), dk,
+                                  known_dtype_names()));
         peak[dk] = number(pv, "peak_tflops." + dk);
       }
     } else if (std::find(std::begin(kNumbers), std::end(kNumbers), key) != std::end(kNumbers)) {

@@ -5,15 +5,25 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace chopper {
 
 enum class Vendor { kNvidia, kAmd };
 enum class DType { kFp32, kTf32, kBf16, kFp16, kFp8 };
+// Every dtype, in the order messages list them: bf16, fp16, fp8, tf32, fp32 (device_db.cpp's
+// table of names, long spellings and sizes).
+const std::vector<DType>& all_dtypes();
 std::string_view dtype_name(DType d);
+// A dtype's name or long spelling ("bf16", "bfloat16"); nullopt for any other.
 std::optional<DType> parse_dtype(std::string_view s);
 int dtype_bytes(DType d);
+// Every spelling parse_dtype accepts: the names, then the long spellings ("bfloat16", ...), for
+// the --dtype checks.
+std::vector<std::string> dtype_spellings();
+// The names, comma-separated ("bf16, fp16, fp8, tf32, fp32"), for messages.
+std::string known_dtype_names();
 
 struct DeviceSpec {
   std::string name;            // database key, lower case: "h100", "mi300x"
@@ -47,10 +57,14 @@ int xcd_count(const DeviceSpec& d);
 const std::vector<DeviceSpec>& device_db();
 // The built-in devices and those added with add_device (a user's spec file), the latter first.
 std::vector<const DeviceSpec*> all_devices();
-// Looks a device up by key ("h100", "MI300X"; case-insensitive), the added ones first. nullptr if
-// unknown.
+// Looks a device up by key or alias ("h100", "MI300X", "mi250x"; case-insensitive), the added
+// ones first. nullptr if unknown.
 const DeviceSpec* find_device(std::string_view name);
-// The known keys, comma-separated ("h100, h200, ..."), for messages.
+// The known keys, the added devices' first, then the built-in table's in its order.
+std::vector<std::string> device_names();
+// Other names find_device accepts, each with the key it stands for ({"mi250x", "mi250"}).
+const std::vector<std::pair<std::string, std::string>>& device_aliases();
+// The known keys, comma-separated ("h100, h200, ..."), for messages and help texts.
 std::string known_device_names();
 
 // A device spec file (`--device-spec`, TOML; docs/formats.md "Device spec file"): name, peaks per
