@@ -400,12 +400,15 @@ Streamer::Outcome Streamer::attempt() {
 // False when the run cannot be analysed (process 0's out_->run says why).
 bool Streamer::hardware_pass(Attempt& a) {
   const size_t n = files_.size();
-  // One process: the hardware files are read while the traces are (the telemetry files wait for
-  // the window the traces give). The counter passes found among the traces are known only after
-  // them: those runs read the hardware files once pass 1 is done, as MPI runs do.
+  // A run kept in memory: the hardware files are read while the traces are (the telemetry files
+  // wait for the window the traces give). A streamed run reads them after the traces, so that its
+  // counter files are not held beside the traces being read (8 ranks of 294 MB with their 89 MB
+  // counter passes: peak RSS 0.57 x the traces read together, 0.47 x apart). The counter passes
+  // found among the traces are known only after them: those runs read the hardware files once
+  // pass 1 is done, as MPI runs do.
   std::future<HardwareFiles> early;
   WindowPromise window;  // declared after `early`: fulfilled before `early` is waited for
-  if (np_ == 1) {
+  if (np_ == 1 && kept_) {
     std::vector<std::string> listed = o_.counters;
     if (pre_ != nullptr)
       listed.insert(listed.end(), o_.preloaded->counter_passes.begin(),
