@@ -200,7 +200,12 @@ for i in "${!names[@]}"; do
     done
     [[ -n "$cw" && -n "$bw" ]] && ratios+=("$(awk -v b="$bw" -v a="$cw" 'BEGIN{printf "%.4f", b/a}')")
   done
-  if [[ $ok == 0 ]]; then
+  if [[ $ok == 0 ]] && grep -q "no readable trace files" "$WORK/stderr" &&
+    grep -q "^chopper: not a rank: " "$WORK/stderr"; then
+    # Not a trace (a CUPTI counter pass is a hardware file): chopper says so, as it should.
+    echo "   not a trace, as chopper says: $(grep -m1 '^chopper: not a rank: ' "$WORK/stderr")"
+    r_wall+=(-) r_cpu+=(-) r_cores+=(-) r_rss+=(-)
+  elif [[ $ok == 0 ]]; then
     echo "   chopper analyze FAILED on $file:" && tail -5 "$WORK/stderr"
     chopper_failed=1
     r_wall+=(-) r_cpu+=(-) r_cores+=(-) r_rss+=(-)
