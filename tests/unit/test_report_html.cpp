@@ -110,6 +110,29 @@ TEST(ReportSvg, LinesKeepEverySample) {
   EXPECT_NE(s.find(">power (W)<"), std::string::npos);
 }
 
+std::string base64_decode(std::string_view in) {
+  auto value = [](char c) -> int {
+    if (c >= 'A' && c <= 'Z') return c - 'A';
+    if (c >= 'a' && c <= 'z') return c - 'a' + 26;
+    if (c >= '0' && c <= '9') return c - '0' + 52;
+    return c == '+' ? 62 : c == '/' ? 63 : -1;
+  };
+  std::string out;
+  uint32_t acc = 0;
+  int bits = 0;
+  for (char c : in) {
+    const int v = value(c);
+    if (v < 0) continue;  // '=' padding
+    acc = (acc << 6) | static_cast<uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out += static_cast<char>((acc >> bits) & 0xFF);
+    }
+  }
+  return out;
+}
+
 TEST(ReportHtml, EndToEndFigureAndSelfContained) {
   TableStore ts(report_tables());
   Table e({"end_to_end",
@@ -126,6 +149,8 @@ TEST(ReportHtml, EndToEndFigureAndSelfContained) {
              Cell::of(int64_t{4000000}), Cell::of(0.4), Cell::null()});
   e.add_row({Cell::of(int64_t{3}), Cell::of(int64_t{1}), Cell::of("idle"),
              Cell::of(int64_t{1000000}), Cell::of(0.1), Cell::null()});
+  e.add_row({Cell::of(int64_t{3}), Cell::of(int64_t{1}), Cell::of(""), Cell::of(int64_t{0}),
+             Cell::of(0.0), Cell::of(2.0)});
   write_table(e, ts);
   Table ignored({"gpu_activities", "", {{"x", ColType::kInt, ""}}});
   write_table(ignored, ts);
@@ -142,6 +167,13 @@ TEST(ReportHtml, EndToEndFigureAndSelfContained) {
             (std::vector<std::string>{"5000000", "4000000", "1000000"}));
   EXPECT_NE(s.find("default-src 'none'"), std::string::npos);
   EXPECT_NE(s.find("download=\"fig-e2e.csv\" href=\"data:text/csv;base64,"), std::string::npos);
+  // The figure's data as the CSV files write it (docs/schema.md): NULL an empty field, empty text
+  // "" (the two stay apart).
+  const std::string tag = "download=\"fig-e2e.csv\" href=\"data:text/csv;base64,";
+  const size_t from = s.find(tag) + tag.size();
+  const std::string csv = base64_decode(s.substr(from, s.find('"', from) - from));
+  EXPECT_NE(csv.find("\n3,1,idle,1000000,0.1,\n"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("\n3,1,\"\",0,0,2\n"), std::string::npos) << csv;
   // nothing to fetch: no src/href to another origin (the SVG namespace is a name, not a request)
   EXPECT_EQ(s.find(" src="), std::string::npos);
   std::string rest = s;

@@ -113,31 +113,56 @@ bool analysable(const Run& run) {
   return run.ranks.size() > run.failed() && !run_is_mixed(run);
 }
 
-// Sends a file's bytes to `to` in pieces (an empty piece ends it).
+// Closes a FILE on every path out of a scope.
+struct FileCloser {
+  void operator()(std::FILE* f) const { std::fclose(f); }
+};
+using FilePtr = std::unique_ptr<std::FILE, FileCloser>;
+
+// Sends a file's bytes to `to`: its size, then pieces, then an empty piece. A read that ends
+// short (an error) still ends the pieces, so that the receiver stops and sees the shortfall; the
+// sender throws. recv_file is its other half.
 void send_file(Comm& comm, int to, const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) throw Error(path + ": cannot open spool file to send");
+  FilePtr f(std::fopen(path.c_str(), "rb"));
+  std::error_code ec;
+  const uint64_t size = fs::file_size(path, ec);
+  if (f == nullptr || ec) throw Error(path + ": cannot open spool file to send");
+  ByteWriter head;
+  head.put<uint64_t>(size);
+  comm.send(to, kTagSpool, head.bytes());
   std::string buf(4 << 20, '\0');
+  uint64_t sent = 0;
   for (;;) {
-    const size_t n = std::fread(buf.data(), 1, buf.size(), f);
+    const size_t n = std::fread(buf.data(), 1, buf.size(), f.get());
     comm.send(to, kTagSpool, std::string_view(buf.data(), n));
+    sent += n;
     if (n == 0) break;
   }
-  std::fclose(f);
+  if (std::ferror(f.get()) != 0 || sent != size)
+    throw Error(
+        fmt::format("{}: read error after {} of {} bytes of the spool file", path, sent, size));
 }
 
+// Receives a file send_file sends into `path`. Throws Error naming it when it cannot be written
+// or arrives cut short.
 void recv_file(Comm& comm, int from, const std::string& path) {
-  std::FILE* f = std::fopen(path.c_str(), "wb");
-  if (f == nullptr) throw Error(path + ": cannot create spool file");
+  FilePtr f(std::fopen(path.c_str(), "wb"));
+  const std::string head = comm.recv(from, kTagSpool);
+  ByteReader r(head);
+  const auto size = r.get<uint64_t>();
+  uint64_t got = 0;
+  bool written = f != nullptr;
   for (;;) {
-    const std::string piece = comm.recv(from, kTagSpool);
+    const std::string piece = comm.recv(from, kTagSpool);  // every piece, even after a failure
     if (piece.empty()) break;
-    if (std::fwrite(piece.data(), 1, piece.size(), f) != piece.size()) {
-      std::fclose(f);
-      throw Error(path + ": cannot write spool file");
-    }
+    got += piece.size();
+    written = written && std::fwrite(piece.data(), 1, piece.size(), f.get()) == piece.size();
   }
-  if (std::fclose(f) != 0) throw Error(path + ": cannot write spool file");
+  if (f != nullptr && std::fclose(f.release()) != 0) written = false;
+  if (!written) throw Error(path + ": cannot write spool file");
+  if (got != size)
+    throw Error(fmt::format("{}: spool file from process {} arrived cut short ({} of {} bytes)",
+                            path, from, got, size));
 }
 
 // The telemetry window, given once: a return before it is known gives the hardware files still

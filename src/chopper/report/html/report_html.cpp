@@ -153,7 +153,8 @@ std::string csv_field(std::string_view s) {
   return o + "\"";
 }
 
-// The rows of a table as CSV (every column; NULL = empty).
+// The rows of a table as CSV, as the CSV files write them (docs/schema.md): every column, NULL an
+// empty field, empty text "".
 std::string csv_of(const Table* t, const std::vector<size_t>& rows) {
   if (t == nullptr) return {};
   std::string o;
@@ -165,7 +166,7 @@ std::string csv_of(const Table* t, const std::vector<size_t>& rows) {
       const Cell x = t->cell(r, c);
       if (x.kind == Cell::kInt) o += std::to_string(x.i);
       if (x.kind == Cell::kReal) o += num(x.r);
-      if (x.kind == Cell::kText) o += csv_field(x.s);
+      if (x.kind == Cell::kText) o += x.s.empty() ? std::string("\"\"") : csv_field(x.s);
     }
     o += "\n";
   }
