@@ -18,7 +18,7 @@ Usage: scripts/code_size.py [--functions N] [--files M] [--root DIR] [--check DO
 Without --check it exits 0: it measures, it does not judge. With --check DOC (docs/architecture.md)
 it compares the measurements with DOC's tables of exceptions, rows `| lines | `file` | ...` and
 `| lines | `file`: `function` | ...`, and exits 1 naming each file or function that is over and not
-listed, listed with other lines, or listed and no longer over.
+listed, listed with a size more than 5% off, or listed and no longer over.
 """
 import argparse
 import os
@@ -204,6 +204,9 @@ def match_brace(b, i):
     return len(b) - 1
 
 
+GROWTH = 0.05  # how far a listed size may drift before --check asks for the row again
+
+
 def check(doc_path, big_files, big_funcs):
     with open(doc_path, encoding="utf-8") as f:
         doc = f.read()
@@ -222,8 +225,11 @@ def check(doc_path, big_files, big_funcs):
         for k, n in sorted(measured.items()):
             if k not in listed:
                 bad.append(f"{what} {name(k)}: {n} lines, not listed in {doc_path}")
-            elif listed[k] != n:
-                bad.append(f"{what} {name(k)}: {n} lines, listed as {listed[k]}")
+            elif n > listed[k] * (1 + GROWTH) or n < listed[k] * (1 - GROWTH):
+                # The listed size stays a fair picture: a change of more than GROWTH asks for the
+                # row (and its reason) to be looked at again; a line or two does not.
+                bad.append(f"{what} {name(k)}: {n} lines, listed as {listed[k]} "
+                           f"(more than {GROWTH:.0%} apart)")
         for k in sorted(set(listed) - set(measured)):
             bad.append(f"{what} {name(k)}: listed in {doc_path}, no longer over the limit")
     for b in bad:
