@@ -132,6 +132,23 @@ int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRu
   return run_errors(sr.run) > 0 || !sr.hw_errors.empty() ? 1 : 0;
 }
 
+// What the streamed analysis of the run needs from the command's options.
+StreamOptions stream_options(const AnalyzeOptions& o) {
+  StreamOptions so;
+  so.paths = o.run.paths;
+  so.load = load_options(o.run);
+  so.analysis = o.analysis;
+  so.hardware = !o.no_hardware;
+  so.telemetry = o.telemetry;
+  so.counters = o.counters;
+  so.align = o.align;
+  so.preloaded = o.run.preloaded;
+  so.mpi_shared_files = o.mpi_shared_files;
+  so.rows = o.rows;
+  so.defer_finalize = true;  // write_streamed finalizes
+  return so;
+}
+
 // Process 0's exit status to every process (the others wait for it: process 0 may be reading
 // their spool files).
 int share_status(Comm& c, int rc) {
@@ -225,18 +242,7 @@ int analyze_run(const AnalyzeOptions& in) {
     o.run.preloaded = std::make_shared<Run>(std::move(*run));
   }
   o.analysis.threads = o.run.threads;
-  StreamOptions so;
-  so.paths = o.run.paths;
-  so.load = load_options(o.run);
-  so.analysis = o.analysis;
-  so.hardware = !o.no_hardware;
-  so.telemetry = o.telemetry;
-  so.counters = o.counters;
-  so.align = o.align;
-  so.preloaded = o.run.preloaded;
-  so.mpi_shared_files = o.mpi_shared_files;
-  so.rows = o.rows;
-  so.defer_finalize = true;  // write_streamed finalizes
+  StreamOptions so = stream_options(o);  // not const: the progress line hooks its load options
   std::unique_ptr<StreamedRun> sr;
   try {
     std::optional<LoadProgress> progress;
