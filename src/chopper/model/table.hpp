@@ -23,9 +23,18 @@ enum class ColType : uint8_t { kInt, kReal, kText };
 std::string_view col_type_name(ColType t);
 
 struct ColumnSpec {
+  ColumnSpec(std::string name_, ColType type_, std::string doc_ = {}, std::string unit_ = {},
+             std::string null_when_ = {})
+      : name(std::move(name_)),
+        type(type_),
+        doc(std::move(doc_)),
+        unit(std::move(unit_)),
+        null_when(std::move(null_when_)) {}
   std::string name;
   ColType type;
-  std::string doc;
+  std::string doc;        // what the column means
+  std::string unit;       // from the name's suffix (unit_of_name); "" for counts and labels
+  std::string null_when;  // "never", or when a cell is NULL
 };
 
 struct TableSchema {

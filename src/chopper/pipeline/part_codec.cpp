@@ -1,29 +1,62 @@
 #include "chopper/pipeline/part_codec.hpp"
 
+#include <map>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
 #include "chopper/base/bytes.hpp"
 #include "chopper/base/error.hpp"
+#include "chopper/base/members.hpp"
 
 namespace chopper {
 namespace {
 
-constexpr uint64_t kMagic = 0x3174726170706863ull;  // "chppart1"
+constexpr uint64_t kMagic = 0x3274726170706863ull;  // "chppart2"
+
+template <class T>
+struct is_vector : std::false_type {};
+template <class T, class A>
+struct is_vector<std::vector<T, A>> : std::true_type {};
+template <class T>
+struct is_map : std::false_type {};
+template <class K, class V, class C, class A>
+struct is_map<std::map<K, V, C, A>> : std::true_type {};
+template <class T>
+struct is_pair : std::false_type {};
+template <class A, class B>
+struct is_pair<std::pair<A, B>> : std::true_type {};
 
 // ---- encoding
 
+// Any value of a partial, written member by member (base/members.hpp): a member added to a row
+// struct is carried with no edit here. Views (std::string_view) are label text: written as the id
+// of the text in the analysis's names.
 struct Enc {
   ByteWriter& w;
   const StringTable* names = nullptr;  // the analysis's: label keys and signatures as ids
 
-  void id(std::string_view s) {
-    const StrId i = names->find(s);
-    if (i == UINT32_MAX) throw Error("encode_parts: a label is not in its analysis's names");
-    w.put<uint32_t>(i);
-  }
-  void key(const LabelKey& k) {
-    w.put(k.iteration);
-    w.put(k.phase);
-    w.put(k.layer);
-    id(k.operation);
+  template <class T>
+  void value(const T& v) {
+    if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T>) {
+      w.put(v);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      w.put_str(v);
+    } else if constexpr (std::is_same_v<T, std::string_view>) {
+      if (names == nullptr) throw Error("encode_parts: a view outside an analysis");
+      const StrId i = names->find(v);
+      if (i == UINT32_MAX) throw Error("encode_parts: a label is not in its analysis's names");
+      w.put<uint32_t>(i);
+    } else if constexpr (is_vector<T>::value || is_map<T>::value) {
+      w.put<uint64_t>(v.size());
+      for (const auto& x : v) value(x);
+    } else if constexpr (is_pair<T>::value) {
+      value(v.first);
+      value(v.second);
+    } else {
+      for_each_member(v, [this](const auto& m) { value(m); });
+    }
   }
 };
 
@@ -50,127 +83,23 @@ void enc_analysis(ByteWriter& w, const RankAnalysis& r) {
   w.put(r.ok);
   w.put<uint64_t>(r.names->size());
   for (StrId i = 1; i < r.names->size(); ++i) w.put_str(r.names->str(i));
-  w.put_str(r.device_name);
-  w.put_pod_vec(r.breakdown);
-  w.put<uint64_t>(r.exposed.size());
-  for (const ExposedRow& x : r.exposed) {
-    w.put(x.rank);
-    e.key(x.key);
-    w.put(x.op_class);
-    w.put(x.kernels);
-    w.put(x.comm_ns);
-    w.put(x.exposed_ns);
-  }
-  w.put<uint64_t>(r.ops.size());
-  for (const OpInstance& x : r.ops) {
-    w.put(x.rank);
-    e.key(x.key);
-    w.put(x.op_class);
-    w.put(x.kernels);
-    w.put(x.first_start_ns);
-    w.put(x.last_end_ns);
-    w.put(x.kernel_ns);
-    w.put(x.comm_overlap_ns);
-    w.put(x.flops);
-    w.put(x.lead_ns);
-  }
-  w.put(r.launch_prep_ns);
-  w.put(r.launch_call_ns);
-  w.put(r.launch_stats);
-  w.put<uint64_t>(r.idle_causes.size());
-  for (const IdleCauseRow& x : r.idle_causes) {
-    w.put(x.rank);
-    w.put(x.iteration);
-    w.put_str(x.cause);
-    w.put(x.gaps);
-    w.put(x.idle_ns);
-    w.put(x.median_gap_ns);
-    w.put(x.max_gap_ns);
-    w.put<uint64_t>(x.frames.size());
-    for (const auto& [name, ns] : x.frames) {
-      w.put_str(name);
-      w.put(ns);
-    }
-  }
-  for (const std::vector<NameStat>* v : {&r.kernels, &r.operations, &r.classes}) {
-    w.put<uint64_t>(v->size());
-    for (const NameStat& x : *v) {
-      w.put(x.rank);
-      w.put_str(x.name);
-      w.put_str(x.group);
-      w.put(x.count);
-      w.put(x.total_ns);
-      w.put(x.min_ns);
-      w.put(x.max_ns);
-      w.put(x.share);
-    }
-  }
-  w.put<uint64_t>(r.colls.size());
-  for (const CollRecord& x : r.colls) {
-    w.put(x.rank);
-    w.put_str(x.group);
-    w.put(x.index);
-    w.put(x.type);
-    w.put(x.called);
-    w.put(x.start_ns);
-    w.put(x.end_ns);
-    w.put(x.bytes);
-    w.put(x.in_bytes);
-    w.put(x.out_bytes);
-    w.put(x.group_size);
-    w.put_str(x.dtype);
-    w.put_str(x.algorithm);
-    w.put_str(x.protocol);
-    e.key(x.key);
-  }
-  w.put<uint64_t>(r.components.size());
-  for (const auto& [it, comp] : r.components) {
-    w.put(it);
-    w.put<uint64_t>(comp.size());
-    for (const auto& [k, v] : comp) {
-      w.put_str(k);
-      w.put(v);
-    }
-  }
-  w.put<uint64_t>(r.flops.size());
-  for (const auto& [it, f] : r.flops) {
-    w.put(it);
-    w.put(f);
-  }
-  w.put(r.gpu_time_ns);
-  w.put<uint64_t>(r.units.size());
-  for (const WaterfallUnit& u : r.units) {
-    w.put(u.row);
-    e.key(u.key);
-    w.put(u.op_class);
-    e.id(u.signature);
-    e.id(u.shape_class);
-    w.put(u.observed_ns);
-    for (double d : {u.theoretical_ns, u.issued_ns, u.active_ns, u.overlap_share, u.instruction_ns,
-                     u.utilization_ns, u.overlap_ns, u.frequency_ns, u.residual_ns, u.flops,
-                     u.bytes, u.achievable_ns, u.below_achievable_ns})
-      w.put(d);
-    for (bool b : {u.compute_bound, u.theoretical_known, u.instruction_known, u.frequency_known,
-                   u.overlap_known, u.overlap_estimated})
-      w.put(b);
-  }
-  w.put<uint64_t>(r.power.size());
-  for (const PowerRow& p : r.power) {
-    w.put(p.rank);
-    w.put(p.iteration);
-    w.put_str(p.phase);
-    w.put(p.time_ns);
-    for (double d : {p.energy_j, p.peak_power_w, p.mean_clock_mhz, p.max_temp_c, p.max_hotspot_c,
-                     p.max_mem_temp_c, p.busy_power_w, p.idle_power_w, p.power_cv,
-                     p.max_dp_dt_w_per_s, p.max_clock_share, p.energy_counter_j, p.link_tx_bytes,
-                     p.link_rx_bytes, p.pcie_tx_bytes, p.pcie_rx_bytes})
-      w.put(d);
-    w.put<uint64_t>(p.throttle_ns.size());
-    for (const auto& [k, v] : p.throttle_ns) {
-      w.put_str(k);
-      w.put(v);
-    }
-  }
+  e.value(r.device_name);
+  e.value(r.breakdown);
+  e.value(r.exposed);
+  e.value(r.ops);
+  e.value(r.launch_prep_ns);
+  e.value(r.launch_call_ns);
+  e.value(r.launch_stats);
+  e.value(r.idle_causes);
+  e.value(r.kernels);
+  e.value(r.operations);
+  e.value(r.classes);
+  e.value(r.colls);
+  e.value(r.components);
+  e.value(r.flops);
+  e.value(r.gpu_time_ns);
+  e.value(r.units);
+  e.value(r.power);
 }
 
 void enc_part(ByteWriter& w, const RankPart& p) {
@@ -195,44 +124,10 @@ void enc_part(ByteWriter& w, const RankPart& p) {
   w.put(p.analysed);
   enc_analysis(w, p.analysis);
   w.put_pod_vec(p.gpu_rows);
-  w.put<uint64_t>(p.coverage.size());
-  for (const CoverageRow& c : p.coverage) {
-    w.put(c.rank);
-    w.put_str(c.level);
-    w.put_str(c.scope);
-    w.put_str(c.rule);
-    w.put(c.activities);
-    w.put(c.kernel_ns);
-    w.put(c.scope_kernel_ns);
-  }
-  w.put<uint64_t>(p.diagnostics.size());
-  for (const DiagnosticRow& d : p.diagnostics) {
-    w.put(d.rank);
-    w.put_str(d.file);
-    w.put_str(d.kind);
-    w.put(d.severity);
-    w.put_str(d.stage);
-    w.put(d.count);
-    w.put(d.of_count);
-    w.put_str(d.example);
-    w.put(d.gpu_time_ns);
-    w.put(d.rank_gpu_time_ns);
-    w.put(d.share_of_gpu_time);
-    w.put(d.share_of_events);
-  }
-  w.put<uint64_t>(p.joins.size());
-  for (const auto& [c, j] : p.joins) {
-    w.put<uint64_t>(c);
-    w.put_str(j.file);
-    w.put(j.rank);
-    w.put(j.dispatches);
-    w.put(j.matched);
-    w.put(j.ambiguous);
-    w.put_str(j.method);
-    w.put(j.offset_ns);
-    w.put(j.same_run);
-    w.put(j.name_match_rate);
-  }
+  Enc e{w};
+  e.value(p.coverage);
+  e.value(p.diagnostics);
+  e.value(p.joins);
   w.put(p.process);
   w.put(p.spool);
   w.put(p.chunks);
@@ -240,22 +135,38 @@ void enc_part(ByteWriter& w, const RankPart& p) {
 
 // ---- decoding
 
+// What Enc wrote, read back into the same types.
 struct Dec {
   ByteReader& r;
   StringTable* names = nullptr;
 
-  std::string_view id() {
-    const auto i = r.get<uint32_t>();
-    if (i >= names->size()) throw Error("decode_parts: a label id out of range");
-    return names->str(i);
-  }
-  LabelKey key() {
-    LabelKey k;
-    r.get(k.iteration);
-    r.get(k.phase);
-    r.get(k.layer);
-    k.operation = id();
-    return k;
+  template <class T>
+  void value(T& v) {
+    if constexpr (std::is_arithmetic_v<T> || std::is_enum_v<T>) {
+      r.get(v);
+    } else if constexpr (std::is_same_v<T, std::string>) {
+      v = r.get_str();
+    } else if constexpr (std::is_same_v<T, std::string_view>) {
+      const auto i = r.get<uint32_t>();
+      if (names == nullptr || i >= names->size())
+        throw Error("decode_parts: a label id out of range");
+      v = names->str(i);
+    } else if constexpr (is_vector<T>::value) {
+      v.resize(r.get<uint64_t>());
+      for (auto& x : v) value(x);
+    } else if constexpr (is_map<T>::value) {
+      v.clear();
+      for (uint64_t n = r.get<uint64_t>(); n > 0; --n) {
+        std::pair<typename T::key_type, typename T::mapped_type> kv;
+        value(kv);
+        v.emplace(std::move(kv));
+      }
+    } else if constexpr (is_pair<T>::value) {
+      value(v.first);
+      value(v.second);
+    } else {
+      for_each_member(v, [this](auto& m) { value(m); });
+    }
   }
 };
 
@@ -284,124 +195,23 @@ void dec_analysis(ByteReader& r, RankAnalysis& a) {
     if (a.names->intern(s) != i) throw Error("decode_parts: names out of order");
   }
   Dec d{r, a.names.get()};
-  a.device_name = r.get_str();
-  r.get_pod_vec(a.breakdown);
-  a.exposed.resize(r.get<uint64_t>());
-  for (ExposedRow& x : a.exposed) {
-    r.get(x.rank);
-    x.key = d.key();
-    r.get(x.op_class);
-    r.get(x.kernels);
-    r.get(x.comm_ns);
-    r.get(x.exposed_ns);
-  }
-  a.ops.resize(r.get<uint64_t>());
-  for (OpInstance& x : a.ops) {
-    r.get(x.rank);
-    x.key = d.key();
-    r.get(x.op_class);
-    r.get(x.kernels);
-    r.get(x.first_start_ns);
-    r.get(x.last_end_ns);
-    r.get(x.kernel_ns);
-    r.get(x.comm_overlap_ns);
-    r.get(x.flops);
-    r.get(x.lead_ns);
-  }
-  r.get(a.launch_prep_ns);
-  r.get(a.launch_call_ns);
-  r.get(a.launch_stats);
-  a.idle_causes.resize(r.get<uint64_t>());
-  for (IdleCauseRow& x : a.idle_causes) {
-    r.get(x.rank);
-    r.get(x.iteration);
-    x.cause = r.get_str();
-    r.get(x.gaps);
-    r.get(x.idle_ns);
-    r.get(x.median_gap_ns);
-    r.get(x.max_gap_ns);
-    x.frames.resize(r.get<uint64_t>());
-    for (auto& [name, ns] : x.frames) {
-      name = r.get_str();
-      r.get(ns);
-    }
-  }
-  for (std::vector<NameStat>* v : {&a.kernels, &a.operations, &a.classes}) {
-    v->resize(r.get<uint64_t>());
-    for (NameStat& x : *v) {
-      r.get(x.rank);
-      x.name = r.get_str();
-      x.group = r.get_str();
-      r.get(x.count);
-      r.get(x.total_ns);
-      r.get(x.min_ns);
-      r.get(x.max_ns);
-      r.get(x.share);
-    }
-  }
-  a.colls.resize(r.get<uint64_t>());
-  for (CollRecord& x : a.colls) {
-    r.get(x.rank);
-    x.group = r.get_str();
-    r.get(x.index);
-    r.get(x.type);
-    r.get(x.called);
-    r.get(x.start_ns);
-    r.get(x.end_ns);
-    r.get(x.bytes);
-    r.get(x.in_bytes);
-    r.get(x.out_bytes);
-    r.get(x.group_size);
-    x.dtype = r.get_str();
-    x.algorithm = r.get_str();
-    x.protocol = r.get_str();
-    x.key = d.key();
-  }
-  for (uint64_t n = r.get<uint64_t>(); n > 0; --n) {
-    const auto it = r.get<int64_t>();
-    auto& comp = a.components[it];
-    for (uint64_t m = r.get<uint64_t>(); m > 0; --m) {
-      std::string k = r.get_str();
-      comp[std::move(k)] = r.get<Ns>();
-    }
-  }
-  for (uint64_t n = r.get<uint64_t>(); n > 0; --n) {
-    const auto it = r.get<int64_t>();
-    a.flops[it] = r.get<double>();
-  }
-  r.get(a.gpu_time_ns);
-  a.units.resize(r.get<uint64_t>());
-  for (WaterfallUnit& u : a.units) {
-    r.get(u.row);
-    u.key = d.key();
-    r.get(u.op_class);
-    u.signature = d.id();
-    u.shape_class = d.id();
-    r.get(u.observed_ns);
-    for (double* p : {&u.theoretical_ns, &u.issued_ns, &u.active_ns, &u.overlap_share,
-                      &u.instruction_ns, &u.utilization_ns, &u.overlap_ns, &u.frequency_ns,
-                      &u.residual_ns, &u.flops, &u.bytes, &u.achievable_ns, &u.below_achievable_ns})
-      r.get(*p);
-    for (bool* p : {&u.compute_bound, &u.theoretical_known, &u.instruction_known,
-                    &u.frequency_known, &u.overlap_known, &u.overlap_estimated})
-      r.get(*p);
-  }
-  a.power.resize(r.get<uint64_t>());
-  for (PowerRow& p : a.power) {
-    r.get(p.rank);
-    r.get(p.iteration);
-    p.phase = r.get_str();
-    r.get(p.time_ns);
-    for (double* x : {&p.energy_j, &p.peak_power_w, &p.mean_clock_mhz, &p.max_temp_c,
-                      &p.max_hotspot_c, &p.max_mem_temp_c, &p.busy_power_w, &p.idle_power_w,
-                      &p.power_cv, &p.max_dp_dt_w_per_s, &p.max_clock_share, &p.energy_counter_j,
-                      &p.link_tx_bytes, &p.link_rx_bytes, &p.pcie_tx_bytes, &p.pcie_rx_bytes})
-      r.get(*x);
-    for (uint64_t m = r.get<uint64_t>(); m > 0; --m) {
-      std::string k = r.get_str();
-      p.throttle_ns[std::move(k)] = r.get<Ns>();
-    }
-  }
+  d.value(a.device_name);
+  d.value(a.breakdown);
+  d.value(a.exposed);
+  d.value(a.ops);
+  d.value(a.launch_prep_ns);
+  d.value(a.launch_call_ns);
+  d.value(a.launch_stats);
+  d.value(a.idle_causes);
+  d.value(a.kernels);
+  d.value(a.operations);
+  d.value(a.classes);
+  d.value(a.colls);
+  d.value(a.components);
+  d.value(a.flops);
+  d.value(a.gpu_time_ns);
+  d.value(a.units);
+  d.value(a.power);
 }
 
 void dec_part(ByteReader& r, RankPart& p) {
@@ -426,44 +236,10 @@ void dec_part(ByteReader& r, RankPart& p) {
   r.get(p.analysed);
   dec_analysis(r, p.analysis);
   r.get_pod_vec(p.gpu_rows);
-  p.coverage.resize(r.get<uint64_t>());
-  for (CoverageRow& c : p.coverage) {
-    r.get(c.rank);
-    c.level = r.get_str();
-    c.scope = r.get_str();
-    c.rule = r.get_str();
-    r.get(c.activities);
-    r.get(c.kernel_ns);
-    r.get(c.scope_kernel_ns);
-  }
-  p.diagnostics.resize(r.get<uint64_t>());
-  for (DiagnosticRow& d : p.diagnostics) {
-    r.get(d.rank);
-    d.file = r.get_str();
-    d.kind = r.get_str();
-    r.get(d.severity);
-    d.stage = r.get_str();
-    r.get(d.count);
-    r.get(d.of_count);
-    d.example = r.get_str();
-    r.get(d.gpu_time_ns);
-    r.get(d.rank_gpu_time_ns);
-    r.get(d.share_of_gpu_time);
-    r.get(d.share_of_events);
-  }
-  p.joins.resize(r.get<uint64_t>());
-  for (auto& [c, j] : p.joins) {
-    c = r.get<uint64_t>();
-    j.file = r.get_str();
-    r.get(j.rank);
-    r.get(j.dispatches);
-    r.get(j.matched);
-    r.get(j.ambiguous);
-    j.method = r.get_str();
-    r.get(j.offset_ns);
-    r.get(j.same_run);
-    r.get(j.name_match_rate);
-  }
+  Dec d{r};
+  d.value(p.coverage);
+  d.value(p.diagnostics);
+  d.value(p.joins);
   r.get(p.process);
   r.get(p.spool);
   r.get(p.chunks);

@@ -106,12 +106,7 @@ void kernel_hw_rows(const RankSlot* s, const RankAnalysis& r, TableSink& sink) {
 void analysis_rows(RankStream s, const RankAnalysis& r, const AnalysisOptions& o, TableSink& sink) {
   switch (s) {
     case RankStream::kTemporalBreakdown:
-      for (const BreakdownRow& b : r.breakdown)
-        put(sink,
-            {Cell::of(b.rank), opt_iter(b.iteration), Cell::of(b.start_ns), Cell::of(b.total_ns),
-             Cell::of(b.compute_ns), Cell::of(b.non_compute_ns), Cell::of(b.idle_ns),
-             Cell::of(b.exposed_comm_ns), Cell::of(b.exposed_memcpy_ns), Cell::of(b.comm_ns),
-             Cell::of(b.memcpy_ns), share(b.compute_ns, b.total_ns), share(b.idle_ns, b.total_ns)});
+      for (const BreakdownRow& b : r.breakdown) kTemporalBreakdownTable.put(sink, b);
       return;
     case RankStream::kIdleBreakdown:
       for (const IdleRow& x : r.idle)
@@ -270,26 +265,8 @@ TableSchema rank_table_schema(RankStream s) {
               {"op_class_rule", ColType::kText, "rule that set op_class"},
           }};
     }
-    case RankStream::kTemporalBreakdown: {
-      return TableSchema{
-          "temporal_breakdown",
-          "GPU time of each rank per iteration window and for the whole trace (iteration NULL): "
-          "HTA's idle/compute/non-compute and TraceLens's compute/exposed comm/exposed memcpy/idle",
-          {{"rank", I, "rank"},
-           {"iteration", I, "iteration window (NULL = whole trace: first start to last end)"},
-           {"start_ns", I, "window start"},
-           {"total_ns", I, "window length"},
-           {"compute_ns", I, "|union of compute kernels and memsets|"},
-           {"non_compute_ns", I,
-            "total − compute − idle (communication and copies not under compute)"},
-           {"idle_ns", I, "total − |union of all GPU activities|"},
-           {"exposed_comm_ns", I, "|union(comm) \\ union(compute)|"},
-           {"exposed_memcpy_ns", I, "|union(memcpy) \\ union(compute) \\ union(comm)|"},
-           {"comm_ns", I, "|union(comm)|"},
-           {"memcpy_ns", I, "|union(memcpy)|"},
-           {"compute_share", R, "compute_ns / total_ns"},
-           {"idle_share", R, "idle_ns / total_ns"}}};
-    }
+    case RankStream::kTemporalBreakdown:
+      return kTemporalBreakdownTable.schema();
     case RankStream::kIdleBreakdown: {
       return TableSchema{
           "idle_breakdown",

@@ -14,8 +14,40 @@
 #include "chopper/hierarchy/aggregate.hpp"
 #include "chopper/model/run.hpp"
 #include "chopper/model/table.hpp"
+#include "chopper/report/rows.hpp"
 
 namespace chopper {
+
+// ---- The per-rank tables, each declared once (model/table_def.hpp).
+
+inline constexpr auto kTemporalBreakdownTable = table<BreakdownRow>(
+    "temporal_breakdown",
+    "GPU time of each rank per iteration window and for the whole trace (iteration NULL): "
+    "HTA's idle/compute/non-compute and TraceLens's compute/exposed comm/exposed memcpy/idle",
+    column<&BreakdownRow::rank>("rank", "rank", kNever),
+    column<BreakdownRow>("iteration", ColType::kInt, "iteration window",
+                         "the whole trace: first start to last end",
+                         [](const BreakdownRow& b) { return opt_iter(b.iteration); }),
+    column<&BreakdownRow::start_ns>("start_ns", "window start", kNever),
+    column<&BreakdownRow::total_ns>("total_ns", "window length", kNever),
+    column<&BreakdownRow::compute_ns>("compute_ns", "|union of compute kernels and memsets|",
+                                      kNever),
+    column<&BreakdownRow::non_compute_ns>(
+        "non_compute_ns", "total − compute − idle (communication and copies not under compute)",
+        kNever),
+    column<&BreakdownRow::idle_ns>("idle_ns", "total − |union of all GPU activities|", kNever),
+    column<&BreakdownRow::exposed_comm_ns>("exposed_comm_ns", "|union(comm) \\ union(compute)|",
+                                           kNever),
+    column<&BreakdownRow::exposed_memcpy_ns>(
+        "exposed_memcpy_ns", "|union(memcpy) \\ union(compute) \\ union(comm)|", kNever),
+    column<&BreakdownRow::comm_ns>("comm_ns", "|union(comm)|", kNever),
+    column<&BreakdownRow::memcpy_ns>("memcpy_ns", "|union(memcpy)|", kNever),
+    column<BreakdownRow>(
+        "compute_share", ColType::kReal, "compute_ns / total_ns", "an empty window (total_ns = 0)",
+        [](const BreakdownRow& b) { return ratio_cell(b.compute_ns, b.total_ns); }),
+    column<BreakdownRow>("idle_share", ColType::kReal, "idle_ns / total_ns",
+                         "an empty window (total_ns = 0)",
+                         [](const BreakdownRow& b) { return ratio_cell(b.idle_ns, b.total_ns); }));
 
 // Each stream of per-rank rows: X(enumerator, table). The four hierarchy streams are the
 // hierarchy table's levels below the GPU (whose shares are of a parent of the same rank); its GPU

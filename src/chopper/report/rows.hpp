@@ -13,6 +13,7 @@
 #include "chopper/base/time.hpp"
 #include "chopper/model/rank_trace.hpp"
 #include "chopper/model/table.hpp"
+#include "chopper/model/table_def.hpp"
 
 namespace chopper {
 
@@ -63,6 +64,28 @@ inline void push_label(std::vector<Cell>& c, const LabelKey& k) {
   c.push_back(opt_text(phase_name(k.phase)));
   c.push_back(k.layer < 0 ? Cell::null() : Cell::of(k.layer));
   c.push_back(opt_text(k.operation));
+}
+
+// a / b, NULL when b is 0 (a share of nothing).
+inline Cell ratio_cell(Ns a, Ns b) {
+  return b > 0 ? Cell::of(static_cast<double>(a) / static_cast<double>(b)) : Cell::null();
+}
+
+// The label columns (iteration, phase, layer, operation) of a row whose member `K` is a LabelKey,
+// as every labelled table shows them.
+template <auto K, class Row = typename table_detail::member_of<decltype(K)>::cls>
+constexpr std::array<Column<Row>, 4> label_columns() {
+  return {{
+      column<Row>("iteration", ColType::kInt, "ProfilerStep number", "none",
+                  [](const Row& r) { return opt_iter((r.*K).iteration); }),
+      column<Row>("phase", ColType::kText, "forward, backward, optimizer, other, data_dist", "none",
+                  [](const Row& r) { return opt_text(phase_name((r.*K).phase)); }),
+      column<Row>(
+          "layer", ColType::kInt, "transformer block", "none",
+          [](const Row& r) { return (r.*K).layer < 0 ? Cell::null() : Cell::of((r.*K).layer); }),
+      column<Row>("operation", ColType::kText, "operation label", "none",
+                  [](const Row& r) { return opt_text((r.*K).operation); }),
+  }};
 }
 
 }  // namespace chopper

@@ -61,7 +61,9 @@ SqliteSink::SqliteSink(std::string path) : path_(std::move(path)) {
     exec("PRAGMA locking_mode=EXCLUSIVE");
     exec(
         "CREATE TABLE chopper_tables (table_name TEXT PRIMARY KEY, doc TEXT);"
-        "CREATE TABLE chopper_columns (table_name TEXT, column_name TEXT, type TEXT, doc TEXT)");
+        "CREATE TABLE chopper_columns (table_name TEXT, column_name TEXT, type TEXT, doc TEXT, "
+        "unit "
+        "TEXT, null_when TEXT)");
   } catch (...) {
     sqlite3_close_v2(db_);
     db_ = nullptr;
@@ -150,7 +152,7 @@ void SqliteSink::start_table(const TableSchema& schema) {
     if (sqlite3_step(doc.s) != SQLITE_DONE) fail("INSERT INTO chopper_tables");
   }
   {
-    StmtGuard col{prepare("INSERT INTO chopper_columns VALUES (?1, ?2, ?3, ?4)")};
+    StmtGuard col{prepare("INSERT INTO chopper_columns VALUES (?1, ?2, ?3, ?4, ?5, ?6)")};
     for (const ColumnSpec& c : schema.columns) {
       const std::string_view type = col_type_name(c.type);
       sqlite3_bind_text64(col.s, 1, schema.name.data(), schema.name.size(), SQLITE_STATIC,
@@ -158,6 +160,9 @@ void SqliteSink::start_table(const TableSchema& schema) {
       sqlite3_bind_text64(col.s, 2, c.name.data(), c.name.size(), SQLITE_STATIC, SQLITE_UTF8);
       sqlite3_bind_text64(col.s, 3, type.data(), type.size(), SQLITE_STATIC, SQLITE_UTF8);
       sqlite3_bind_text64(col.s, 4, c.doc.c_str(), c.doc.size(), SQLITE_STATIC, SQLITE_UTF8);
+      sqlite3_bind_text64(col.s, 5, c.unit.c_str(), c.unit.size(), SQLITE_STATIC, SQLITE_UTF8);
+      sqlite3_bind_text64(col.s, 6, c.null_when.c_str(), c.null_when.size(), SQLITE_STATIC,
+                          SQLITE_UTF8);
       if (sqlite3_step(col.s) != SQLITE_DONE) fail("INSERT INTO chopper_columns");
       sqlite3_reset(col.s);
     }

@@ -13,6 +13,7 @@
 #include <utility>
 
 #include "chopper/analysis/analysis.hpp"
+#include "chopper/model/table_def.hpp"
 #include "chopper/report/html/svg.hpp"
 
 namespace chopper::html {
@@ -69,6 +70,27 @@ class View {
   std::string s(size_t r, std::string_view c) const {
     return std::string(t_->get_text(r, t_->col(c)));
   }
+  // By typed handle (model/table_def.hpp): the column's place is known when compiled; the table
+  // read must be the handle's.
+  size_t at(ColumnHandle h) const {
+    if (t_->name() != h.table || h.index >= t_->cols() ||
+        t_->schema().columns[h.index].name != h.name)
+      throw Error(fmt::format("report: column {}.{} is not where its declaration puts it", h.table,
+                              h.name));
+    return h.index;
+  }
+  bool null(size_t r, ColumnHandle h) const { return t_->is_null(r, at(h)); }
+  double d(size_t r, ColumnHandle h) const {
+    const Cell x = t_->cell(r, at(h));
+    return x.kind == Cell::kInt    ? static_cast<double>(x.i)
+           : x.kind == Cell::kReal ? x.r
+                                   : std::nan("");
+  }
+  int64_t i(size_t r, ColumnHandle h) const {
+    const size_t k = at(h);
+    return t_->is_null(r, k) ? kNull : t_->get_int(r, k);
+  }
+  std::string s(size_t r, ColumnHandle h) const { return std::string(t_->get_text(r, at(h))); }
   const Table* table() const { return t_; }
 
  private:
