@@ -480,9 +480,8 @@ std::vector<std::string> component_order(const View& v) {
   return order;
 }
 
-void time_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
-  doc.section("time", "Where the iteration time goes");
-  // end_to_end: one bar per iteration
+// end_to_end: one bar per iteration of the rank shown.
+void end_to_end_figure(Doc& doc, const TableStore& ts) {
   const View e(ts.get("end_to_end"));
   if (e.rows() > 0) {
     StackedBars c;
@@ -517,7 +516,10 @@ void time_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
                 "late, launch overhead, graph gaps and other idle (end_to_end.time_ns).",
                 "End to end (`iterations`, `end_to_end`)", csv_of(e.table(), all_rows(e)), ""});
   }
-  // rank_components: every rank's split into the end-to-end components
+}
+
+// rank_components: every rank's split into the end-to-end components.
+void rank_components_figure(Doc& doc, const TableStore& ts, const ReportInfo& info) {
   const View rc(ts.get("rank_components"));
   std::vector<int64_t> rc_ranks;
   for (size_t r = 0; r < rc.rows(); ++r) rc_ranks.push_back(rc.i(r, "rank"));
@@ -554,7 +556,16 @@ void time_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
                 "up to the window (rank_components.time_ns).",
                 "End to end (`iterations`, `end_to_end`)", csv_of(rc.table(), all_rows(rc)), ""});
   }
-  // temporal_breakdown per rank and iteration
+}
+
+// The ranks and iterations of temporal_breakdown's iteration rows (sorted, unique), which the idle
+// figure shares.
+struct RankIterations {
+  std::vector<int64_t> ranks, iters;
+};
+
+// temporal_breakdown per rank and iteration: bars, or a heatmap with many ranks.
+RankIterations split_figure(Doc& doc, const TableStore& ts, const ReportInfo& info) {
   const View b(ts.get("temporal_breakdown"));
   std::vector<size_t> rows;
   std::vector<int64_t> ranks, iters;
@@ -617,7 +628,14 @@ void time_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
          "this many ranks a heatmap replaces the per-rank bars; the CSV has every part.",
          "Temporal breakdown (`temporal_breakdown`, `overlap`)", csv_of(b.table(), rows), ""});
   }
-  // idle by cause, summed over streams
+  return {ranks, iters};
+}
+
+// idle_breakdown by cause, summed over streams.
+void idle_figure(Doc& doc, const TableStore& ts, const ReportInfo& info,
+                 const RankIterations& grid) {
+  const std::vector<int64_t>& ranks = grid.ranks;
+  const std::vector<int64_t>& iters = grid.iters;
   const View id(ts.get("idle_breakdown"));
   std::map<std::pair<int64_t, int64_t>, std::array<double, 3>> idle;
   for (size_t r = 0; r < id.rows(); ++r) {
@@ -676,6 +694,14 @@ void time_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
                   "idle_breakdown summed over streams"});
     }
   }
+}
+
+void time_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
+  doc.section("time", "Where the iteration time goes");
+  end_to_end_figure(doc, ts);
+  rank_components_figure(doc, ts, info);
+  const RankIterations ri = split_figure(doc, ts, info);
+  idle_figure(doc, ts, info, ri);
 }
 
 void throughput_section(Doc& doc, const TableStore& ts) {
@@ -1136,22 +1162,21 @@ void overlap_section(Doc& doc, const TableStore& ts) {
               rows.size() <= kMaxCsvRows ? std::string() : kSummaryNote});
 }
 
-void hardware_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
-  const View t(ts.get("telemetry"));
-  const View pe(ts.get("power_energy"));
-  if (t.rows() == 0 && pe.rows() == 0) {
-    doc.section("hardware", "Power, clocks and temperature");
-    doc.empty_note("No telemetry: give --telemetry files or put them in the run's directory.");
-    return;
-  }
-  doc.section("hardware", "Power, clocks and temperature");
-  // iteration boundaries: the lowest rank's windows (its trace clock)
+// Where the hardware figures put time zero and the iteration boundaries: the lowest rank's
+// iteration windows (its trace clock); times are drawn relative to the first iteration's start
+// (exact int64 differences; the data-x attributes keep the table's nanoseconds).
+struct TimeAxis {
+  int64_t low_rank = 0;
+  int64_t origin = 0;
+  std::vector<Marker> marks;
+};
+
+TimeAxis iteration_axis(const TableStore& ts, const View& t) {
+  TimeAxis ax;
   const View b(ts.get("temporal_breakdown"));
   int64_t low = std::numeric_limits<int64_t>::max();
   for (size_t r = 0; r < b.rows(); ++r)
     if (!b.null(r, "iteration")) low = std::min(low, b.i(r, "rank"));
-  // times are drawn relative to the first iteration's start (exact int64 differences; the
-  // data-x attributes keep the table's nanoseconds)
   std::vector<std::pair<int64_t, int64_t>> starts;  // (start_ns, iteration)
   int64_t end = kNull;
   for (size_t r = 0; r < b.rows(); ++r)
@@ -1172,105 +1197,107 @@ void hardware_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
   if (end != kNull)
     marks.push_back(
         {static_cast<double>(end - origin), "end", " data-iteration=\"end\"", std::to_string(end)});
-  struct Spec {
-    const char* id;
-    std::vector<std::string> metrics;  // the first present is drawn
-    const char* title;
-    const char* label;
-  };
-  std::map<std::string, std::vector<size_t>> by_metric;
-  std::vector<int64_t> ranks;
-  for (size_t r = 0; r < t.rows(); ++r) {
-    by_metric[t.s(r, "metric")].push_back(r);
-    ranks.push_back(t.i(r, "rank"));
-  }
-  ranks = sorted_unique(ranks);
-  const bool many = ranks.size() > info.many_ranks;
-  for (const Spec& sp :
-       {Spec{"fig-power", {"power_w", "power_avg_w"}, "Board power per GPU", "power (W)"},
-        Spec{"fig-clock", {"sm_clock_mhz"}, "SM/GFX clock per GPU", "clock (MHz)"},
-        Spec{"fig-temp",
-             {"temp_hotspot_c", "temp_gpu_c"},
-             "Temperature per GPU",
-             "temperature (°C)"}}) {
-    std::string metric;
-    for (const std::string& m : sp.metrics)
-      if (by_metric.count(m)) {
-        metric = m;
-        break;
-      }
-    if (metric.empty()) continue;
-    const std::vector<size_t>& rows = by_metric[metric];
-    Lines l;
-    l.x_label = "time since the first iteration's start (s)";
-    l.y_label = std::string(sp.label);
-    l.x_scale = 1e9;
-    l.markers = marks;
-    std::string note, band_csv;
-    if (!many) {
-      std::map<int64_t, Line> per;
-      for (size_t r : rows) {
-        const int64_t rk = t.i(r, "rank");
-        Line& line = per[rk];
-        if (line.name.empty()) {
-          line.name = fmt::format("rank {}", rk);
-          line.attrs = fmt::format(" data-rank=\"{}\" data-metric=\"{}\"", rk, esc(metric));
-          line.color = static_cast<size_t>(rk);
-        }
-        line.x.push_back(static_cast<double>(t.i(r, "t_ns") - origin));
-        line.xi.push_back(t.i(r, "t_ns"));
-        line.y.push_back(t.d(r, "value"));
-      }
-      for (auto& kv : per) l.lines.push_back(std::move(kv.second));
-    } else {
-      // quantile bands over ranks: each rank's mean in 200 time bins
-      double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-      auto rel = [&t, origin](size_t r) { return static_cast<double>(t.i(r, "t_ns") - origin); };
-      for (size_t r : rows) lo = std::min(lo, rel(r)), hi = std::max(hi, rel(r));
-      const size_t bins = 200;
-      const double width = std::max(1.0, (hi - lo) / static_cast<double>(bins));
-      std::map<int64_t, std::vector<std::pair<double, double>>> acc;  // rank -> (sum, n) per bin
-      for (size_t r : rows) {
-        auto& v = acc[t.i(r, "rank")];
-        v.resize(bins);
-        const size_t k = std::min(bins - 1, static_cast<size_t>((rel(r) - lo) / width));
-        v[k].first += t.d(r, "value"), v[k].second += 1;
-      }
-      Band band;
-      band.name = "ranks";
-      band.attrs = fmt::format(" data-metric=\"{}\" data-ranks=\"{}\"", esc(metric), acc.size());
-      for (size_t k = 0; k < bins; ++k) {
-        std::vector<double> v;
-        for (const auto& kv : acc)
-          if (kv.second[k].second > 0) v.push_back(kv.second[k].first / kv.second[k].second);
-        if (v.empty()) continue;
-        std::sort(v.begin(), v.end());
-        band.x.push_back(lo + width * (static_cast<double>(k) + 0.5));
-        band.lo.push_back(v.front()), band.q1.push_back(quantile(v, 0.25));
-        band.med.push_back(quantile(v, 0.5)), band.q3.push_back(quantile(v, 0.75));
-        band.hi.push_back(v.back());
-      }
-      Csv bc({"metric", "t_ns", "min", "q1", "median", "q3", "max"});
-      for (size_t k = 0; k < band.x.size(); ++k)
-        bc.add({metric, std::to_string(static_cast<int64_t>(band.x[k]) + origin), num(band.lo[k]),
-                num(band.q1[k]), num(band.med[k]), num(band.q3[k]), num(band.hi[k])});
-      band_csv = bc.text;
-      l.bands.push_back(std::move(band));
-      note = fmt::format(
-          " With {} ranks each rank's samples are averaged in 200 time bins and the bands show "
-          "the min–max and quartiles over the ranks, the line their median.",
-          ranks.size());
+  ax.low_rank = low;
+  ax.origin = origin;
+  ax.marks = std::move(marks);
+  return ax;
+}
+
+// One telemetry metric's figure: the first of `metrics` present, a line per rank, or quantile
+// bands over the ranks when there are many.
+struct TelemetryFigure {
+  const char* id;
+  std::vector<std::string> metrics;  // the first present is drawn
+  const char* title;
+  const char* label;
+};
+
+void telemetry_figure(Doc& doc, const View& t, const TelemetryFigure& sp,
+                      std::map<std::string, std::vector<size_t>>& by_metric, const TimeAxis& ax,
+                      size_t rank_count, bool many) {
+  const int64_t origin = ax.origin;
+  const int64_t low = ax.low_rank;
+  const std::vector<Marker>& marks = ax.marks;
+  std::string metric;
+  for (const std::string& m : sp.metrics)
+    if (by_metric.count(m)) {
+      metric = m;
+      break;
     }
-    doc.figure(
-        {sp.id, "telemetry", sp.title, lines(l),
-         fmt::format("The {} samples of each GPU (telemetry, metric {}) on the rank's "
-                     "trace clock; vertical lines mark the iteration boundaries of rank "
-                     "{} (temporal_breakdown).{}",
-                     metric, metric, low, note),
-         "Alignment", band_csv.empty() ? csv_of(t.table(), rows) : band_csv,
-         band_csv.empty() ? std::string() : "the bands drawn; the samples are in chopper.sqlite"});
+  if (metric.empty()) return;
+  const std::vector<size_t>& rows = by_metric[metric];
+  Lines l;
+  l.x_label = "time since the first iteration's start (s)";
+  l.y_label = std::string(sp.label);
+  l.x_scale = 1e9;
+  l.markers = marks;
+  std::string note, band_csv;
+  if (!many) {
+    std::map<int64_t, Line> per;
+    for (size_t r : rows) {
+      const int64_t rk = t.i(r, "rank");
+      Line& line = per[rk];
+      if (line.name.empty()) {
+        line.name = fmt::format("rank {}", rk);
+        line.attrs = fmt::format(" data-rank=\"{}\" data-metric=\"{}\"", rk, esc(metric));
+        line.color = static_cast<size_t>(rk);
+      }
+      line.x.push_back(static_cast<double>(t.i(r, "t_ns") - origin));
+      line.xi.push_back(t.i(r, "t_ns"));
+      line.y.push_back(t.d(r, "value"));
+    }
+    for (auto& kv : per) l.lines.push_back(std::move(kv.second));
+  } else {
+    // quantile bands over ranks: each rank's mean in 200 time bins
+    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+    auto rel = [&t, origin](size_t r) { return static_cast<double>(t.i(r, "t_ns") - origin); };
+    for (size_t r : rows) lo = std::min(lo, rel(r)), hi = std::max(hi, rel(r));
+    const size_t bins = 200;
+    const double width = std::max(1.0, (hi - lo) / static_cast<double>(bins));
+    std::map<int64_t, std::vector<std::pair<double, double>>> acc;  // rank -> (sum, n) per bin
+    for (size_t r : rows) {
+      auto& v = acc[t.i(r, "rank")];
+      v.resize(bins);
+      const size_t k = std::min(bins - 1, static_cast<size_t>((rel(r) - lo) / width));
+      v[k].first += t.d(r, "value"), v[k].second += 1;
+    }
+    Band band;
+    band.name = "ranks";
+    band.attrs = fmt::format(" data-metric=\"{}\" data-ranks=\"{}\"", esc(metric), acc.size());
+    for (size_t k = 0; k < bins; ++k) {
+      std::vector<double> v;
+      for (const auto& kv : acc)
+        if (kv.second[k].second > 0) v.push_back(kv.second[k].first / kv.second[k].second);
+      if (v.empty()) continue;
+      std::sort(v.begin(), v.end());
+      band.x.push_back(lo + width * (static_cast<double>(k) + 0.5));
+      band.lo.push_back(v.front()), band.q1.push_back(quantile(v, 0.25));
+      band.med.push_back(quantile(v, 0.5)), band.q3.push_back(quantile(v, 0.75));
+      band.hi.push_back(v.back());
+    }
+    Csv bc({"metric", "t_ns", "min", "q1", "median", "q3", "max"});
+    for (size_t k = 0; k < band.x.size(); ++k)
+      bc.add({metric, std::to_string(static_cast<int64_t>(band.x[k]) + origin), num(band.lo[k]),
+              num(band.q1[k]), num(band.med[k]), num(band.q3[k]), num(band.hi[k])});
+    band_csv = bc.text;
+    l.bands.push_back(std::move(band));
+    note = fmt::format(
+        " With {} ranks each rank's samples are averaged in 200 time bins and the bands show "
+        "the min–max and quartiles over the ranks, the line their median.",
+        rank_count);
   }
-  // energy per iteration: phase rows stacked per rank and iteration
+  doc.figure(
+      {sp.id, "telemetry", sp.title, lines(l),
+       fmt::format("The {} samples of each GPU (telemetry, metric {}) on the rank's "
+                   "trace clock; vertical lines mark the iteration boundaries of rank "
+                   "{} (temporal_breakdown).{}",
+                   metric, metric, low, note),
+       "Alignment", band_csv.empty() ? csv_of(t.table(), rows) : band_csv,
+       band_csv.empty() ? std::string() : "the bands drawn; the samples are in chopper.sqlite"});
+}
+
+// power_energy: phase rows stacked per rank and iteration, or a heatmap with many ranks.
+void energy_figure(Doc& doc, const View& pe, bool many) {
   std::vector<size_t> whole, phases;
   std::vector<std::string> names;
   for (size_t r = 0; r < pe.rows(); ++r) {
@@ -1324,6 +1351,36 @@ void hardware_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
                 "Energy model (`power_energy`, `kernel_hw.energy_j`)", csv_of(pe.table(), whole),
                 ""});
   }
+}
+
+void hardware_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
+  const View t(ts.get("telemetry"));
+  const View pe(ts.get("power_energy"));
+  if (t.rows() == 0 && pe.rows() == 0) {
+    doc.section("hardware", "Power, clocks and temperature");
+    doc.empty_note("No telemetry: give --telemetry files or put them in the run's directory.");
+    return;
+  }
+  doc.section("hardware", "Power, clocks and temperature");
+  const TimeAxis ax = iteration_axis(ts, t);
+  std::map<std::string, std::vector<size_t>> by_metric;
+  std::vector<int64_t> ranks;
+  for (size_t r = 0; r < t.rows(); ++r) {
+    by_metric[t.s(r, "metric")].push_back(r);
+    ranks.push_back(t.i(r, "rank"));
+  }
+  ranks = sorted_unique(ranks);
+  const bool many = ranks.size() > info.many_ranks;
+  for (const TelemetryFigure& sp :
+       {TelemetryFigure{
+            "fig-power", {"power_w", "power_avg_w"}, "Board power per GPU", "power (W)"},
+        TelemetryFigure{"fig-clock", {"sm_clock_mhz"}, "SM/GFX clock per GPU", "clock (MHz)"},
+        TelemetryFigure{"fig-temp",
+                        {"temp_hotspot_c", "temp_gpu_c"},
+                        "Temperature per GPU",
+                        "temperature (°C)"}})
+    telemetry_figure(doc, t, sp, by_metric, ax, ranks.size(), many);
+  energy_figure(doc, pe, many);
 }
 
 void coverage_section(Doc& doc, const TableStore& ts) {
