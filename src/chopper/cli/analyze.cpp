@@ -158,6 +158,39 @@ int share_status(Comm& c, int rc) {
   return std::stoi(s);
 }
 
+// --split-runs: the files grouped into runs (link/validate.hpp), each analysed into OUT/run-<k>.
+int analyze_split_runs(const AnalyzeOptions& o, Comm& c) {
+  if (c.size() > 1) {
+    if (c.rank() == 0)
+      fmt::print(stderr, "chopper analyze: --split-runs runs in one process, not under MPI\n");
+    return 2;
+  }
+  size_t runs = 0;
+  const int rc = for_each_run(o.run, "analyze", [&o, &runs](const RunOptions& run, size_t k) {
+    AnalyzeOptions one = o;
+    one.run = run;
+    one.out = (std::filesystem::path(o.out) / fmt::format("run-{}", k + 1)).string();
+    fmt::print("== run-{} ({}/run-{})\n", k + 1, o.out, k + 1);
+    std::fflush(stdout);
+    runs = k + 1;
+    return analyze_run(one);
+  });
+  // The run-<k> directories an earlier split wrote beyond this one's runs (run-2 of an earlier
+  // split beside a single new run-1 would read as this run's).
+  if (runs > 0) {
+    std::vector<std::string> kept;
+    for (const std::string& d : remove_stale_run_dirs(o.out, runs, kept))
+      fmt::print(stderr, "chopper analyze: removed {} (an earlier split's run)\n",
+                 terminal_safe(d));
+    for (const std::string& d : kept)
+      fmt::print(stderr,
+                 "chopper analyze: left {}: not one of this split's runs, but it holds files "
+                 "analyze did not write\n",
+                 terminal_safe(d));
+  }
+  return rc;
+}
+
 }  // namespace
 
 int analyze_run(const AnalyzeOptions& in) {
@@ -170,38 +203,7 @@ int analyze_run(const AnalyzeOptions& in) {
     if (root) fmt::print(stderr, "chopper analyze: {}\n", terminal_safe(e.what()));
     return 2;
   }
-  // --split-runs: the files grouped into runs (link/validate.hpp), each analysed into OUT/run-<k>.
-  if (o.run.split_runs) {
-    if (c.size() > 1) {
-      if (root)
-        fmt::print(stderr, "chopper analyze: --split-runs runs in one process, not under MPI\n");
-      return 2;
-    }
-    size_t runs = 0;
-    const int rc = for_each_run(o.run, "analyze", [&o, &runs](const RunOptions& run, size_t k) {
-      AnalyzeOptions one = o;
-      one.run = run;
-      one.out = (std::filesystem::path(o.out) / fmt::format("run-{}", k + 1)).string();
-      fmt::print("== run-{} ({}/run-{})\n", k + 1, o.out, k + 1);
-      std::fflush(stdout);
-      runs = k + 1;
-      return analyze_run(one);
-    });
-    // The run-<k> directories an earlier split wrote beyond this one's runs (run-2 of an earlier
-    // split beside a single new run-1 would read as this run's).
-    if (runs > 0) {
-      std::vector<std::string> kept;
-      for (const std::string& d : remove_stale_run_dirs(o.out, runs, kept))
-        fmt::print(stderr, "chopper analyze: removed {} (an earlier split's run)\n",
-                   terminal_safe(d));
-      for (const std::string& d : kept)
-        fmt::print(stderr,
-                   "chopper analyze: left {}: not one of this split's runs, but it holds files "
-                   "analyze did not write\n",
-                   terminal_safe(d));
-    }
-    return rc;
-  }
+  if (o.run.split_runs) return analyze_split_runs(o, c);
   Taxonomy taxonomy;
   try {
     taxonomy = run_taxonomy(o.run);

@@ -30,6 +30,55 @@ std::string steps_text(const std::vector<int64_t>& it) {
   return s + ")";
 }
 
+// The rank's devices, identical ones listed once with their count ("" without devices).
+std::string devices_text(const TraceMetadata& m) {
+  std::string o;
+  if (!m.devices.empty()) {
+    // Identical devices are listed once with their count.
+    std::vector<std::pair<std::string, int>> kinds;
+    for (const auto& d : m.devices) {
+      std::string k = fmt::format("{} ({} SMs/CUs, {})", d.name, d.num_sms,
+                                  d.total_global_mem_bytes > 0
+                                      ? human_bytes(static_cast<uint64_t>(d.total_global_mem_bytes))
+                                      : std::string("?"));
+      if (!kinds.empty() && kinds.back().first == k) {
+        ++kinds.back().second;
+      } else {
+        kinds.emplace_back(std::move(k), 1);
+      }
+    }
+    o += "  devices:";
+    for (size_t i = 0; i < kinds.size(); ++i)
+      o += fmt::format("{} {} x {}", i ? "," : "", kinds[i].second, kinds[i].first);
+    o += "\n";
+  }
+  return o;
+}
+
+// Per collective type: kernels, time, algorithm/protocol and where the type came from.
+std::string collectives_text(const RankSummary& s) {
+  std::string o;
+  if (!s.collectives.empty()) {
+    o += "  collectives:\n";
+    for (const auto& [type, c] : s.collectives) {
+      o += fmt::format("    {:<15} {:>6} kernels, {} total; ", type, c.count, ms(c.total_ns));
+      bool first = true;
+      for (const auto& [ap, n] : c.algo_proto) {
+        o += fmt::format("{}{} {}", first ? "" : ", ", ap, n);
+        first = false;
+      }
+      o += "; type from ";
+      first = true;
+      for (const auto& [src, n] : c.sources) {
+        o += fmt::format("{}{} {}", first ? "" : ", ", src, n);
+        first = false;
+      }
+      o += "\n";
+    }
+  }
+  return o;
+}
+
 }  // namespace
 
 std::string info_text(const Run& run) {
@@ -50,26 +99,7 @@ std::string info_text(const Run& run) {
                      human_bytes(t.file_bytes), human_bytes(t.uncompressed_bytes), t.total_events,
                      m.ts_format, m.legacy_2021 ? "; 2021 category names" : "",
                      m.rocm ? "; ROCm" : "");
-    if (!m.devices.empty()) {
-      // Identical devices are listed once with their count.
-      std::vector<std::pair<std::string, int>> kinds;
-      for (const auto& d : m.devices) {
-        std::string k =
-            fmt::format("{} ({} SMs/CUs, {})", d.name, d.num_sms,
-                        d.total_global_mem_bytes > 0
-                            ? human_bytes(static_cast<uint64_t>(d.total_global_mem_bytes))
-                            : std::string("?"));
-        if (!kinds.empty() && kinds.back().first == k) {
-          ++kinds.back().second;
-        } else {
-          kinds.emplace_back(std::move(k), 1);
-        }
-      }
-      o += "  devices:";
-      for (size_t i = 0; i < kinds.size(); ++i)
-        o += fmt::format("{} {} x {}", i ? "," : "", kinds[i].second, kinds[i].first);
-      o += "\n";
-    }
+    o += devices_text(m);
     if (!m.process_groups.empty() || !m.backend.empty())
       o += fmt::format("  distributed: backend {}, {} process group(s){}{}\n",
                        m.backend.empty() ? "?" : m.backend, m.process_groups.size(),
@@ -121,24 +151,7 @@ std::string info_text(const Run& run) {
       }
       o += ")\n";
     }
-    if (!s.collectives.empty()) {
-      o += "  collectives:\n";
-      for (const auto& [type, c] : s.collectives) {
-        o += fmt::format("    {:<15} {:>6} kernels, {} total; ", type, c.count, ms(c.total_ns));
-        bool first = true;
-        for (const auto& [ap, n] : c.algo_proto) {
-          o += fmt::format("{}{} {}", first ? "" : ", ", ap, n);
-          first = false;
-        }
-        o += "; type from ";
-        first = true;
-        for (const auto& [src, n] : c.sources) {
-          o += fmt::format("{}{} {}", first ? "" : ", ", src, n);
-          first = false;
-        }
-        o += "\n";
-      }
-    }
+    o += collectives_text(s);
     if (t.diagnostics.empty()) {
       o += "  diagnostics: none\n";
     } else {

@@ -199,6 +199,87 @@ bool nvidia_header(const std::vector<std::string_view>& fields) {
   return false;
 }
 
+// One data row's samples: every metric field (in the metric's unit), and the throttle reasons (the
+// mask field OR the individual reason fields).
+void add_row(SeriesBuilder& b, TelemetryData& d, Header& h, const std::vector<std::string_view>& f,
+             const GpuRef& g, Ns t, uint64_t ln) {
+  uint32_t folded = 0;
+  bool folded_any = false;
+  for (size_t i = 0; i < h.cols.size(); ++i) {
+    const Column& c = h.cols[i];
+    if (c.role == Role::kReasonBit) {
+      const std::string_view v = trim(f[i]);
+      if (iequals(v, "Active")) {
+        folded |= c.bit;
+        folded_any = true;
+      } else if (iequals(v, "Not Active")) {
+        folded_any = true;
+      } else {
+        double x = 0;
+        std::string_view u;
+        const ValueStatus st = parse_quantity(v, x, u);
+        count_with(d, st == ValueStatus::kOk ? DiagKind("bad_value") : value_status_kind(st), ln,
+                   [&] { return fmt::format("{} = '{}'", c.source, v); });
+      }
+      continue;
+    }
+    if (c.role != Role::kMetric) continue;
+    double x = 0;
+    std::string_view u;
+    const ValueStatus st = parse_quantity(f[i], x, u);
+    if (st != ValueStatus::kOk) {
+      count_with(d, value_status_kind(st), ln,
+                 [&] { return fmt::format("{} = '{}'", c.source, f[i]); });
+      continue;
+    }
+    if (c.metric == Metric::kThrottleReasons) {
+      if (!u.empty() || x < 0) {
+        count_with(d, "bad_value", ln, [&] { return fmt::format("{} = '{}'", c.source, f[i]); });
+        continue;
+      }
+      continue;  // added below with the folded reason fields
+    }
+    const std::string_view unit = u.empty() ? std::string_view(c.unit) : u;
+    Column& cm = h.cols[i];
+    if (!cm.memo || unit != cm.memo_unit) {
+      cm.memo_scale = 1.0;
+      if (!to_metric_unit(c.metric, unit, 1.0, cm.memo_scale)) cm.memo_scale = 0;
+      cm.memo_unit.assign(unit);
+      cm.memo = true;
+    }
+    if (cm.memo_scale == 0) {
+      count_with(d, "unknown_unit", ln, [&] { return fmt::format("{} = '{}'", c.source, f[i]); });
+      continue;
+    }
+    x *= cm.memo_scale;
+    b.add(b.series(i, g, c.metric, c.source, ClockDomain::kRealtimeLocal), t, x, ln);
+  }
+  // Throttle reasons: the mask field, OR the individual reason fields.
+  double mask = 0;
+  bool have_mask = false;
+  if (h.throttle >= 0) {
+    std::string_view u;
+    if (parse_quantity(f[static_cast<size_t>(h.throttle)], mask, u) == ValueStatus::kOk &&
+        u.empty()) {
+      if (mask >= 0 && mask < 18446744073709551616.0)  // a 64-bit mask
+        have_mask = true;
+      else
+        count_with(d, "bad_value", ln, [&] {
+          return fmt::format("throttle mask '{}' is not a 64-bit mask",
+                             f[static_cast<size_t>(h.throttle)].substr(0, 40));
+        });
+    }
+  }
+  if (have_mask || folded_any) {
+    const uint64_t m = (have_mask ? static_cast<uint64_t>(mask) : 0) | folded;
+    const std::string_view src =
+        h.throttle >= 0 ? std::string_view(h.cols[static_cast<size_t>(h.throttle)].source)
+                        : std::string_view("clocks_event_reasons.*");
+    b.add(b.series(h.cols.size(), g, Metric::kThrottleReasons, src, ClockDomain::kRealtimeLocal), t,
+          static_cast<double>(m), ln);
+  }
+}
+
 void read_nvidia_smi(LineReader& in, const TelemetryReadOptions& /*o*/, TelemetryData& d) {
   SeriesBuilder b(d);
   std::unordered_set<std::string> seen;
@@ -257,81 +338,7 @@ void read_nvidia_smi(LineReader& in, const TelemetryReadOptions& /*o*/, Telemetr
     if (h.bus >= 0) g.bus_id = std::string(f[static_cast<size_t>(h.bus)]);
     if (h.uuid >= 0) g.uuid = std::string(f[static_cast<size_t>(h.uuid)]);
     ++d.samples;
-    uint32_t folded = 0;
-    bool folded_any = false;
-    for (size_t i = 0; i < h.cols.size(); ++i) {
-      const Column& c = h.cols[i];
-      if (c.role == Role::kReasonBit) {
-        const std::string_view v = trim(f[i]);
-        if (iequals(v, "Active")) {
-          folded |= c.bit;
-          folded_any = true;
-        } else if (iequals(v, "Not Active")) {
-          folded_any = true;
-        } else {
-          double x = 0;
-          std::string_view u;
-          const ValueStatus st = parse_quantity(v, x, u);
-          count_with(d, st == ValueStatus::kOk ? DiagKind("bad_value") : value_status_kind(st), ln,
-                     [&] { return fmt::format("{} = '{}'", c.source, v); });
-        }
-        continue;
-      }
-      if (c.role != Role::kMetric) continue;
-      double x = 0;
-      std::string_view u;
-      const ValueStatus st = parse_quantity(f[i], x, u);
-      if (st != ValueStatus::kOk) {
-        count_with(d, value_status_kind(st), ln,
-                   [&] { return fmt::format("{} = '{}'", c.source, f[i]); });
-        continue;
-      }
-      if (c.metric == Metric::kThrottleReasons) {
-        if (!u.empty() || x < 0) {
-          count_with(d, "bad_value", ln, [&] { return fmt::format("{} = '{}'", c.source, f[i]); });
-          continue;
-        }
-        continue;  // added below with the folded reason fields
-      }
-      const std::string_view unit = u.empty() ? std::string_view(c.unit) : u;
-      Column& cm = h.cols[i];
-      if (!cm.memo || unit != cm.memo_unit) {
-        cm.memo_scale = 1.0;
-        if (!to_metric_unit(c.metric, unit, 1.0, cm.memo_scale)) cm.memo_scale = 0;
-        cm.memo_unit.assign(unit);
-        cm.memo = true;
-      }
-      if (cm.memo_scale == 0) {
-        count_with(d, "unknown_unit", ln, [&] { return fmt::format("{} = '{}'", c.source, f[i]); });
-        continue;
-      }
-      x *= cm.memo_scale;
-      b.add(b.series(i, g, c.metric, c.source, ClockDomain::kRealtimeLocal), t, x, ln);
-    }
-    // Throttle reasons: the mask field, OR the individual reason fields.
-    double mask = 0;
-    bool have_mask = false;
-    if (h.throttle >= 0) {
-      std::string_view u;
-      if (parse_quantity(f[static_cast<size_t>(h.throttle)], mask, u) == ValueStatus::kOk &&
-          u.empty()) {
-        if (mask >= 0 && mask < 18446744073709551616.0)  // a 64-bit mask
-          have_mask = true;
-        else
-          count_with(d, "bad_value", ln, [&] {
-            return fmt::format("throttle mask '{}' is not a 64-bit mask",
-                               f[static_cast<size_t>(h.throttle)].substr(0, 40));
-          });
-      }
-    }
-    if (have_mask || folded_any) {
-      const uint64_t m = (have_mask ? static_cast<uint64_t>(mask) : 0) | folded;
-      const std::string_view src =
-          h.throttle >= 0 ? std::string_view(h.cols[static_cast<size_t>(h.throttle)].source)
-                          : std::string_view("clocks_event_reasons.*");
-      b.add(b.series(h.cols.size(), g, Metric::kThrottleReasons, src, ClockDomain::kRealtimeLocal),
-            t, static_cast<double>(m), ln);
-    }
+    add_row(b, d, h, f, g, t, ln);
   }
   if (!have_header) fail(in, "no nvidia-smi header line");
   if (d.samples == 0) fail(in, "no complete data row after the header");

@@ -401,7 +401,14 @@ std::string box_plot(const BoxPlot& c) {
   return s + "</svg>";
 }
 
-std::string lines(const Lines& c) {
+namespace {
+
+// The range of a line chart's data in chart units (x: (x − x_origin) / x_scale; y: y / y_scale):
+// lines, markers and bands; NaN y values left out; an empty side is [inf, −inf].
+struct Extent {
+  double xl, xh, yl, yh;
+};
+Extent data_extent(const Lines& c) {
   double xl = std::numeric_limits<double>::infinity(), xh = -xl, yl = xl, yh = -xl;
   auto see_x = [&](double x) {
     const double d = (x - c.x_origin) / c.x_scale;
@@ -421,6 +428,13 @@ std::string lines(const Lines& c) {
     for (double y : b.lo) see_y(y);
     for (double y : b.hi) see_y(y);
   }
+  return {xl, xh, yl, yh};
+}
+
+}  // namespace
+
+std::string lines(const Lines& c) {
+  auto [xl, xh, yl, yh] = data_extent(c);
   if (!(xl <= xh)) xl = 0, xh = 1;
   if (!(yl <= yh)) yl = 0, yh = 1;
   if (!std::isnan(c.y_min)) yl = c.y_min;
