@@ -66,6 +66,12 @@ for b in "$BEFORE_BIN" "$AFTER_BIN"; do
   [[ "$b" == - || -x "$b" ]] || { echo "compare_outputs: $b is not an executable" >&2; exit 2; }
 done
 mkdir -p "$OUTDIR/inputs"
+OUTDIR=$(cd "$OUTDIR" && pwd)
+# Where the inputs were when the outputs in OUTDIR were written: outputs name their input files, so
+# an OUTDIR copied elsewhere (to compare several builds against one "before") reads the old path
+# as the new one.
+[[ -f "$OUTDIR/.inputs_dir" ]] || echo "$OUTDIR/inputs" >"$OUTDIR/.inputs_dir"
+recorded_inputs=$(cat "$OUTDIR/.inputs_dir")
 
 # The inputs: name -> paths (one a line), and the options of each.
 declare -A INPUT=() OPTIONS=()
@@ -164,6 +170,9 @@ run_side after "$AFTER_BIN"
 # COMPARE_NO_SELF_DOC=1: the databases' self-description (chopper_tables, chopper_columns: the
 # tables' and columns' docs) is left out of the comparison, for a change of docs only.
 self_doc='^INSERT INTO chopper_\(tables\|columns\) \|^CREATE TABLE chopper_\(tables\|columns\) '
+moved() {
+  if [[ "$recorded_inputs" == "$OUTDIR/inputs" ]]; then cat; else sed "s|$recorded_inputs|$OUTDIR/inputs|g"; fi
+}
 have_dump=0
 command -v sqlite3 >/dev/null && have_dump=1
 differ=0 files=0
@@ -178,11 +187,11 @@ for n in "${NAMES[@]}"; do
       echo "DIFFERS: $n/$f (only in $([[ -f "$b/$f" ]] && echo before || echo after))"
       differ=$((differ + 1))
     elif [[ "${COMPARE_NO_SELF_DOC:-0}" == 1 && "$f" == *.sqlite.dump ]]; then
-      if ! cmp -s <(grep -v "$self_doc" "$b/$f") <(grep -v "$self_doc" "$a/$f"); then
+      if ! cmp -s <(grep -v "$self_doc" "$b/$f" | moved) <(grep -v "$self_doc" "$a/$f"); then
         echo "DIFFERS: $n/$f (result tables)"
         differ=$((differ + 1))
       fi
-    elif ! cmp -s "$b/$f" "$a/$f"; then
+    elif ! cmp -s <(moved <"$b/$f") "$a/$f"; then
       echo "DIFFERS: $n/$f"
       differ=$((differ + 1))
     fi
