@@ -39,7 +39,10 @@ constexpr std::string_view unit_of_name(std::string_view name) {
   struct Suffix {
     std::string_view suffix, unit;
   };
+  // A suffix that ends another (`_s` of `_per_s`) comes after it.
   constexpr Suffix kSuffixes[] = {
+      {"_w_per_s", "W/s"},
+      {"_per_s", "1/s"},
       {"_ns", "ns"},
       {"_us", "µs"},
       {"_ms", "ms"},
@@ -57,7 +60,6 @@ constexpr std::string_view unit_of_name(std::string_view name) {
       {"_bytes", "bytes"},
       {"_flops", "FLOP"},
       {"_cycles", "cycles"},
-      {"_per_s", "1/s"},
       {"_mib", "MiB"},
       {"_gib", "GiB"},
       {"_ratio", "ratio"},
