@@ -23,7 +23,7 @@ std::string pct(double x) {
 
 // Writes a whole table: begin, a row for each element of `v`, end.
 template <class Def, class V>
-void write_table(TableSink& sink, const Def& def, const V& v) {
+void put_rows(TableSink& sink, const Def& def, const V& v) {
   sink.begin(def.schema());
   for (const auto& x : v) def.put(sink, x);
   sink.end();
@@ -93,14 +93,14 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& /*o*/, TableS
   write_rank_table(RankStream::kLaunchStats, per_rank, sink);
   write_rank_table(RankStream::kQueueLength, per_rank, sink);
   write_rank_table(RankStream::kIdleCauses, per_rank, sink);
-  write_table(sink, kKernelBreakdownTable, ra.kernels);
-  write_table(sink, kOperationBreakdownTable, ra.operations);
-  write_table(sink, kClassBreakdownTable, ra.classes);
-  write_table(sink, kCollectivesTable, ra.collectives);
-  write_table(sink, kCollectiveSummaryTable, collective_summary(ra.collectives));
-  write_table(sink, kClockOffsetsTable, ra.clock_offsets);
-  write_table(sink, kStragglersTable, ra.stragglers);
-  write_table(sink, kIterationsTable, ra.iterations);
+  put_rows(sink, kKernelBreakdownTable, ra.kernels);
+  put_rows(sink, kOperationBreakdownTable, ra.operations);
+  put_rows(sink, kClassBreakdownTable, ra.classes);
+  put_rows(sink, kCollectivesTable, ra.collectives);
+  put_rows(sink, kCollectiveSummaryTable, collective_summary(ra.collectives));
+  put_rows(sink, kClockOffsetsTable, ra.clock_offsets);
+  put_rows(sink, kStragglersTable, ra.stragglers);
+  put_rows(sink, kIterationsTable, ra.iterations);
   rank_components_table(ra, sink);
   end_to_end_table(ra, sink);
 }

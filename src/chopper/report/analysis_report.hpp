@@ -17,6 +17,14 @@ namespace chopper {
 // ---- The run-wide analysis tables, each declared once (model/table_def.hpp). The per-rank ones
 // (temporal_breakdown, idle_breakdown, ...) are in report/rank_tables.hpp.
 
+// A column whose unit its name does not give (`tflops_per_gpu`; `tokens_per_s`, which
+// unit_of_name reads as `_s`, seconds).
+template <class Row>
+constexpr Column<Row> with_unit(Column<Row> c, std::string_view unit) {
+  c.unit = unit;
+  return c;
+}
+
 // The rank column of a row whose member M is a rank (always known).
 template <auto M>
 constexpr auto rank_column() {
@@ -172,7 +180,8 @@ inline constexpr auto kCollectiveSummaryTable = table<CollectiveSummaryRow>(
     "Collectives per type and message size (matched across ranks, and one rank's where no "
     "other rank of the group was loaded)",
     column<&CollectiveSummaryRow::type>("type", "collective called (else the kernel's)", kNever),
-    column<CollectiveSummaryRow>("size_bytes", ColType::kInt, "message size", "unknown",
+    column<CollectiveSummaryRow>("size_bytes", ColType::kInt, "message size",
+                                 "unknown (element count or type not recorded)",
                                  [](const CollectiveSummaryRow& a) {
                                    return a.bytes >= 0 ? Cell::of(a.bytes) : Cell::null();
                                  }),
@@ -277,26 +286,30 @@ inline constexpr auto kIterationsTable = table<IterationRow>(
     column<IterationRow>(
         "tokens", ColType::kInt, "tokens per step (given)", "not given",
         [](const IterationRow& x) { return x.tokens > 0 ? Cell::of(x.tokens) : Cell::null(); }),
-    column<IterationRow>("tokens_per_s", ColType::kReal, "tokens / time (0 for a time of 0)",
-                         "tokens not given",
-                         [](const IterationRow& x) {
-                           return x.tokens > 0 ? Cell::of(x.tokens_per_s) : Cell::null();
-                         }),
+    with_unit(column<IterationRow>("tokens_per_s", ColType::kReal,
+                                   "tokens / time (0 for a time of 0)", "tokens not given",
+                                   [](const IterationRow& x) {
+                                     return x.tokens > 0 ? Cell::of(x.tokens_per_s) : Cell::null();
+                                   }),
+              "1/s"),
     column<IterationRow>("time_per_token_ns", ColType::kReal, "time / tokens", "tokens not given",
                          [](const IterationRow& x) {
                            return x.tokens > 0 ? Cell::of(x.time_per_token_ns) : Cell::null();
                          }),
     column<&IterationRow::flops>("flops", "Σ FLOPs of the operations with known shapes, all ranks",
                                  kNever),
-    column<IterationRow>("tflops_per_gpu", ColType::kReal, "flops / ranks / time",
-                         "flops = 0 (no FLOPs known)",
-                         [](const IterationRow& x) {
-                           return x.flops > 0 ? Cell::of(x.tflops_per_gpu) : Cell::null();
-                         }),
-    column<IterationRow>(
-        "mfu", ColType::kReal, "flops / (time × ranks × peak matrix rate)",
-        "device unknown, flops_coverage_share < 0.5, flops = 0 or time_ns = 0",
-        [](const IterationRow& x) { return x.mfu >= 0 ? Cell::of(x.mfu) : Cell::null(); }),
+    with_unit(column<IterationRow>("tflops_per_gpu", ColType::kReal, "flops / ranks / time",
+                                   "flops = 0 (no FLOPs known)",
+                                   [](const IterationRow& x) {
+                                     return x.flops > 0 ? Cell::of(x.tflops_per_gpu) : Cell::null();
+                                   }),
+              "TFLOP/s"),
+    with_unit(
+        column<IterationRow>(
+            "mfu", ColType::kReal, "flops / (time × ranks × peak matrix rate)",
+            "device unknown, flops_coverage_share < 0.5, flops = 0 or time_ns = 0",
+            [](const IterationRow& x) { return x.mfu >= 0 ? Cell::of(x.mfu) : Cell::null(); }),
+        "fraction"),
     column<IterationRow>("straggler_rank", ColType::kInt, "the significant straggler",
                          "none significant",
                          [](const IterationRow& x) { return opt_rank(x.straggler_rank); }),
