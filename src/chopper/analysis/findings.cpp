@@ -451,70 +451,105 @@ static bool rank_variation(const RunAnalysis& ra, const std::vector<double>& t, 
   return true;
 }
 
-Findings decide_findings(const RunAnalysis& ra, const AnalysisOptions& o) {
-  (void)o;
-  Findings out;
-  if (ra.iterations.empty()) return out;
-  std::vector<double> t;
-  for (const IterationRow& it : ra.iterations) t.push_back(static_cast<double>(it.time_ns));
-  out.iterations = t.size();
-  out.iteration_ns = mean(t);
-  out.iteration_sigma_ns = robust_sigma(t);
-  const double power = job_power_w(ra);
-  auto add = [&](Finding f, std::string evidence) {
-    f.evidence = std::move(evidence);
-    if (!std::isnan(power) && f.kind != FindingKind::kFrequency)
-      f.energy_j = f.cost_ns * 1e-9 * power;
-    if (f.cost_ns > 0) out.all.push_back(std::move(f));
-  };
+namespace {
 
+// The findings of a run, decided pass by pass (decide_findings below): the end-to-end components,
+// the rank-to-rank variation, the straggler, and the compute waterfall's parts; each tested
+// against the iterations' time (test_loss), with every rank's iteration as a sample when the
+// iterations are few.
+class FindingDecider {
+ public:
+  FindingDecider(const RunAnalysis& ra, Findings& out) : ra_(ra), out_(out) {
+    for (const IterationRow& it : ra.iterations) t_.push_back(static_cast<double>(it.time_ns));
+    out.iterations = t_.size();
+    out.iteration_ns = mean(t_);
+    out.iteration_sigma_ns = robust_sigma(t_);
+    power_ = job_power_w(ra);
+    for (const RankAnalysis& r : ra.ranks) ranks_ += r.ok ? 1 : 0;
+    few_ = ra.iterations.size() < kFewIterations && ranks_ >= kRankSamplesMinRanks;
+    rank_samples();
+  }
+
+  void component_findings();
+  void rank_variation_finding();
+  void straggler_finding();
+  void waterfall_findings();
+
+  void order() {
+    std::stable_sort(out_.all.begin(), out_.all.end(), [](const Finding& a, const Finding& b) {
+      if (a.significant != b.significant) return a.significant;
+      return a.cost_ns > b.cost_ns;
+    });
+  }
+
+ private:
   // With few iterations, every rank's iteration is a sample of the test (test_loss): each rank's
-  // window per iteration (temporal_breakdown), in iteration and rank order.
-  size_t ranks = 0;
-  for (const RankAnalysis& r : ra.ranks) ranks += r.ok ? 1 : 0;
-  const bool few = ra.iterations.size() < kFewIterations && ranks >= kRankSamplesMinRanks;
-  std::vector<std::tuple<int64_t, int64_t, double>> windows;  // (iteration, rank, ns)
-  if (few)
-    for (const IterationRow& it : ra.iterations)
-      for (const RankAnalysis& r : ra.ranks)
+  // window per iteration (temporal_breakdown), in iteration and rank order; and every rank's
+  // components (rank_components), beside the shown rank's (end_to_end).
+  void rank_samples() {
+    if (!few_) return;
+    for (const IterationRow& it : ra_.iterations)
+      for (const RankAnalysis& r : ra_.ranks)
         for (const BreakdownRow& b : r.breakdown)
           if (r.ok && b.iteration == it.iteration)
-            windows.emplace_back(it.iteration, r.rank, static_cast<double>(b.total_ns));
-  auto rank_test = [&](FindingKind kind, const std::vector<double>& x, auto value) {
-    std::vector<double> xr, tr;
-    for (const auto& [it, rank, w] : windows) xr.push_back(value(rank, it)), tr.push_back(w);
-    return test_loss(kind, x, t, xr, tr, ranks);
-  };
+            windows_.emplace_back(it.iteration, r.rank, static_cast<double>(b.total_ns));
+    for (const RankAnalysis& r : ra_.ranks)
+      for (const auto& [it, c] : r.components) rank_comp_[{r.rank, it}] = &c;
+  }
 
-  // The shown rank's components (end_to_end); every rank's (rank_components) as samples.
-  std::map<std::pair<int64_t, int64_t>, const std::map<std::string, Ns>*> rank_comp;
-  if (few)
-    for (const RankAnalysis& r : ra.ranks)
-      for (const auto& [it, c] : r.components) rank_comp[{r.rank, it}] = &c;
-  auto component = [&](const char* key) {
+  // A finding kept when it costs time, with its evidence and energy (at the job's mean power).
+  void add(Finding f, std::string evidence) {
+    f.evidence = std::move(evidence);
+    if (!std::isnan(power_) && f.kind != FindingKind::kFrequency)
+      f.energy_j = f.cost_ns * 1e-9 * power_;
+    if (f.cost_ns > 0) out_.all.push_back(std::move(f));
+  }
+
+  // test_loss of x per iteration, value(rank, iteration) giving the rank samples.
+  template <class F>
+  Finding rank_test(FindingKind kind, const std::vector<double>& x, F value) const {
+    std::vector<double> xr, tr;
+    for (const auto& [it, rank, w] : windows_) xr.push_back(value(rank, it)), tr.push_back(w);
+    return test_loss(kind, x, t_, xr, tr, ranks_);
+  }
+
+  Finding component_loss(FindingKind kind, const char* key) const {
     std::vector<double> x;
-    for (const IterationRow& it : ra.iterations) {
+    for (const IterationRow& it : ra_.iterations) {
       auto c = it.components.find(key);
       x.push_back(c == it.components.end() ? 0.0 : static_cast<double>(c->second));
     }
-    return x;
-  };
-  auto component_loss = [&](FindingKind kind, const char* key) {
-    return rank_test(kind, component(key), [&](int64_t rank, int64_t it) {
-      auto m = rank_comp.find({rank, it});
-      if (m == rank_comp.end()) return 0.0;
+    return rank_test(kind, x, [&](int64_t rank, int64_t it) {
+      auto m = rank_comp_.find({rank, it});
+      if (m == rank_comp_.end()) return 0.0;
       auto c = m->second->find(key);
       return c == m->second->end() ? 0.0 : static_cast<double>(c->second);
     });
-  };
+  }
+
+  const RunAnalysis& ra_;
+  Findings& out_;
+  std::vector<double> t_;  // the iterations' time
+  double power_ = 0;       // the job's mean power, NaN without telemetry
+  size_t ranks_ = 0;       // readable ranks
+  bool few_ = false;       // few iterations: rank samples
+  std::vector<std::tuple<int64_t, int64_t, double>> windows_;  // (iteration, rank, ns)
+  std::map<std::pair<int64_t, int64_t>, const std::map<std::string, Ns>*> rank_comp_;
+};
+
+std::string join_evidence(std::string a, const std::string& b) {
+  return a.empty() ? b : b.empty() ? a : a + "; " + b;
+}
+
+// The end-to-end components that cost time: each one finding.
+void FindingDecider::component_findings() {
+  const RunAnalysis& ra = ra_;
   add(component_loss(FindingKind::kExposedComm, "exposed_comm"), exposed_comm_evidence(ra));
-  auto join = [](std::string a, const std::string& b) {
-    return a.empty() ? b : b.empty() ? a : a + "; " + b;
-  };
   add(component_loss(FindingKind::kHostStall, "host_stall"),
-      join("the GPU idle from the step's start on the host to the host's first launch, the host "
-           "in no data loading, synchronisation or optimizer frame",
-           idle_cause_evidence(ra, "host_stall")));
+      join_evidence(
+          "the GPU idle from the step's start on the host to the host's first launch, the host "
+          "in no data loading, synchronisation or optimizer frame",
+          idle_cause_evidence(ra, "host_stall")));
   add(component_loss(FindingKind::kDataLoading, "data_loading"),
       idle_cause_evidence(ra, "data_loading"));
   add(component_loss(FindingKind::kHostSync, "host_sync"), idle_cause_evidence(ra, "host_sync"));
@@ -524,7 +559,7 @@ Findings decide_findings(const RunAnalysis& ra, const AnalysisOptions& o) {
   {
     Finding f = component_loss(FindingKind::kHostLate, "host_late");
     f.suggestion = few_gaps_advice(ra);
-    add(std::move(f), join(host_late_evidence(lt), idle_cause_evidence(ra, "host_late")));
+    add(std::move(f), join_evidence(host_late_evidence(lt), idle_cause_evidence(ra, "host_late")));
   }
   {
     Finding f = component_loss(FindingKind::kLaunchOverhead, "launch_overhead");
@@ -540,118 +575,126 @@ Findings decide_findings(const RunAnalysis& ra, const AnalysisOptions& o) {
       "GPU idle with the launch issued and no other work running: waiting on an event or a "
       "synchronisation, or kernels with no launch in the trace");
   add(component_loss(FindingKind::kExposedMemcpy, "exposed_memcpy"), {});
+}
 
-  if (ranks >= 2) {
-    Finding f;
-    std::string evidence;
-    if (rank_variation(ra, t, f, evidence)) add(std::move(f), std::move(evidence));
+void FindingDecider::rank_variation_finding() {
+  if (ranks_ < 2) return;
+  Finding f;
+  std::string evidence;
+  if (rank_variation(ra_, t_, f, evidence)) add(std::move(f), std::move(evidence));
+}
+
+// The straggler: the rank costing the most over the iterations where it is significant against
+// the rank-to-rank variation (StragglerCost).
+void FindingDecider::straggler_finding() {
+  std::map<int64_t, double> by_rank;
+  for (const IterationRow& it : ra_.iterations)
+    if (it.straggler.significant)
+      by_rank[it.straggler.rank] += static_cast<double>(it.straggler.cost_ns);
+  if (by_rank.empty()) return;
+  const int64_t top =
+      std::max_element(by_rank.begin(), by_rank.end(), [](const auto& a, const auto& b) {
+        return a.second < b.second;
+      })->first;
+  std::vector<double> x;
+  double comp_x = 0, other_x = 0, conf = 0;
+  int k = 0;
+  for (const IterationRow& it : ra_.iterations) {
+    const StragglerCost& s = it.straggler;
+    const bool mine = s.significant && s.rank == top;
+    x.push_back(mine ? static_cast<double>(s.cost_ns) : 0.0);
+    if (!mine) continue;
+    ++k;
+    comp_x += static_cast<double>(s.excess_compute_ns);
+    other_x += static_cast<double>(s.excess_other_ns);
+    const double thr = std::max(3.0 * static_cast<double>(s.sigma_ns),
+                                kMaterialShare * static_cast<double>(s.step_ns));
+    conf = std::max(conf, s.sigma_ns > 0 ? phi((static_cast<double>(s.cost_ns) - thr) /
+                                               static_cast<double>(s.sigma_ns))
+                                         : 1.0);
   }
+  Finding f = test_loss(FindingKind::kStraggler, x, t_);
+  f.rank = top;
+  f.significant = true;  // tested per iteration against the ranks' spread
+  f.confidence = conf;
+  f.samples = ranks_;
+  f.test = fmt::format(
+      "against the spread of the {} ranks in each iteration (3 robust σ and 1% of the step)",
+      ranks_);
+  std::string why = fmt::format(
+      "delays {} of {} iterations by {} each; the other ranks wait for it at collectives; it "
+      "computes {} longer than the median rank",
+      k, ra_.iterations.size(), ms(f.cost_ns * static_cast<double>(x.size()) / k), ms(comp_x / k));
+  if (std::abs(other_x / k) >= 1000)
+    why += fmt::format(" and spends {} {} outside compute (host, idle, copies)",
+                       ms(std::abs(other_x / k)), other_x >= 0 ? "longer" : "less");
+  add(std::move(f), std::move(why));
+}
 
-  // The straggler: the rank costing the most over the iterations where it is significant against
-  // the rank-to-rank variation (StragglerCost).
-  {
-    std::map<int64_t, double> by_rank;
-    for (const IterationRow& it : ra.iterations)
-      if (it.straggler.significant)
-        by_rank[it.straggler.rank] += static_cast<double>(it.straggler.cost_ns);
-    if (!by_rank.empty()) {
-      const int64_t top =
-          std::max_element(by_rank.begin(), by_rank.end(), [](const auto& a, const auto& b) {
-            return a.second < b.second;
-          })->first;
-      std::vector<double> x;
-      double comp_x = 0, other_x = 0, conf = 0;
-      int k = 0;
-      for (const IterationRow& it : ra.iterations) {
-        const StragglerCost& s = it.straggler;
-        const bool mine = s.significant && s.rank == top;
-        x.push_back(mine ? static_cast<double>(s.cost_ns) : 0.0);
-        if (!mine) continue;
-        ++k;
-        comp_x += static_cast<double>(s.excess_compute_ns);
-        other_x += static_cast<double>(s.excess_other_ns);
-        const double thr = std::max(3.0 * static_cast<double>(s.sigma_ns),
-                                    kMaterialShare * static_cast<double>(s.step_ns));
-        conf = std::max(conf, s.sigma_ns > 0 ? phi((static_cast<double>(s.cost_ns) - thr) /
-                                                   static_cast<double>(s.sigma_ns))
-                                             : 1.0);
-      }
-      Finding f = test_loss(FindingKind::kStraggler, x, t);
-      f.rank = top;
-      f.significant = true;  // tested per iteration against the ranks' spread
-      f.confidence = conf;
-      f.samples = ranks;
-      f.test = fmt::format(
-          "against the spread of the {} ranks in each iteration (3 robust σ and 1% of the step)",
-          ranks);
-      std::string why = fmt::format(
-          "delays {} of {} iterations by {} each; the other ranks wait for it at collectives; it "
-          "computes {} longer than the median rank",
-          k, ra.iterations.size(), ms(f.cost_ns * static_cast<double>(x.size()) / k),
-          ms(comp_x / k));
-      if (std::abs(other_x / k) >= 1000)
-        why += fmt::format(" and spends {} {} outside compute (host, idle, copies)",
-                           ms(std::abs(other_x / k)), other_x >= 0 ? "longer" : "less");
-      add(std::move(f), std::move(why));
-    }
+// The waterfall of compute time (with telemetry and counters), slowest rank per iteration:
+// clocks below the maximum, the gap to the achievable, and the slowdown beside communication.
+void FindingDecider::waterfall_findings() {
+  const RunAnalysis& ra = ra_;
+  if (ra.waterfall.empty()) return;
+  const std::vector<WaterfallRow> w = slowest_waterfall(ra);
+  uint64_t kernels = 0, unknown_f = 0, unknown_t = 0, unknown_i = 0;
+  double observed = 0, instruction = 0, util_sum = 0;
+  std::vector<double> freq, loss, over;
+  for (const WaterfallRow& r : w) {
+    kernels += r.kernels, unknown_f += r.unknown_frequency;
+    unknown_t += r.unknown_theoretical, unknown_i += r.unknown_instruction;
+    observed += static_cast<double>(r.observed_ns), instruction += r.instruction_ns;
+    util_sum += r.utilization_ns;
+    freq.push_back(r.frequency_ns), loss.push_back(r.below_achievable_ns),
+        over.push_back(r.overlap_ns);
   }
+  // Every rank's iteration rows, as the test's samples.
+  std::map<std::pair<int64_t, int64_t>, const WaterfallRow*> rank_w;
+  if (few_)
+    for (const WaterfallRow& r : ra.waterfall)
+      if (iteration_waterfall(r)) rank_w[{r.rank, r.key.iteration}] = &r;
+  auto part_loss = [&](FindingKind kind, const std::vector<double>& x, double WaterfallRow::*part) {
+    return rank_test(kind, x, [&](int64_t rank, int64_t it) {
+      auto f = rank_w.find({rank, it});
+      return f == rank_w.end() ? 0.0 : f->second->*part;
+    });
+  };
+  const double total_of = std::accumulate(freq.begin(), freq.end(), 0.0);
+  const double iters = static_cast<double>(w.size());
+  if (observed > 0 && unknown_f < kernels)
+    add(part_loss(FindingKind::kFrequency, freq, &WaterfallRow::frequency_ns),
+        fmt::format("{} of compute time lost to clocks below the maximum, ",
+                    pct(total_of / observed)) +
+            frequency_evidence(ra));
+  if (observed > 0 && unknown_t < kernels)
+    add(part_loss(FindingKind::kUtilization, loss, &WaterfallRow::below_achievable_ns),
+        compute_loss_evidence(ra) +
+            fmt::format(
+                "; the whole gap to the datasheet peak is {} per iteration ({} of "
+                "compute time; waterfall utilization_ns), {}",
+                ms(util_sum / iters), pct(util_sum / observed),
+                unknown_i < kernels
+                    ? fmt::format("instruction overhead {} per iteration", ms(instruction / iters))
+                    : std::string("instruction overhead not separable without "
+                                  "counters")));
+  if (observed > 0)
+    add(part_loss(FindingKind::kCommSlowdown, over, &WaterfallRow::overlap_ns),
+        fmt::format("{} of compute time beyond solo instances of the same work",
+                    pct(std::accumulate(over.begin(), over.end(), 0.0) / observed)));
+}
 
-  // The waterfall of compute time (with telemetry and counters), slowest rank per iteration.
-  if (!ra.waterfall.empty()) {
-    const std::vector<WaterfallRow> w = slowest_waterfall(ra);
-    uint64_t kernels = 0, unknown_f = 0, unknown_t = 0, unknown_i = 0;
-    double observed = 0, instruction = 0, util_sum = 0;
-    std::vector<double> freq, loss, over;
-    for (const WaterfallRow& r : w) {
-      kernels += r.kernels, unknown_f += r.unknown_frequency;
-      unknown_t += r.unknown_theoretical, unknown_i += r.unknown_instruction;
-      observed += static_cast<double>(r.observed_ns), instruction += r.instruction_ns;
-      util_sum += r.utilization_ns;
-      freq.push_back(r.frequency_ns), loss.push_back(r.below_achievable_ns),
-          over.push_back(r.overlap_ns);
-    }
-    // Every rank's iteration rows, as the test's samples.
-    std::map<std::pair<int64_t, int64_t>, const WaterfallRow*> rank_w;
-    if (few)
-      for (const WaterfallRow& r : ra.waterfall)
-        if (iteration_waterfall(r)) rank_w[{r.rank, r.key.iteration}] = &r;
-    auto part_loss = [&](FindingKind kind, const std::vector<double>& x,
-                         double WaterfallRow::*part) {
-      return rank_test(kind, x, [&](int64_t rank, int64_t it) {
-        auto f = rank_w.find({rank, it});
-        return f == rank_w.end() ? 0.0 : f->second->*part;
-      });
-    };
-    const double total_of = [&](const std::vector<double>& v) {
-      return std::accumulate(v.begin(), v.end(), 0.0);
-    }(freq);
-    const double iters = static_cast<double>(w.size());
-    if (observed > 0 && unknown_f < kernels)
-      add(part_loss(FindingKind::kFrequency, freq, &WaterfallRow::frequency_ns),
-          fmt::format("{} of compute time lost to clocks below the maximum, ",
-                      pct(total_of / observed)) +
-              frequency_evidence(ra));
-    if (observed > 0 && unknown_t < kernels)
-      add(part_loss(FindingKind::kUtilization, loss, &WaterfallRow::below_achievable_ns),
-          compute_loss_evidence(ra) +
-              fmt::format("; the whole gap to the datasheet peak is {} per iteration ({} of "
-                          "compute time; waterfall utilization_ns), {}",
-                          ms(util_sum / iters), pct(util_sum / observed),
-                          unknown_i < kernels
-                              ? fmt::format("instruction overhead {} per iteration",
-                                            ms(instruction / iters))
-                              : std::string("instruction overhead not separable without "
-                                            "counters")));
-    if (observed > 0)
-      add(part_loss(FindingKind::kCommSlowdown, over, &WaterfallRow::overlap_ns),
-          fmt::format("{} of compute time beyond solo instances of the same work",
-                      pct(std::accumulate(over.begin(), over.end(), 0.0) / observed)));
-  }
+}  // namespace
 
-  std::stable_sort(out.all.begin(), out.all.end(), [](const Finding& a, const Finding& b) {
-    if (a.significant != b.significant) return a.significant;
-    return a.cost_ns > b.cost_ns;
-  });
+Findings decide_findings(const RunAnalysis& ra, const AnalysisOptions& o) {
+  (void)o;
+  Findings out;
+  if (ra.iterations.empty()) return out;
+  FindingDecider d(ra, out);
+  d.component_findings();
+  d.rank_variation_finding();
+  d.straggler_finding();
+  d.waterfall_findings();
+  d.order();
   return out;
 }
 

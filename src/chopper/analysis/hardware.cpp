@@ -249,51 +249,67 @@ const Series* series_or_null(const RankHardware& hw, Metric m) {
   return hw.has(m) ? &hw.at(m) : nullptr;
 }
 
-// Power and energy of one rank per iteration window, and per phase within it (each moment of GPU
-// time goes to the phase of the activity that started first and covers it, as the compute
-// components do; the rest of the window is "idle").
-void power_rows(const RankContext& c, const RankHardware& hw, double idle_w, double fmax,
-                RankAnalysis& out) {
-  const Series* p = power_series(hw);
-  if (p == nullptr || c.windows.empty()) return;
-  const EnergyModel em(*p, c.compute, c.other, idle_w);
-  const Series* temp = temp_series(hw);
-  const GpuActivities& g = c.t.gpu;
-  const bool labelled = g.iteration.size() == g.size();
-  const Series* clock = hw.has(Metric::kSmClockMhz) ? &hw.at(Metric::kSmClockMhz) : nullptr;
-  const Series* thr = hw.has(Metric::kThrottleReasons) ? &hw.at(Metric::kThrottleReasons) : nullptr;
-  // Each iteration's span: its ProfilerStep on the host when the trace has one (what a user calls
-  // the iteration, and what energy per iteration is measured over), else its GPU window.
-  std::vector<RankContext::Window> spans = c.windows;
+// An iteration's span on the trace clock (iteration_spans).
+using IterSpan = RankContext::Window;
+
+// Each iteration's span: its ProfilerStep on the host when the trace has one (what a user calls
+// the iteration, and what energy per iteration is measured over), else its GPU window; by start.
+std::vector<IterSpan> iteration_spans(const RankContext& c) {
+  std::vector<IterSpan> spans = c.windows;
   for (auto& w : spans)
     for (const RankTrace::Step& st : c.t.steps)
       if (st.number == w.iteration && st.end_ns > st.start_ns) {
         w.start = st.start_ns;
         w.end = st.end_ns;
       }
-  std::sort(
-      spans.begin(), spans.end(),
-      [](const RankContext::Window& x, const RankContext::Window& y) { return x.start < y.start; });
-  Ns longest = 0;
-  for (const auto& w : spans) longest = std::max(longest, w.end - w.start);
-  std::vector<std::map<std::string, std::pair<Ns, double>>> ph(spans.size());
-  auto add_piece = [&](Ns a, Ns b, std::string_view name) {
-    // Spans may overlap (a step's GPU work runs past its host end): every span gets its share.
-    auto first_after =
-        std::lower_bound(spans.begin(), spans.end(), b,
-                         [](const RankContext::Window& w, Ns x) { return w.start < x; });
-    for (size_t k = static_cast<size_t>(first_after - spans.begin()); k-- > 0;) {
-      if (spans[k].start + longest <= a) break;
-      if (spans[k].end <= a) continue;
-      const Ns lo = std::max(a, spans[k].start), hi = std::min(b, spans[k].end);
+  std::sort(spans.begin(), spans.end(),
+            [](const IterSpan& x, const IterSpan& y) { return x.start < y.start; });
+  return spans;
+}
+
+// Time and energy per phase within each iteration span (parallel to the spans).
+class SpanPhases {
+ public:
+  SpanPhases(const std::vector<IterSpan>& spans, const EnergyModel& em)
+      : spans_(spans), em_(em), by_span_(spans.size()) {
+    for (const auto& w : spans) longest_ = std::max(longest_, w.end - w.start);
+  }
+
+  // Gives [a, b) of phase `name` to every span it meets: spans may overlap (a step's GPU work
+  // runs past its host end), and every span gets its share.
+  void add(Ns a, Ns b, std::string_view name) {
+    auto first_after = std::lower_bound(spans_.begin(), spans_.end(), b,
+                                        [](const IterSpan& w, Ns x) { return w.start < x; });
+    for (size_t k = static_cast<size_t>(first_after - spans_.begin()); k-- > 0;) {
+      if (spans_[k].start + longest_ <= a) break;
+      if (spans_[k].end <= a) continue;
+      const Ns lo = std::max(a, spans_[k].start), hi = std::min(b, spans_[k].end);
       if (hi <= lo) continue;
-      auto& slot = ph[k][std::string(name)];
+      auto& slot = by_span_[k][std::string(name)];
       slot.first += hi - lo;
-      slot.second += em.joules(lo, hi);
+      slot.second += em_.joules(lo, hi);
     }
-  };
-  // Each moment of GPU time to the activity that started first and covers it: its phase within
-  // each iteration span, and its hierarchy nodes (hierarchy_hw).
+  }
+
+  // Phase name -> (time, energy) of span k.
+  const std::map<std::string, std::pair<Ns, double>>& of(size_t k) const { return by_span_[k]; }
+
+ private:
+  const std::vector<IterSpan>& spans_;
+  const EnergyModel& em_;
+  Ns longest_ = 0;
+  std::vector<std::map<std::string, std::pair<Ns, double>>> by_span_;
+};
+
+// Each moment of GPU time to the activity that started first and covers it (as the compute
+// components do): its phase within each iteration span (`phases`), and its hierarchy nodes
+// (out.hw_levels, hierarchy_hw).
+void phase_and_level_energy(const RankContext& c, const RankHardware& hw, const EnergyModel& em,
+                            SpanPhases& phases, RankAnalysis& out) {
+  const GpuActivities& g = c.t.gpu;
+  const bool labelled = g.iteration.size() == g.size();
+  const Series* clock = hw.has(Metric::kSmClockMhz) ? &hw.at(Metric::kSmClockMhz) : nullptr;
+  const Series* temp = temp_series(hw);
   std::map<std::pair<int, LabelKey>, HwLevelRow> levels;
   static constexpr const char* kLevels[] = {"gpu", "iteration", "phase", "layer", "operation"};
   Ns cover = std::numeric_limits<Ns>::min();
@@ -301,7 +317,7 @@ void power_rows(const RankContext& c, const RankHardware& hw, double idle_w, dou
     const Ns s = std::max(g.start_ns[i], cover), e = c.end(i);
     if (e > s) {
       const Phase phase = labelled ? g.phase[i] : Phase::kNone;
-      add_piece(s, e, phase == Phase::kNone ? std::string_view("other") : phase_name(phase));
+      phases.add(s, e, phase == Phase::kNone ? std::string_view("other") : phase_name(phase));
       const LabelKey full =
           labelled ? c.label(c.raw_key(static_cast<size_t>(i), false)) : LabelKey{};
       const double joules = em.joules(s, e);
@@ -327,96 +343,123 @@ void power_rows(const RankContext& c, const RankHardware& hw, double idle_w, dou
     cover = std::max(cover, e);
   }
   for (auto& [k, row] : levels) out.hw_levels.push_back(row);
-  const Ns period = [&] {
-    if (p->size() < 2) return Ns{0};
-    return (p->t_ns.back() - p->t_ns.front()) / static_cast<Ns>(p->size() - 1);
-  }();
+}
+
+// Throttle time by reason: each sample's reasons hold over the interval that ends at it.
+void throttle_time(const Series& thr, const IterSpan& w, Ns period, PowerRow& all) {
+  auto a = std::lower_bound(thr.t_ns.begin(), thr.t_ns.end(), w.start);
+  for (auto it = a; it != thr.t_ns.end(); ++it) {
+    const size_t j = static_cast<size_t>(it - thr.t_ns.begin());
+    const Ns hi = std::min(*it, w.end);
+    const Ns lo = std::max(j > 0 ? thr.t_ns[j - 1] : *it - period, w.start);
+    if (hi > lo) {
+      const double v = thr.value[j];
+      const uint64_t mask =
+          v >= 0 && v < 18446744073709551616.0 ? static_cast<uint64_t>(v) : uint64_t{0};
+      for (uint64_t bit = 1; bit != 0 && bit <= mask; bit <<= 1)
+        if ((mask & bit) != 0) {
+          const std::string_view n =
+              bit <= 0xffffffffu ? throttle_bit_name(static_cast<uint32_t>(bit)) : "";
+          all.throttle_ns[n.empty() ? fmt::format("bit_0x{:x}", bit) : std::string(n)] += hi - lo;
+        }
+    }
+    if (*it >= w.end) break;
+  }
+}
+
+// Busy and idle power: samples whose interval the GPU was busy for >= 90% / <= 10% of.
+void busy_idle_power(const RankContext& c, const Series& p, const IterSpan& w, Ns period,
+                     PowerRow& all) {
+  double bs = 0, is = 0;
+  int bn = 0, in = 0;
+  auto a = std::lower_bound(p.t_ns.begin(), p.t_ns.end(), w.start + period);
+  for (auto it = a; it != p.t_ns.end() && *it <= w.end; ++it) {
+    const double share =
+        static_cast<double>(measure_in(c.all, *it - period, *it)) / static_cast<double>(period);
+    const double v = p.value[static_cast<size_t>(it - p.t_ns.begin())];
+    if (share >= 0.9) bs += v, ++bn;
+    if (share <= 0.1) is += v, ++in;
+  }
+  if (bn > 0) all.busy_power_w = bs / bn;
+  if (in > 0) all.idle_power_w = is / in;
+}
+
+// Burstiness (CharLLM-PPT): the samples' coefficient of variation and steepest change.
+void power_burstiness(const Series& p, const IterSpan& w, PowerRow& all) {
+  const auto [a, b] = samples_in(p, w.start, w.end);
+  if (b <= a + 1) return;
+  double sum = 0, sq = 0, steep = 0;
+  for (size_t j = a; j < b; ++j) {
+    sum += p.value[j];
+    sq += p.value[j] * p.value[j];
+    if (j > a && p.t_ns[j] > p.t_ns[j - 1])
+      steep = std::max(steep, std::abs(p.value[j] - p.value[j - 1]) /
+                                  (static_cast<double>(p.t_ns[j] - p.t_ns[j - 1]) * 1e-9));
+  }
+  const double n = static_cast<double>(b - a), mean = sum / n;
+  if (mean > 0) all.power_cv = std::sqrt(std::max(0.0, sq / n - mean * mean)) / mean;
+  all.max_dp_dt_w_per_s = steep;
+}
+
+// Clock residency: the share of clock samples at 99% of the maximum clock or above.
+void clock_residency(const Series& clock, double fmax, const IterSpan& w, PowerRow& all) {
+  const auto [a, b] = samples_in(clock, w.start, w.end);
+  if (b <= a) return;
+  size_t at_max = 0;
+  for (size_t j = a; j < b; ++j) at_max += clock.value[j] >= 0.99 * fmax ? 1 : 0;
+  all.max_clock_share = static_cast<double>(at_max) / static_cast<double>(b - a);
+}
+
+// The whole iteration span's power row (phase "" in power_by_phase).
+PowerRow span_power_row(const RankContext& c, const RankHardware& hw, const EnergyModel& em,
+                        const IterSpan& w, double fmax) {
+  const Series* p = power_series(hw);
+  const Series* clock = hw.has(Metric::kSmClockMhz) ? &hw.at(Metric::kSmClockMhz) : nullptr;
+  const Series* thr = hw.has(Metric::kThrottleReasons) ? &hw.at(Metric::kThrottleReasons) : nullptr;
+  const Ns period =
+      p->size() < 2 ? Ns{0} : (p->t_ns.back() - p->t_ns.front()) / static_cast<Ns>(p->size() - 1);
+  PowerRow all;
+  all.rank = c.rank;
+  all.iteration = w.iteration;
+  all.time_ns = w.end - w.start;
+  all.energy_j = em.joules(w.start, w.end);
+  all.peak_power_w = max_in(p, w.start, w.end);
+  if (clock != nullptr) all.mean_clock_mhz = mean_linear(*clock, w.start, w.end);
+  all.max_temp_c =
+      max_in(hw.has(Metric::kTempGpuC) ? &hw.at(Metric::kTempGpuC) : nullptr, w.start, w.end);
+  all.max_hotspot_c = max_in(
+      hw.has(Metric::kTempHotspotC) ? &hw.at(Metric::kTempHotspotC) : nullptr, w.start, w.end);
+  all.max_mem_temp_c =
+      max_in(hw.has(Metric::kTempMemC) ? &hw.at(Metric::kTempMemC) : nullptr, w.start, w.end);
+  if (thr != nullptr) throttle_time(*thr, w, period, all);
+  if (period > 0) busy_idle_power(c, *p, w, period, all);
+  power_burstiness(*p, w, all);
+  if (clock != nullptr && fmax > 0) clock_residency(*clock, fmax, w, all);
+  all.energy_counter_j = counter_delta(series_or_null(hw, Metric::kEnergyJ), w.start, w.end);
+  all.link_tx_bytes = counter_delta(series_or_null(hw, Metric::kLinkTxBytes), w.start, w.end);
+  all.link_rx_bytes = counter_delta(series_or_null(hw, Metric::kLinkRxBytes), w.start, w.end);
+  all.pcie_tx_bytes = counter_delta(series_or_null(hw, Metric::kPcieTxBytes), w.start, w.end);
+  all.pcie_rx_bytes = counter_delta(series_or_null(hw, Metric::kPcieRxBytes), w.start, w.end);
+  return all;
+}
+
+// Power and energy of one rank per iteration window, and per phase within it (each moment of GPU
+// time goes to the phase of the activity that started first and covers it, as the compute
+// components do; the rest of the window is "idle").
+void power_rows(const RankContext& c, const RankHardware& hw, double idle_w, double fmax,
+                RankAnalysis& out) {
+  const Series* p = power_series(hw);
+  if (p == nullptr || c.windows.empty()) return;
+  const EnergyModel em(*p, c.compute, c.other, idle_w);
+  const std::vector<IterSpan> spans = iteration_spans(c);
+  SpanPhases phases(spans, em);
+  phase_and_level_energy(c, hw, em, phases, out);
   for (size_t k = 0; k < c.windows.size(); ++k) {
-    const auto& w = spans[k];
-    PowerRow all;
-    all.rank = c.rank;
-    all.iteration = w.iteration;
-    all.time_ns = w.end - w.start;
-    all.energy_j = em.joules(w.start, w.end);
-    all.peak_power_w = max_in(p, w.start, w.end);
-    if (clock != nullptr) all.mean_clock_mhz = mean_linear(*clock, w.start, w.end);
-    all.max_temp_c =
-        max_in(hw.has(Metric::kTempGpuC) ? &hw.at(Metric::kTempGpuC) : nullptr, w.start, w.end);
-    all.max_hotspot_c = max_in(
-        hw.has(Metric::kTempHotspotC) ? &hw.at(Metric::kTempHotspotC) : nullptr, w.start, w.end);
-    all.max_mem_temp_c =
-        max_in(hw.has(Metric::kTempMemC) ? &hw.at(Metric::kTempMemC) : nullptr, w.start, w.end);
-    // Throttle time by reason: each sample's reasons hold over the interval that ends at it.
-    if (thr != nullptr) {
-      auto a = std::lower_bound(thr->t_ns.begin(), thr->t_ns.end(), w.start);
-      for (auto it = a; it != thr->t_ns.end(); ++it) {
-        const size_t j = static_cast<size_t>(it - thr->t_ns.begin());
-        const Ns hi = std::min(*it, w.end);
-        const Ns lo = std::max(j > 0 ? thr->t_ns[j - 1] : *it - period, w.start);
-        if (hi > lo) {
-          const double v = thr->value[j];
-          const uint64_t mask =
-              v >= 0 && v < 18446744073709551616.0 ? static_cast<uint64_t>(v) : uint64_t{0};
-          for (uint64_t bit = 1; bit != 0 && bit <= mask; bit <<= 1)
-            if ((mask & bit) != 0) {
-              const std::string_view n =
-                  bit <= 0xffffffffu ? throttle_bit_name(static_cast<uint32_t>(bit)) : "";
-              all.throttle_ns[n.empty() ? fmt::format("bit_0x{:x}", bit) : std::string(n)] +=
-                  hi - lo;
-            }
-        }
-        if (*it >= w.end) break;
-      }
-    }
-    // Busy and idle power: samples whose interval the GPU was busy for >= 90% / <= 10% of.
-    if (period > 0) {
-      double bs = 0, is = 0;
-      int bn = 0, in = 0;
-      auto a = std::lower_bound(p->t_ns.begin(), p->t_ns.end(), w.start + period);
-      for (auto it = a; it != p->t_ns.end() && *it <= w.end; ++it) {
-        const double share =
-            static_cast<double>(measure_in(c.all, *it - period, *it)) / static_cast<double>(period);
-        const double v = p->value[static_cast<size_t>(it - p->t_ns.begin())];
-        if (share >= 0.9) bs += v, ++bn;
-        if (share <= 0.1) is += v, ++in;
-      }
-      if (bn > 0) all.busy_power_w = bs / bn;
-      if (in > 0) all.idle_power_w = is / in;
-    }
-    // Burstiness (CharLLM-PPT): the samples' coefficient of variation and steepest change.
-    {
-      const auto [a, b] = samples_in(*p, w.start, w.end);
-      if (b > a + 1) {
-        double sum = 0, sq = 0, steep = 0;
-        for (size_t j = a; j < b; ++j) {
-          sum += p->value[j];
-          sq += p->value[j] * p->value[j];
-          if (j > a && p->t_ns[j] > p->t_ns[j - 1])
-            steep = std::max(steep, std::abs(p->value[j] - p->value[j - 1]) /
-                                        (static_cast<double>(p->t_ns[j] - p->t_ns[j - 1]) * 1e-9));
-        }
-        const double n = static_cast<double>(b - a), mean = sum / n;
-        if (mean > 0) all.power_cv = std::sqrt(std::max(0.0, sq / n - mean * mean)) / mean;
-        all.max_dp_dt_w_per_s = steep;
-      }
-    }
-    // Clock residency: the share of clock samples at 99% of the maximum clock or above.
-    if (clock != nullptr && fmax > 0) {
-      const auto [a, b] = samples_in(*clock, w.start, w.end);
-      if (b > a) {
-        size_t at_max = 0;
-        for (size_t j = a; j < b; ++j) at_max += clock->value[j] >= 0.99 * fmax ? 1 : 0;
-        all.max_clock_share = static_cast<double>(at_max) / static_cast<double>(b - a);
-      }
-    }
-    all.energy_counter_j = counter_delta(series_or_null(hw, Metric::kEnergyJ), w.start, w.end);
-    all.link_tx_bytes = counter_delta(series_or_null(hw, Metric::kLinkTxBytes), w.start, w.end);
-    all.link_rx_bytes = counter_delta(series_or_null(hw, Metric::kLinkRxBytes), w.start, w.end);
-    all.pcie_tx_bytes = counter_delta(series_or_null(hw, Metric::kPcieTxBytes), w.start, w.end);
-    all.pcie_rx_bytes = counter_delta(series_or_null(hw, Metric::kPcieRxBytes), w.start, w.end);
+    const IterSpan& w = spans[k];
+    PowerRow all = span_power_row(c, hw, em, w, fmax);
     Ns t_acc = 0;
     double e_acc = 0;
-    for (const auto& [name, te] : ph[k]) {
+    for (const auto& [name, te] : phases.of(k)) {
       PowerRow r;
       r.rank = c.rank;
       r.iteration = w.iteration;
@@ -539,65 +582,121 @@ class UnitWork {
 
 }  // namespace
 
-void hardware_partial(const RankContext& c, const AnalysisOptions& o, const RankHardware* hw,
-                      RankAnalysis& out) {
-  const GpuActivities& g = c.t.gpu;
-  const DeviceSpec* dev =
-      !o.device.empty() ? find_device(o.device) : device_from_name(out.device_name);
-  const bool labelled = g.iteration.size() == g.size();
-  const Series* clock =
-      hw != nullptr && hw->has(Metric::kSmClockMhz) ? &hw->at(Metric::kSmClockMhz) : nullptr;
-  const Series* power = hw != nullptr ? power_series(*hw) : nullptr;
-  const Series* temp = hw != nullptr ? temp_series(*hw) : nullptr;
-  const CounterTable* ct = hw != nullptr ? hw->counters : nullptr;
-  const bool rows_ok = ct != nullptr && hw->counter_row.size() == g.size();
-  const double xcds = dev != nullptr ? xcd_count(*dev) : 1;
-  const CounterMap cm = map_counters(ct, o.dtype, xcds);
-  // Cycle counts say the clock the traced kernels ran at only when they were counted in the traced
-  // run; a separate counter pass (a replay) ran at its own clocks, so the telemetry's clock is
-  // used.
-  const bool cycles_of_run = hw != nullptr && hw->counters_same_run;
-  const double fmax = dev != nullptr ? dev->max_clock_mhz : kNaN;
-  const double peak_m = dev != nullptr ? dev->matrix_tflops(o.dtype) * 1e12 : 0;
-  const double peak_v = dev != nullptr ? dev->vector_tflops_fp32 * 1e12 : 0;
-  const double bw = dev != nullptr ? dev->mem_bw_gbs * 1e9 : 0;
-  auto row_of = [&](size_t i) { return rows_ok ? hw->counter_row[i] : -1; };
-  // Idle draw: the device's, else the lowest power sample.
-  double idle_w = dev != nullptr ? dev->idle_w : 0;
-  if (dev == nullptr && power != nullptr)
-    idle_w = *std::min_element(power->value.begin(), power->value.end());
+namespace {
+
+// What the per-kernel hardware passes read of one rank: its device's datasheet, its aligned
+// telemetry and counters, and the energy model.
+struct KernelHwInputs {
+  const RankHardware* hw;
+  const DeviceSpec* dev;
+  const Series* clock;
+  const Series* power;
+  const Series* temp;
+  const CounterTable* ct;
+  bool rows_ok;  // the counters' rows are parallel to the GPU activities
+  CounterMap cm;
+  // Cycle counts say the clock the traced kernels ran at only when they were counted in the
+  // traced run; a separate counter pass (a replay) ran at its own clocks, so the telemetry's
+  // clock is used.
+  bool cycles_of_run;
+  double fmax, peak_m, peak_v, bw;
+  double idle_w;  // idle draw: the device's, else the lowest power sample
   std::optional<EnergyModel> energy;
-  if (power != nullptr) energy.emplace(*power, c.compute, c.other, idle_w);
 
-  // kernel_hw: every GPU activity, when there is hardware data for this rank.
-  if (clock != nullptr || power != nullptr || temp != nullptr || rows_ok) {
-    out.kernel_hw.reserve(c.order.size());
-    for (int32_t i : c.order) {
-      KernelHw k;
-      k.row = i;
-      const Ns s = g.start_ns[i], e = c.end(i);
-      if (clock != nullptr) k.clock_mhz = mean_linear(*clock, s, e);
-      if (energy) {
-        k.energy_j = energy->joules(s, e);
-        k.power_w = e > s ? k.energy_j / (static_cast<double>(e - s) * 1e-9) : hold_at(*power, s);
-      }
-      if (temp != nullptr) k.temp_c = mean_linear(*temp, s, e);
-      const int32_t row = row_of(static_cast<size_t>(i));
-      k.active_cycles = counter(ct, row, cm.active) / cm.active_div;
-      k.matrix_busy_cycles = counter(ct, row, cm.matrix_busy);
-      k.matrix_flops = CounterMap::sum(ct, row, cm.matrix_flops);
-      k.vector_flops = CounterMap::sum(ct, row, cm.vector_flops);
-      if (cycles_of_run && e > s)
-        k.counter_clock_mhz = k.active_cycles / static_cast<double>(e - s) * 1000.0;
-      out.kernel_hw.push_back(k);
-    }
+  KernelHwInputs(const RankContext& c, const AnalysisOptions& o, const RankHardware* h,
+                 const RankAnalysis& out)
+      : hw(h),
+        dev(!o.device.empty() ? find_device(o.device) : device_from_name(out.device_name)),
+        clock(h != nullptr && h->has(Metric::kSmClockMhz) ? &h->at(Metric::kSmClockMhz) : nullptr),
+        power(h != nullptr ? power_series(*h) : nullptr),
+        temp(h != nullptr ? temp_series(*h) : nullptr),
+        ct(h != nullptr ? h->counters : nullptr),
+        rows_ok(ct != nullptr && h->counter_row.size() == c.t.gpu.size()),
+        cm(map_counters(ct, o.dtype, dev != nullptr ? xcd_count(*dev) : 1)),
+        cycles_of_run(h != nullptr && h->counters_same_run),
+        fmax(dev != nullptr ? dev->max_clock_mhz : kNaN),
+        peak_m(dev != nullptr ? dev->matrix_tflops(o.dtype) * 1e12 : 0),
+        peak_v(dev != nullptr ? dev->vector_tflops_fp32 * 1e12 : 0),
+        bw(dev != nullptr ? dev->mem_bw_gbs * 1e9 : 0),
+        idle_w(dev != nullptr ? dev->idle_w : 0) {
+    if (dev == nullptr && power != nullptr)
+      idle_w = *std::min_element(power->value.begin(), power->value.end());
+    if (power != nullptr) energy.emplace(*power, c.compute, c.other, idle_w);
   }
-  if (hw != nullptr) power_rows(c, *hw, idle_w, fmax, out);
+  int32_t row_of(size_t i) const { return rows_ok ? hw->counter_row[i] : -1; }
+};
 
-  // Waterfall units: every compute kernel. The theoretical time of a host op (its FLOPs at the
-  // peak rate of the unit that runs them, or its bytes at peak bandwidth, whichever is longer) is
-  // split among its compute kernels by duration.
-  std::unordered_map<int32_t, Ns> op_dur;
+// kernel_hw: every GPU activity, when there is hardware data for this rank.
+void kernel_hw_rows(const RankContext& c, const KernelHwInputs& in, RankAnalysis& out) {
+  if (in.clock == nullptr && in.power == nullptr && in.temp == nullptr && !in.rows_ok) return;
+  const GpuActivities& g = c.t.gpu;
+  const CounterMap& cm = in.cm;
+  out.kernel_hw.reserve(c.order.size());
+  for (int32_t i : c.order) {
+    KernelHw k;
+    k.row = i;
+    const Ns s = g.start_ns[i], e = c.end(i);
+    if (in.clock != nullptr) k.clock_mhz = mean_linear(*in.clock, s, e);
+    if (in.energy) {
+      k.energy_j = in.energy->joules(s, e);
+      k.power_w = e > s ? k.energy_j / (static_cast<double>(e - s) * 1e-9) : hold_at(*in.power, s);
+    }
+    if (in.temp != nullptr) k.temp_c = mean_linear(*in.temp, s, e);
+    const int32_t row = in.row_of(static_cast<size_t>(i));
+    k.active_cycles = counter(in.ct, row, cm.active) / cm.active_div;
+    k.matrix_busy_cycles = counter(in.ct, row, cm.matrix_busy);
+    k.matrix_flops = CounterMap::sum(in.ct, row, cm.matrix_flops);
+    k.vector_flops = CounterMap::sum(in.ct, row, cm.vector_flops);
+    if (in.cycles_of_run && e > s)
+      k.counter_clock_mhz = k.active_cycles / static_cast<double>(e - s) * 1000.0;
+    out.kernel_hw.push_back(k);
+  }
+}
+
+// A waterfall unit's theoretical time: its host op's FLOPs at the peak rate of the unit that runs
+// them, or its bytes at peak bandwidth, whichever is longer, split among the op's compute kernels
+// by duration (share); and the same work at the achievable efficiencies, for the compute-loss
+// split. False when the op's cost or the device's peaks are unknown.
+bool theoretical_time(const OpCost& oc, const KernelHwInputs& in, double share, WaterfallUnit& u) {
+  if (!(oc.known() && in.dev != nullptr && (oc.flops > 0 || oc.bytes > 0) && in.peak_m > 0 &&
+        in.peak_v > 0 && in.bw > 0))
+    return false;
+  const bool matrix = matrix_family(oc.family);
+  const double t_comp = oc.flops / (matrix ? in.peak_m : in.peak_v) * 1e9;
+  const double t_mem = oc.bytes / in.bw * 1e9;
+  u.theoretical_ns = std::max(t_comp, t_mem) * share;
+  u.compute_bound = t_comp >= t_mem;
+  u.theoretical_known = true;
+  u.flops = oc.flops * share;
+  u.bytes = oc.bytes * share;
+  u.achievable_ns = std::max(t_comp / (matrix ? kAchievableMatrix : kAchievableVector),
+                             t_mem / kAchievableBandwidth) *
+                    share;
+  return true;
+}
+
+// A waterfall unit's active time (at the maximum clock): from its counted cycles when they were
+// counted in the traced run, else from the telemetry's clock; a memory-bound kernel's time does
+// not follow the core clock (no frequency loss).
+void active_time(const KernelHwInputs& in, int32_t row, Ns s, Ns e, double d, WaterfallUnit& u) {
+  const double active = in.cycles_of_run ? counter(in.ct, row, in.cm.active) : kNaN;
+  if (!std::isnan(active) && in.dev != nullptr) {
+    u.active_ns = active / in.cm.active_div / in.fmax * 1000.0;
+    u.frequency_known = true;
+  } else if (in.clock != nullptr && in.dev != nullptr) {
+    u.active_ns = d * std::min(1.0, mean_linear(*in.clock, s, e) / in.fmax);
+    u.frequency_known = true;
+  } else {
+    u.active_ns = d;
+  }
+  if (!u.compute_bound) u.active_ns = d;
+}
+
+// Waterfall units: every compute kernel.
+void waterfall_units(const RankContext& c, const KernelHwInputs& in, RankAnalysis& out) {
+  const GpuActivities& g = c.t.gpu;
+  const bool labelled = g.iteration.size() == g.size();
+  std::unordered_map<int32_t, Ns> op_dur;  // per host op: its compute kernels' time
   for (int32_t i : c.order)
     if (g.cls[i] == GpuClass::kCompute && g.host_op_idx[i] >= 0)
       op_dur[g.host_op_idx[i]] += g.dur_ns[i];
@@ -614,51 +713,35 @@ void hardware_partial(const RankContext& c, const AnalysisOptions& o, const Rank
     const int32_t op = g.host_op_idx[i];
     UnitWork::Work* work = work_names.of(op);
     const OpCost oc = work != nullptr ? work->cost : OpCost{};
-    if (oc.known() && dev != nullptr && (oc.flops > 0 || oc.bytes > 0) && peak_m > 0 &&
-        peak_v > 0 && bw > 0) {
-      const bool matrix = matrix_family(oc.family);
-      const double t_comp = oc.flops / (matrix ? peak_m : peak_v) * 1e9;
-      const double t_mem = oc.bytes / bw * 1e9;
-      const Ns od = op_dur[op];
-      const double share = od > 0 ? d / static_cast<double>(od) : 1.0;
-      u.theoretical_ns = std::max(t_comp, t_mem) * share;
-      u.compute_bound = t_comp >= t_mem;
-      u.theoretical_known = true;
-      // The compute-loss split: the same work at the achievable efficiencies, and its class.
-      u.flops = oc.flops * share;
-      u.bytes = oc.bytes * share;
-      u.achievable_ns = std::max(t_comp / (matrix ? kAchievableMatrix : kAchievableVector),
-                                 t_mem / kAchievableBandwidth) *
-                        share;
+    const Ns od = work != nullptr ? op_dur[op] : 0;
+    const double share = od > 0 ? d / static_cast<double>(od) : 1.0;
+    if (theoretical_time(oc, in, share, u))
       u.shape_class = work_names.shape_class(*work, op, oc);
-    } else {
+    else
       u.compute_bound = matrix_class(u.op_class);
-    }
     u.issued_ns = u.theoretical_ns;
-    const int32_t row = row_of(static_cast<size_t>(i));
-    const double active = cycles_of_run ? counter(ct, row, cm.active) : kNaN;
-    if (!std::isnan(active) && dev != nullptr) {
-      // Cycles the GPU was active, at the maximum clock.
-      u.active_ns = active / cm.active_div / fmax * 1000.0;
-      u.frequency_known = true;
-    } else if (clock != nullptr && dev != nullptr) {
-      u.active_ns = d * std::min(1.0, mean_linear(*clock, s, e) / fmax);
-      u.frequency_known = true;
-    } else {
-      u.active_ns = d;
-    }
-    // A memory-bound kernel's time does not follow the core clock: no frequency loss.
-    if (!u.compute_bound) u.active_ns = d;
+    const int32_t row = in.row_of(static_cast<size_t>(i));
+    active_time(in, row, s, e, d, u);
     // Issued matrix work: for kernels of matrix operations (or any that issued MFMA work).
-    const double issued = CounterMap::sum(ct, row, cm.matrix_flops);
-    if (!std::isnan(issued) && peak_m > 0 && (issued > 0 || matrix_family(oc.family))) {
-      u.issued_ns = issued / peak_m * 1e9;
+    const double issued = CounterMap::sum(in.ct, row, in.cm.matrix_flops);
+    if (!std::isnan(issued) && in.peak_m > 0 && (issued > 0 || matrix_family(oc.family))) {
+      u.issued_ns = issued / in.peak_m * 1e9;
       u.instruction_known = true;
     }
     u.overlap_share = static_cast<double>(measure_in(c.comm, s, e)) / d;
     u.signature = work_names.signature(i, u.key, work, op, oc);
     out.units.push_back(u);
   }
+}
+
+}  // namespace
+
+void hardware_partial(const RankContext& c, const AnalysisOptions& o, const RankHardware* hw,
+                      RankAnalysis& out) {
+  const KernelHwInputs in(c, o, hw, out);
+  kernel_hw_rows(c, in, out);
+  if (hw != nullptr) power_rows(c, *hw, in.idle_w, in.fmax, out);
+  waterfall_units(c, in, out);
 }
 
 }  // namespace chopper

@@ -262,27 +262,33 @@ struct CauseAcc {
   std::unordered_map<StrId, Ns> frames;
 };
 
-}  // namespace
+// Launch calls that launched several activities: graph launches (by name, link/classify.cpp),
+// and any call whose correlation several activities share (a graph whatever its API's name).
+class GraphLaunches {
+ public:
+  explicit GraphLaunches(const RankContext& c)
+      : rt_(c.t.runtime), per_call_(rt_.size(), 0), named_(rt_.graph_launch.size() == rt_.size()) {
+    const GpuActivities& g = c.t.gpu;
+    for (int32_t i : c.order)
+      if (g.runtime_idx[i] >= 0) ++per_call_[static_cast<size_t>(g.runtime_idx[i])];
+  }
+  bool is_graph(int32_t r) const {
+    return r >= 0 && ((named_ && rt_.graph_launch[static_cast<size_t>(r)]) ||
+                      per_call_[static_cast<size_t>(r)] > 1);
+  }
 
-void launch_partial(const RankContext& c, const AnalysisOptions& o, RankAnalysis& out) {
+ private:
+  const RuntimeCalls& rt_;
+  std::vector<uint32_t> per_call_;
+  bool named_;
+};
+
+// Per window, the host's first launch of its iteration (clamped to the window; the window's start
+// without one): before it, the host-side idle time that no host frame names is the host busy
+// before launching anything (a slow step start), host_stall, not host_late.
+std::vector<Ns> host_stall_cuts(const RankContext& c) {
   const GpuActivities& g = c.t.gpu;
   const RuntimeCalls& rt = c.t.runtime;
-  if (c.order.empty()) return;
-
-  // Launch calls that launched several activities: graph launches (by name, link/classify.cpp),
-  // and any call whose correlation several activities share (a graph whatever its API's name).
-  std::vector<uint32_t> per_call(rt.size(), 0);
-  for (int32_t i : c.order)
-    if (g.runtime_idx[i] >= 0) ++per_call[static_cast<size_t>(g.runtime_idx[i])];
-  const bool named = rt.graph_launch.size() == rt.size();
-  auto is_graph = [&](int32_t r) {
-    return r >= 0 && ((named && rt.graph_launch[static_cast<size_t>(r)]) ||
-                      per_call[static_cast<size_t>(r)] > 1);
-  };
-
-  // The host's first launch of each iteration: before it, the host-side idle time in the
-  // iteration's window that no host frame names is the host busy before launching anything (a
-  // slow step start): host_stall.
   std::map<int64_t, Ns> first_issue;
   if (g.iteration.size() == g.size())
     for (int32_t i : c.order) {
@@ -297,43 +303,74 @@ void launch_partial(const RankContext& c, const AnalysisOptions& o, RankAnalysis
     auto fi = first_issue.find(win.iteration);
     cut[w] = fi == first_issue.end() ? win.start : std::clamp(fi->second, win.start, win.end);
   }
-  // The host-side idle time by window and component (kComponent), per gap and frame.
-  const HostCover cover(c.t);
-  std::vector<CauseAcc> acc(c.windows.size() * kComponent.size());
+  return cut;
+}
+
+// The host-side idle time by window and component (kComponent), per gap and frame. A gap's
+// pieces are gathered first and summed per component when it closes, so that a gap counts once
+// per component however many pieces the host frames cut it into.
+class IdleCauses {
+ public:
+  explicit IdleCauses(const RankContext& c)
+      : c_(c), cut_(host_stall_cuts(c)), acc_(c.windows.size() * kComponent.size()) {}
+
+  // Gives [x, y) of the current gap to `cause` (framework time and the launch call before the
+  // window's first launch: host_stall), window by window.
+  void give(Ns x, Ns y, Cause cause, StrId frame) {
+    auto w = std::lower_bound(c_.windows.begin(), c_.windows.end(), x,
+                              [](const RankContext::Window& v, Ns t) { return v.end <= t; });
+    for (; w != c_.windows.end() && w->start < y; ++w) {
+      const size_t wi = static_cast<size_t>(w - c_.windows.begin());
+      const Ns lo = std::max(x, w->start), hi = std::min(y, w->end), at = cut_[wi];
+      const size_t base = wi * kComponent.size();
+      const size_t early = cause >= kFramework ? kStall : static_cast<size_t>(cause);
+      if (std::min(hi, at) > lo) gap_.push_back({base + early, std::min(hi, at) - lo, frame});
+      if (hi > std::max(lo, at)) gap_.push_back({base + cause, hi - std::max(lo, at), frame});
+    }
+  }
+
+  void close_gap() {
+    std::sort(gap_.begin(), gap_.end(),
+              [](const Piece& a, const Piece& b) { return a.key < b.key; });
+    for (size_t j = 0; j < gap_.size();) {
+      CauseAcc& a = acc_[gap_[j].key];
+      Ns sum = 0;
+      for (const size_t key = gap_[j].key; j < gap_.size() && gap_[j].key == key; ++j) {
+        sum += gap_[j].ns;
+        a.frames[gap_[j].frame] += gap_[j].ns;
+      }
+      a.total += sum;
+      a.gaps.push_back(sum);
+    }
+    gap_.clear();
+  }
+
+  CauseAcc& at(size_t window, size_t component) {
+    return acc_[window * kComponent.size() + component];
+  }
+
+ private:
   struct Piece {
     size_t key;
     Ns ns;
     StrId frame;
   };
-  std::vector<Piece> gap;  // the current gap's pieces
-  auto give = [&](Ns x, Ns y, Cause cause, StrId frame) {
-    auto w = std::lower_bound(c.windows.begin(), c.windows.end(), x,
-                              [](const RankContext::Window& v, Ns t) { return v.end <= t; });
-    for (; w != c.windows.end() && w->start < y; ++w) {
-      const size_t wi = static_cast<size_t>(w - c.windows.begin());
-      const Ns lo = std::max(x, w->start), hi = std::min(y, w->end), at = cut[wi];
-      const size_t base = wi * kComponent.size();
-      const size_t early = cause >= kFramework ? kStall : static_cast<size_t>(cause);
-      if (std::min(hi, at) > lo) gap.push_back({base + early, std::min(hi, at) - lo, frame});
-      if (hi > std::max(lo, at)) gap.push_back({base + cause, hi - std::max(lo, at), frame});
-    }
-  };
-  auto close_gap = [&] {
-    std::sort(gap.begin(), gap.end(), [](const Piece& a, const Piece& b) { return a.key < b.key; });
-    for (size_t j = 0; j < gap.size();) {
-      CauseAcc& a = acc[gap[j].key];
-      Ns sum = 0;
-      for (const size_t key = gap[j].key; j < gap.size() && gap[j].key == key; ++j) {
-        sum += gap[j].ns;
-        a.frames[gap[j].frame] += gap[j].ns;
-      }
-      a.total += sum;
-      a.gaps.push_back(sum);
-    }
-    gap.clear();
-  };
+  const RankContext& c_;
+  std::vector<Ns> cut_;  // per window: host_stall_cuts
+  std::vector<CauseAcc> acc_;
+  std::vector<Piece> gap_;  // the current gap's pieces
+};
 
-  // Launch overhead per label, and the graph gaps' intervals (for the window components).
+// Launch overhead per label (out.launch, out.launch_prep_ns, out.launch_call_ns): each gap
+// before a compute kernel, less the communication and copies in it, split into prep | call |
+// wait, or graph / no-launch time; the host-side pieces go to `idle`. Returns the graph gaps'
+// intervals, for the window components.
+Intervals split_launch_gaps(const RankContext& c, const AnalysisOptions& o,
+                            const GraphLaunches& graphs, IdleCauses& idle, RankAnalysis& out) {
+  const GpuActivities& g = c.t.gpu;
+  const RuntimeCalls& rt = c.t.runtime;
+  const HostCover cover(c.t);
+  auto give = [&](Ns x, Ns y, Cause cause, StrId frame) { idle.give(x, y, cause, frame); };
   FlatIndex<RawKey, KeyHash> index;
   std::vector<LaunchRow> rows;
   UnionBuilder graph_set;
@@ -341,7 +378,7 @@ void launch_partial(const RankContext& c, const AnalysisOptions& o, RankAnalysis
   Ns prev_end = INT64_MIN;
   for (int32_t i : c.order) {
     const int32_t r = g.runtime_idx[i];
-    const bool in_graph = is_graph(r) && started[static_cast<size_t>(r)];
+    const bool in_graph = graphs.is_graph(r) && started[static_cast<size_t>(r)];
     if (r >= 0) started[static_cast<size_t>(r)] = 1;
     if (!c.is_compute(i)) continue;
     const Ns s = g.start_ns[i];
@@ -383,7 +420,7 @@ void launch_partial(const RankContext& c, const AnalysisOptions& o, RankAnalysis
         if (p2 > p1) give(p1, p2, kCall, rt.name[r]);
       });
       row->gpu_wait_ns += measure_in(c.other, prev_end, s);
-      close_gap();
+      idle.close_gap();
     }
     prev_end = std::max(prev_end, c.end(i));
   }
@@ -398,84 +435,106 @@ void launch_partial(const RankContext& c, const AnalysisOptions& o, RankAnalysis
   }
   std::sort(out.launch.begin(), out.launch.end(),
             [](const LaunchRow& a, const LaunchRow& b) { return a.key < b.key; });
-  const Intervals graph = graph_set.take();
-  // Components of each window (docs/metrics.md, "End to end"): the host-side causes + host_stall
-  // + host_late + launch_overhead + graph_gap + idle = the window's idle time. The evidence of
-  // each: idle_causes.
+  return graph_set.take();
+}
+
+// The evidence of one (window, component): its gaps and the five host frames with the most time.
+IdleCauseRow idle_cause_row(const RankContext& c, int64_t iteration, size_t component,
+                            CauseAcc& a) {
+  IdleCauseRow row;
+  row.rank = c.rank;
+  row.iteration = iteration;
+  row.cause = kComponent[component];
+  row.gaps = a.gaps.size();
+  row.idle_ns = a.total;
+  row.max_gap_ns = *std::max_element(a.gaps.begin(), a.gaps.end());
+  row.median_gap_ns = percentile(a.gaps, 0.5);
+  std::vector<std::pair<std::string, Ns>> frames;
+  for (const auto& [f, ns] : a.frames)
+    frames.push_back(
+        {f == 0 ? std::string("(no host activity)") : std::string(c.t.strings.str(f)), ns});
+  std::sort(frames.begin(), frames.end(), [](const auto& x, const auto& y) {
+    return x.second != y.second ? x.second > y.second : x.first < y.first;
+  });
+  if (frames.size() > 5) frames.resize(5);
+  row.frames = std::move(frames);
+  return row;
+}
+
+// Components of each window (docs/metrics.md, "End to end"): the host-side causes + host_stall
+// + host_late + launch_overhead + graph_gap + idle = the window's idle time. The evidence of
+// each: idle_causes.
+void window_components(const RankContext& c, IdleCauses& idle, const Intervals& graph,
+                       RankAnalysis& out) {
   for (size_t wi = 0; wi < c.windows.size(); ++wi) {
     const auto& w = c.windows[wi];
-    const Ns idle = (w.end - w.start) - measure_in(c.all, w.start, w.end);
+    const Ns idle_ns = (w.end - w.start) - measure_in(c.all, w.start, w.end);
     const Ns gg = measure_in(graph, w.start, w.end);
     auto& comp = out.components[w.iteration];
     Ns host = 0;
     for (size_t k = 0; k < kComponent.size(); ++k) {
-      CauseAcc& a = acc[wi * kComponent.size() + k];
+      CauseAcc& a = idle.at(wi, k);
       host += a.total;
       // host_stall, host_late and launch_overhead always; the named causes where they occur.
       if (a.total > 0 || k >= kFramework) comp[kComponent[k]] += a.total;
       if (a.total == 0) continue;
-      IdleCauseRow row;
-      row.rank = c.rank;
-      row.iteration = w.iteration;
-      row.cause = kComponent[k];
-      row.gaps = a.gaps.size();
-      row.idle_ns = a.total;
-      row.max_gap_ns = *std::max_element(a.gaps.begin(), a.gaps.end());
-      row.median_gap_ns = percentile(a.gaps, 0.5);
-      std::vector<std::pair<std::string, Ns>> frames;
-      for (const auto& [f, ns] : a.frames)
-        frames.push_back(
-            {f == 0 ? std::string("(no host activity)") : std::string(c.t.strings.str(f)), ns});
-      std::sort(frames.begin(), frames.end(), [](const auto& x, const auto& y) {
-        return x.second != y.second ? x.second > y.second : x.first < y.first;
-      });
-      if (frames.size() > 5) frames.resize(5);
-      row.frames = std::move(frames);
-      out.idle_causes.push_back(std::move(row));
+      out.idle_causes.push_back(idle_cause_row(c, w.iteration, k, a));
     }
     if (gg > 0) comp["graph_gap"] += gg;
-    comp["idle"] += idle - host - gg;
+    comp["idle"] += idle_ns - host - gg;
   }
   std::sort(out.idle_causes.begin(), out.idle_causes.end(),
             [](const IdleCauseRow& a, const IdleCauseRow& b) {
               return a.iteration != b.iteration ? a.iteration < b.iteration : a.cause < b.cause;
             });
+}
 
-  // HTA launch statistics, one row per launch call with its activities (a graph launch is one
-  // launch, its call duration counted once; its delay is to its first activity, its GPU time the
-  // sum of its activities'). Queue length per stream: +1 at the launch call, −1 when its first
-  // activity on the stream starts.
-  LaunchStats& st = out.launch_stats;
-  st.rank = c.rank;
-  struct Launch {
+// The launch calls with their activities, for HTA's launch statistics and the queue lengths.
+struct Launches {
+  struct Call {
     int32_t r;
     Ns first_start, gpu_ns;
     uint32_t n;
   };
-  std::vector<Launch> launches;
-  std::unordered_map<int32_t, size_t> slot;
+  std::vector<Call> calls;  // in the order of their first activity
   std::map<std::pair<int32_t, int64_t>, std::map<int32_t, Ns>>
-      on_stream;  // stream -> call -> start
+      on_stream;  // (device, stream) -> call -> its first activity's start there
+};
+
+Launches collect_launches(const RankContext& c) {
+  const GpuActivities& g = c.t.gpu;
+  Launches l;
+  std::unordered_map<int32_t, size_t> slot;
   for (int32_t i : c.order) {
     const int32_t r = g.runtime_idx[i];
     if (r < 0) continue;
-    auto [it, fresh] = slot.try_emplace(r, launches.size());
-    if (fresh) launches.push_back({r, g.start_ns[i], 0, 0});
-    Launch& l = launches[it->second];
-    l.gpu_ns += g.dur_ns[i];
-    ++l.n;
-    on_stream[{g.device[i], g.stream[i]}].try_emplace(r, g.start_ns[i]);  // first in start order
+    auto [it, fresh] = slot.try_emplace(r, l.calls.size());
+    if (fresh) l.calls.push_back({r, g.start_ns[i], 0, 0});
+    Launches::Call& call = l.calls[it->second];
+    call.gpu_ns += g.dur_ns[i];
+    ++call.n;
+    l.on_stream[{g.device[i], g.stream[i]}].try_emplace(r, g.start_ns[i]);  // first in start order
   }
+  return l;
+}
+
+// HTA's launch statistics, one row per launch call with its activities (a graph launch is one
+// launch, its call duration counted once; its delay is to its first activity, its GPU time the
+// sum of its activities').
+void launch_stats(const RankContext& c, const AnalysisOptions& o, const GraphLaunches& graphs,
+                  const Launches& launches, LaunchStats& st) {
+  const RuntimeCalls& rt = c.t.runtime;
+  st.rank = c.rank;
   std::vector<Ns> cpu, delay;
-  cpu.reserve(launches.size());
-  delay.reserve(launches.size());
-  for (const Launch& l : launches) {
+  cpu.reserve(launches.calls.size());
+  delay.reserve(launches.calls.size());
+  for (const Launches::Call& l : launches.calls) {
     const Ns cd = rt.dur_ns[l.r];
     const Ns d = std::max<Ns>(0, l.first_start - (rt.start_ns[l.r] + cd));
     cpu.push_back(cd);
     delay.push_back(d);
     st.activities += l.n;
-    if (is_graph(l.r)) {
+    if (graphs.is_graph(l.r)) {
       ++st.graph_launches;
       st.graph_activities += l.n;
     }
@@ -484,22 +543,28 @@ void launch_partial(const RankContext& c, const AnalysisOptions& o, RankAnalysis
     st.delay_outliers += d > o.launch_delay_cutoff_ns ? 1 : 0;
   }
   st.launches = cpu.size();
-  if (!cpu.empty()) {
-    auto mean = [](const std::vector<Ns>& v) {
-      long double s = 0;
-      for (Ns x : v) s += x;
-      return static_cast<Ns>(s / static_cast<long double>(v.size()));
-    };
-    st.cpu_mean_ns = mean(cpu);
-    st.delay_mean_ns = mean(delay);
-    st.cpu_max_ns = *std::max_element(cpu.begin(), cpu.end());
-    st.delay_max_ns = *std::max_element(delay.begin(), delay.end());
-    st.cpu_p50_ns = percentile(cpu, 0.5);
-    st.cpu_p95_ns = percentile(cpu, 0.95);
-    st.delay_p50_ns = percentile(delay, 0.5);
-    st.delay_p95_ns = percentile(delay, 0.95);
-  }
-  for (const auto& [k, calls] : on_stream) {
+  if (cpu.empty()) return;
+  auto mean = [](const std::vector<Ns>& v) {
+    long double s = 0;
+    for (Ns x : v) s += x;
+    return static_cast<Ns>(s / static_cast<long double>(v.size()));
+  };
+  st.cpu_mean_ns = mean(cpu);
+  st.delay_mean_ns = mean(delay);
+  st.cpu_max_ns = *std::max_element(cpu.begin(), cpu.end());
+  st.delay_max_ns = *std::max_element(delay.begin(), delay.end());
+  st.cpu_p50_ns = percentile(cpu, 0.5);
+  st.cpu_p95_ns = percentile(cpu, 0.95);
+  st.delay_p50_ns = percentile(delay, 0.5);
+  st.delay_p95_ns = percentile(delay, 0.95);
+}
+
+// Queue length per stream: +1 at the launch call, −1 when its first activity on the stream
+// starts.
+void queue_rows(const RankContext& c, const AnalysisOptions& o, const Launches& launches,
+                RankAnalysis& out) {
+  const RuntimeCalls& rt = c.t.runtime;
+  for (const auto& [k, calls] : launches.on_stream) {
     std::vector<std::pair<Ns, int>> ev;
     ev.reserve(2 * calls.size());
     for (const auto& [r, first] : calls) {
@@ -528,6 +593,19 @@ void launch_partial(const RankContext& c, const AnalysisOptions& o, RankAnalysis
     q.mean_queue = span > 0 ? static_cast<double>(area / static_cast<long double>(span)) : 0.0;
     out.queues.push_back(q);
   }
+}
+
+}  // namespace
+
+void launch_partial(const RankContext& c, const AnalysisOptions& o, RankAnalysis& out) {
+  if (c.order.empty()) return;
+  const GraphLaunches graphs(c);
+  IdleCauses idle(c);
+  const Intervals graph = split_launch_gaps(c, o, graphs, idle, out);
+  window_components(c, idle, graph, out);
+  const Launches launches = collect_launches(c);
+  launch_stats(c, o, graphs, launches, out.launch_stats);
+  queue_rows(c, o, launches, out);
 }
 
 }  // namespace chopper

@@ -197,7 +197,7 @@ std::vector<DiagnosticRow> hardware_use_diagnostics(const HardwareRun& hw);
 // its GPU activity, widened by the margin align_hardware keeps around it (the span, at least
 // 1 s), at every offset align_hardware would try (UTC: 0; local time: every quarter-hour zone
 // from -14 h to +14 h, or the one given), with the pad its refinement needs (its widest search:
-// kFinePeriods sample periods, at least kFineMinNs, in hardware_align.cpp). Relative and monotonic
+// kFinePeriods sample periods, at least kFineMinNs, in telemetry_align.cpp). Relative and monotonic
 // clocks get no ranges (their files are read whole).
 // Aligning what a file read through this window holds gives the offsets, series and everything
 // after them that the whole file gives, when the file's sample interval is as steady inside the

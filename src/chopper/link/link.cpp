@@ -191,17 +191,9 @@ std::vector<int32_t> containing_ops(const RankTrace& t, const std::vector<int32_
   return result;
 }
 
-}  // namespace
-
-void link_trace(RankTrace& t) {
-  HostOps& h = t.host;
-  RuntimeCalls& r = t.runtime;
-  GpuActivities& g = t.gpu;
-
-  const std::vector<int32_t> host_sorted = host_order(h);
-  build_host_tree(t, host_sorted);
-
-  // ProfilerStep#N ranges (user_annotation now, cpu_op in 2021 files).
+// ProfilerStep#N ranges (user_annotation now, cpu_op in 2021 files), by start.
+void find_profiler_steps(RankTrace& t) {
+  const HostOps& h = t.host;
   t.steps.clear();
   for (size_t i = 0; i < h.size(); ++i) {
     int64_t n;
@@ -211,45 +203,62 @@ void link_trace(RankTrace& t) {
   std::sort(t.steps.begin(), t.steps.end(), [](const auto& a, const auto& b) {
     return a.start_ns != b.start_ns ? a.start_ns < b.start_ns : a.number < b.number;
   });
+}
 
-  // External id -> host op. Ids are unique per op in Kineto; if several ops share one, keep the
-  // innermost (shortest) so a launch maps to the op closest to it, and count the clash.
-  SortedIndex<int64_t> ext_all;
-  for (size_t i = 0; i < h.size(); ++i)
-    if (h.external_id[i] != kNoId) ext_all.add(h.external_id[i], static_cast<int32_t>(i));
-  ext_all.build();
-  uint64_t ext_clashes = 0;  // ops beyond the first with the same External id
-  auto op_by_ext = [&](int64_t x) {
+// External id -> host op. Ids are unique per op in Kineto; if several ops share one, keep the
+// innermost (shortest) so a launch maps to the op closest to it, and count the clash.
+class HostOpByExternalId {
+ public:
+  explicit HostOpByExternalId(RankTrace& t) : h_(t.host) {
+    for (size_t i = 0; i < h_.size(); ++i)
+      if (h_.external_id[i] != kNoId) index_.add(h_.external_id[i], static_cast<int32_t>(i));
+    index_.build();
+    const uint64_t clashes = index_.duplicates();  // ops beyond the first with the same id
+    if (clashes > 0) t.diagnostics.add_count("host_external_id_shared", clashes);
+  }
+
+  int32_t find(int64_t x) const {
     int32_t best = kNoRow;
-    ext_all.for_each(x, [&](int32_t row) {
+    index_.for_each(x, [&](int32_t row) {
       if (best == kNoRow) {
         best = row;
-      } else if (h.dur_ns[row] < h.dur_ns[best]) {
+      } else if (h_.dur_ns[row] < h_.dur_ns[best]) {
         best = row;
       }
     });
     return best;
-  };
-  ext_clashes = ext_all.duplicates();
-  if (ext_clashes > 0) t.diagnostics.add_count("host_external_id_shared", ext_clashes);
+  }
 
-  // Runtime call -> host op: External id, else containment on the launching thread.
+ private:
+  const HostOps& h_;
+  SortedIndex<int64_t> index_;
+};
+
+// Whether host op `op` is on runtime call `call`'s thread and encloses it in time.
+bool encloses(const RankTrace& t, int32_t op, size_t call) {
+  const HostOps& h = t.host;
+  const RuntimeCalls& r = t.runtime;
+  return h.thread[op] == r.thread[call] && h.start_ns[op] <= r.start_ns[call] &&
+         r.start_ns[call] + r.dur_ns[call] <= h.start_ns[op] + h.dur_ns[op];
+}
+
+// Runtime call -> host op (r.host_op_idx): External id, else containment on the launching
+// thread. Returns each call's link path. An External id match counts only if that op is on the
+// call's thread and encloses it: 2023 builds wrote each runtime call's own correlation into its
+// "External id", which can coincide with an unrelated op's id (17 of 98 launches in HTA's
+// alexnet trace).
+std::vector<LinkPath> link_runtime_calls(RankTrace& t, const std::vector<int32_t>& host_sorted,
+                                         const HostOpByExternalId& by_ext) {
+  RuntimeCalls& r = t.runtime;
   const std::vector<int32_t> containing = containing_ops(t, host_sorted);
   r.host_op_idx.assign(r.size(), kNoRow);
   std::vector<LinkPath> rpath(r.size(), LinkPath::kNone);
-  // An External id match counts only if that op is on the call's thread and encloses it: 2023
-  // builds wrote each runtime call's own correlation into its "External id", which can coincide
-  // with an unrelated op's id (17 of 98 launches in HTA's alexnet trace).
-  auto encloses = [&](int32_t op, size_t call) {
-    return h.thread[op] == r.thread[call] && h.start_ns[op] <= r.start_ns[call] &&
-           r.start_ns[call] + r.dur_ns[call] <= h.start_ns[op] + h.dur_ns[op];
-  };
   uint64_t ext_not_enclosing = 0;
   for (size_t i = 0; i < r.size(); ++i) {
     if (r.external_id[i] != kNoId) {
-      const int32_t op = op_by_ext(r.external_id[i]);
+      const int32_t op = by_ext.find(r.external_id[i]);
       if (op != kNoRow) {
-        if (encloses(op, i)) {
+        if (encloses(t, op, i)) {
           r.host_op_idx[i] = op;
           rpath[i] = LinkPath::kRuntimeExternalId;
           continue;
@@ -262,55 +271,88 @@ void link_trace(RankTrace& t) {
       rpath[i] = LinkPath::kContainment;
     }
   }
-
   if (ext_not_enclosing > 0)
     t.diagnostics.add_count("runtime_external_id_not_enclosing", ext_not_enclosing);
+  return rpath;
+}
 
-  // Correlation -> runtime call (a graph launch's correlation is shared by all its kernels).
+// GPU activity -> runtime call by its ac2g flow: finish (at the GPU op) -> start (at the runtime
+// call), and the runtime calls by thread sorted by start, to find the call a flow start sits in.
+// Built at the first GPU activity whose correlation finds no runtime call: with correlations
+// intact (most traces), never. A finish's thread is the GPU activity's (device, stream) as
+// (pid, tid).
+class LaunchFlows {
+ public:
+  explicit LaunchFlows(const RankTrace& t) : t_(t) {}
+
+  // The runtime call of GPU activity i by its flow, kNoRow if none.
+  int32_t runtime_of(size_t i) {
+    if (!built_) build();
+    if (finish_.empty()) return kNoRow;
+    const GpuActivities& g = t_.gpu;
+    const int32_t f = finish_.find(Pos{g.device[i], g.stream[i], g.start_ns[i]});
+    if (f == kNoRow) return kNoRow;
+    const int32_t st = start_.find(t_.flows.id[f]);
+    return st != kNoRow ? runtime_at(t_.flows.thread[st], t_.flows.ts_ns[st]) : kNoRow;
+  }
+
+ private:
+  using Pos = std::tuple<int64_t, int64_t, Ns>;  // pid, tid, ts
+
+  void build() {
+    const RuntimeCalls& r = t_.runtime;
+    built_ = true;
+    for (size_t i = 0; i < t_.flows.size(); ++i) {
+      if (t_.flows.kind[i] != FlowKind::kLaunch) continue;
+      if (t_.flows.phase[i] == FlowPhase::kStart)
+        start_.add(t_.flows.id[i], static_cast<int32_t>(i));
+      else if (t_.flows.phase[i] == FlowPhase::kFinish) {
+        const ThreadKey& th = t_.threads[static_cast<size_t>(t_.flows.thread[i])];
+        finish_.add(Pos{th.pid, th.tid, t_.flows.ts_ns[i]}, static_cast<int32_t>(i));
+      }
+    }
+    start_.build();
+    finish_.build();
+    rsorted_ = rows_by_thread(r.thread);
+    sort_by_runs(rsorted_, [&](int32_t a, int32_t b) {
+      if (r.thread[a] != r.thread[b]) return r.thread[a] < r.thread[b];
+      return r.start_ns[a] < r.start_ns[b];
+    });
+  }
+
+  // The runtime call of `thread` running at ts, kNoRow if none.
+  int32_t runtime_at(int32_t thread, Ns ts) const {
+    const RuntimeCalls& r = t_.runtime;
+    auto it = std::upper_bound(rsorted_.begin(), rsorted_.end(), std::make_pair(thread, ts),
+                               [&](const std::pair<int32_t, Ns>& k, int32_t b) {
+                                 return k < std::make_pair(r.thread[b], r.start_ns[b]);
+                               });
+    if (it == rsorted_.begin()) return kNoRow;
+    const int32_t c = *(it - 1);
+    if (r.thread[c] != thread || ts > r.start_ns[c] + r.dur_ns[c]) return kNoRow;
+    return c;
+  }
+
+  const RankTrace& t_;
+  bool built_ = false;
+  SortedIndex<uint64_t> start_;
+  SortedIndex<Pos> finish_;  // row = flow row
+  std::vector<int32_t> rsorted_;
+};
+
+// GPU activity -> runtime call (its correlation; a graph launch's is shared by all its kernels;
+// else its launch flow) and -> host op: the runtime call's External id op, else the activity's
+// own External id op, else the op containing the runtime call. Counts what stays unlinked.
+void link_gpu_activities(RankTrace& t, const HostOpByExternalId& by_ext,
+                         const std::vector<LinkPath>& rpath) {
+  const HostOps& h = t.host;
+  const RuntimeCalls& r = t.runtime;
+  GpuActivities& g = t.gpu;
   SortedIndex<int64_t> by_corr;
   for (size_t i = 0; i < r.size(); ++i)
     if (r.correlation[i] != kNoId) by_corr.add(r.correlation[i], static_cast<int32_t>(i));
   by_corr.build();
-
-  // ac2g flows: finish (at the GPU op) -> start (at the runtime call), and the runtime calls by
-  // thread sorted by start, to find the call a flow start sits in. Built at the first GPU
-  // activity whose correlation finds no runtime call: with correlations intact (most traces),
-  // never. A finish's thread is the GPU activity's (device, stream) as (pid, tid).
-  using Pos = std::tuple<int64_t, int64_t, Ns>;  // pid, tid, ts
-  SortedIndex<uint64_t> flow_start;
-  SortedIndex<Pos> flow_finish;  // row = flow row
-  std::vector<int32_t> rsorted;
-  bool flows_built = false;
-  auto build_flows = [&] {
-    flows_built = true;
-    for (size_t i = 0; i < t.flows.size(); ++i) {
-      if (t.flows.kind[i] != FlowKind::kLaunch) continue;
-      if (t.flows.phase[i] == FlowPhase::kStart)
-        flow_start.add(t.flows.id[i], static_cast<int32_t>(i));
-      else if (t.flows.phase[i] == FlowPhase::kFinish) {
-        const ThreadKey& th = t.threads[static_cast<size_t>(t.flows.thread[i])];
-        flow_finish.add(Pos{th.pid, th.tid, t.flows.ts_ns[i]}, static_cast<int32_t>(i));
-      }
-    }
-    flow_start.build();
-    flow_finish.build();
-    rsorted = rows_by_thread(r.thread);
-    sort_by_runs(rsorted, [&](int32_t a, int32_t b) {
-      if (r.thread[a] != r.thread[b]) return r.thread[a] < r.thread[b];
-      return r.start_ns[a] < r.start_ns[b];
-    });
-  };
-  auto runtime_at = [&](int32_t thread, Ns ts) -> int32_t {
-    auto it = std::upper_bound(rsorted.begin(), rsorted.end(), std::make_pair(thread, ts),
-                               [&](const std::pair<int32_t, Ns>& k, int32_t b) {
-                                 return k < std::make_pair(r.thread[b], r.start_ns[b]);
-                               });
-    if (it == rsorted.begin()) return kNoRow;
-    const int32_t c = *(it - 1);
-    if (r.thread[c] != thread || ts > r.start_ns[c] + r.dur_ns[c]) return kNoRow;
-    return c;
-  };
-
+  LaunchFlows flows(t);
   g.runtime_idx.assign(g.size(), kNoRow);
   g.host_op_idx.assign(g.size(), kNoRow);
   g.link_path.assign(g.size(), LinkPath::kNone);
@@ -321,7 +363,7 @@ void link_trace(RankTrace& t) {
   // op started no later than the activity did on the GPU: a launch cannot follow its kernel, and
   // an id that 2023 builds copied from the correlation can name an unrelated, later op.
   auto ext_fits = [&](int32_t op, int32_t rt, size_t a) {
-    if (rt != kNoRow) return encloses(op, static_cast<size_t>(rt));
+    if (rt != kNoRow) return encloses(t, op, static_cast<size_t>(rt));
     if (h.start_ns[op] <= g.start_ns[a]) return true;
     ++ext_after_start;
     return false;
@@ -329,19 +371,13 @@ void link_trace(RankTrace& t) {
   for (size_t i = 0; i < g.size(); ++i) {
     int32_t rt = kNoRow;
     if (g.correlation[i] != kNoId) rt = by_corr.find(g.correlation[i]);
-    if (rt == kNoRow && !flows_built) build_flows();
-    if (rt == kNoRow && !flow_finish.empty()) {
-      const int32_t f = flow_finish.find(Pos{g.device[i], g.stream[i], g.start_ns[i]});
-      if (f != kNoRow) {
-        const int32_t st = flow_start.find(t.flows.id[f]);
-        if (st != kNoRow) rt = runtime_at(t.flows.thread[st], t.flows.ts_ns[st]);
-      }
-    }
+    if (rt == kNoRow) rt = flows.runtime_of(i);
     g.runtime_idx[i] = rt;
     if (rt != kNoRow && rpath[rt] == LinkPath::kRuntimeExternalId) {
       g.host_op_idx[i] = r.host_op_idx[rt];
       g.link_path[i] = LinkPath::kRuntimeExternalId;
-    } else if (const int32_t op = g.external_id[i] != kNoId ? op_by_ext(g.external_id[i]) : kNoRow;
+    } else if (const int32_t op =
+                   g.external_id[i] != kNoId ? by_ext.find(g.external_id[i]) : kNoRow;
                op != kNoRow && ext_fits(op, rt, i)) {
       g.host_op_idx[i] = op;
       g.link_path[i] = LinkPath::kKernelExternalId;
@@ -364,6 +400,17 @@ void link_trace(RankTrace& t) {
   if (no_host > 0) t.diagnostics.add_count("gpu_activity_without_host_op", no_host);
   if (ext_after_start > 0)
     t.diagnostics.add_count("gpu_external_id_op_after_gpu_start", ext_after_start);
+}
+
+}  // namespace
+
+void link_trace(RankTrace& t) {
+  const std::vector<int32_t> host_sorted = host_order(t.host);
+  build_host_tree(t, host_sorted);
+  find_profiler_steps(t);
+  const HostOpByExternalId by_ext(t);
+  const std::vector<LinkPath> rpath = link_runtime_calls(t, host_sorted, by_ext);
+  link_gpu_activities(t, by_ext, rpath);
 }
 
 }  // namespace chopper

@@ -37,7 +37,7 @@ struct RunProblem {
 
 // Rank from a file name: "rank-3", "rank3_", "rank_3", "RANK3." -> 3; -1 if none. Only the last
 // path component counts. Used where a trace's metadata does not say its rank (pipeline/load.cpp)
-// and to match hardware files to ranks (link/hardware_align.cpp).
+// and to match hardware files to ranks (link/telemetry_align.cpp, link/counter_join.cpp).
 int64_t rank_from_file_name(std::string_view path);
 
 struct Run {
