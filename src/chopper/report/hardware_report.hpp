@@ -29,6 +29,14 @@ constexpr Column<View> viewed_column(std::string_view name, std::string_view mea
           c.null_when, [](const View& v) { return table_detail::member_cell<M>(*v.row); }};
 }
 
+// The column with a unit its name does not tell (unit_of_name reads `tokens_per_j` as J and
+// `max_dp_dt_w_per_s` as s).
+template <class Row>
+constexpr Column<Row> with_unit(Column<Row> c, std::string_view unit) {
+  c.unit = unit;
+  return c;
+}
+
 }  // namespace hw_tables
 
 // ---- The hardware tables, each declared once (model/table_def.hpp).
@@ -168,14 +176,18 @@ inline constexpr auto kPowerEnergyTable = table<PowerEnergyRow>(
                            "time under each throttle reason: 'reason=ns,…'",
                            "a phase row, or no throttle reason recorded in the window",
                            [](const PowerEnergyRow& p) { return opt_text(p.throttle_ns); }),
-    column<&PowerEnergyRow::tokens_per_j>("tokens_per_j", "tokens per step ÷ (energy_j × ranks)",
-                                          "a phase row, no tokens per step given, or energy_j = 0"),
+    hw_tables::with_unit(column<&PowerEnergyRow::tokens_per_j>(
+                             "tokens_per_j", "tokens per step ÷ (energy_j × ranks)",
+                             "a phase row, no tokens per step given, or energy_j = 0"),
+                         "tokens/J"),
     hw_tables::viewed_column<PowerEnergyRow, &PowerRow::power_cv>(
         "power_cv", "σ ÷ mean of the power samples in the window (burstiness)",
         "a phase row, fewer than two power samples in the window, or their mean ≤ 0"),
-    hw_tables::viewed_column<PowerEnergyRow, &PowerRow::max_dp_dt_w_per_s>(
-        "max_dp_dt_w_per_s", "steepest change between consecutive power samples",
-        "a phase row, or fewer than two power samples in the window"),
+    hw_tables::with_unit(
+        hw_tables::viewed_column<PowerEnergyRow, &PowerRow::max_dp_dt_w_per_s>(
+            "max_dp_dt_w_per_s", "steepest change between consecutive power samples",
+            "a phase row, or fewer than two power samples in the window"),
+        "W/s"),
     hw_tables::viewed_column<PowerEnergyRow, &PowerRow::max_clock_share>(
         "max_clock_share", "share of clock samples at ≥ 99% of the maximum clock",
         "a phase row, no clock series or maximum clock, or no clock sample in the window"),
