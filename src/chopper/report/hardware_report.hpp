@@ -2,8 +2,10 @@
 // The hardware's tables and terminal lines: how telemetry and counters were placed
 // (telemetry_alignment, counter_join), the aligned samples (telemetry), per-activity hardware
 // metrics (kernel_hw), power and energy per rank, iteration and phase (power_energy), the
-// waterfall per operation instance, phase and iteration (waterfall) and the what-if iteration
-// times (what_if). Columns and formulas: docs/schema.md, docs/metrics.md. Renders only.
+// waterfall per operation instance, phase and iteration (waterfall), the shape classes
+// (shape_classes) and the what-if iteration times (what_if). The tables that are not per-rank are
+// declared once below (their columns in docs/schema.md come from these declarations); formulas:
+// docs/metrics.md. Renders only.
 #include <string>
 #include <utility>
 #include <vector>
