@@ -23,6 +23,7 @@
 #include "chopper/hierarchy/label.hpp"
 #include "chopper/ingest/hardware_files.hpp"
 #include "chopper/pipeline/load.hpp"
+#include "chopper/report/hardware_report.hpp"
 #include "golden/truth.hpp"
 
 using namespace chopper;
@@ -345,4 +346,78 @@ TEST(HardwareGolden, H100NvmlSamplerWithEnergyAndLinkCounters) {
   std::printf("nvml sampler: energy counter off by at most %.3f%%, NVLink tx bytes by %.3f%%\n",
               100 * worst_e, 100 * worst_l);
   report("h100 nvml");
+}
+
+// The power_energy table as declared (report/hardware_report.hpp): on a run with an NVML sampler
+// (power, clocks, temperatures, the energy counter and NVLink counters), each column its
+// declaration says is NULL on a phase row is NULL on every phase row, and the derived cells of a
+// whole-window row are the formulas the declaration states, recomputed here from the row's own
+// cells: mean_power_w = energy_j / time, tokens_per_j = tokens per step / (energy_j × ranks),
+// link_util = max(tx, rx) / time / the H100's per-direction NVLink bandwidth, peak_to_mean =
+// peak_power_w / mean_power_w.
+TEST(HardwareGolden, PowerEnergyCellsAsDeclared) {
+  SynthConfig c = small("h100", Parallelism::kFsdp);
+  apply_scenario("demo", c);
+  c.telemetry_format = "nvml";
+  c.telemetry_interval_ms = 2;
+  auto g = run_hw("power_declared", c);
+  struct NoRankRows : RankRows {
+    void rows(RankStream, TableSink&) override {}
+  } none;
+  struct Keep : TableSink {
+    std::map<std::string, std::unique_ptr<Table>> tables;
+    Table* cur = nullptr;
+    void begin(const TableSchema& s) override {
+      cur = (tables[s.name] = std::make_unique<Table>(s)).get();
+    }
+    void row(std::span<const Cell> cells) override { cur->add_row(cells); }
+    void end() override {}
+  } keep;
+  AnalysisOptions o;
+  o.tokens_per_step = 8192;
+  hardware_tables(g->ra, o, keep, none);
+  ASSERT_TRUE(keep.tables.count("power_energy"));
+  const Table& t = *keep.tables.at("power_energy");
+  const TableSchema decl = kPowerEnergyTable.schema();
+  ASSERT_EQ(t.cols(), decl.columns.size());
+  constexpr ColumnHandle kPhase = kPowerEnergyTable.handle("phase"),
+                         kTime = kPowerEnergyTable.handle("time_ns"),
+                         kEnergy = kPowerEnergyTable.handle("energy_j"),
+                         kMean = kPowerEnergyTable.handle("mean_power_w"),
+                         kPeak = kPowerEnergyTable.handle("peak_power_w"),
+                         kPeakToMean = kPowerEnergyTable.handle("peak_to_mean"),
+                         kTokens = kPowerEnergyTable.handle("tokens_per_j"),
+                         kTx = kPowerEnergyTable.handle("link_tx_bytes"),
+                         kRx = kPowerEnergyTable.handle("link_rx_bytes"),
+                         kLinkUtil = kPowerEnergyTable.handle("link_util");
+  const double bw = find_device("h100")->intra_node_bw_gbs * 1e9;
+  const double ranks = static_cast<double>(c.ranks);
+  size_t windows = 0, phases = 0;
+  for (size_t r = 0; r < t.rows(); ++r) {
+    const double secs = static_cast<double>(t.get_int(r, kTime.index)) * 1e-9;
+    const double e = t.get_real(r, kEnergy.index);
+    if (!t.is_null(r, kPhase.index)) {
+      ++phases;
+      for (size_t k = 0; k < decl.columns.size(); ++k) {
+        if (decl.columns[k].null_when.rfind("a phase row", 0) == 0) {
+          EXPECT_TRUE(t.is_null(r, k)) << decl.columns[k].name << " of a phase row";
+        }
+      }
+      continue;
+    }
+    ++windows;
+    SCOPED_TRACE("window row " + std::to_string(r));
+    ASSERT_GT(secs, 0);
+    for (ColumnHandle h : {kMean, kPeak, kPeakToMean, kTokens, kTx, kRx, kLinkUtil})
+      ASSERT_FALSE(t.is_null(r, h.index)) << h.name;
+    const double mean = e / secs;
+    EXPECT_DOUBLE_EQ(t.get_real(r, kMean.index), mean);
+    EXPECT_DOUBLE_EQ(t.get_real(r, kPeakToMean.index), t.get_real(r, kPeak.index) / mean);
+    EXPECT_DOUBLE_EQ(t.get_real(r, kTokens.index), 8192 / (e * ranks));
+    const double bytes = std::max(t.get_real(r, kTx.index), t.get_real(r, kRx.index));
+    EXPECT_DOUBLE_EQ(t.get_real(r, kLinkUtil.index), bytes / secs / bw);
+  }
+  // Every rank's every iteration has a whole-window row and phase rows (idle at least).
+  EXPECT_EQ(windows, static_cast<size_t>(c.ranks * c.iterations));
+  EXPECT_GE(phases, windows);
 }

@@ -6,8 +6,6 @@
 #include <cmath>
 #include <map>
 
-#include "chopper/report/rows.hpp"
-
 namespace chopper {
 
 namespace {
@@ -64,47 +62,9 @@ std::vector<DiagnosticRow> hardware_diagnostics(const std::vector<TelemetryData>
 }
 
 void write_diagnostics(const std::vector<DiagnosticRow>& rows, TableSink& sink) {
-  constexpr ColType I = ColType::kInt, R = ColType::kReal, T = ColType::kText;
-  Rows t = make_rows(
-      sink, "diagnostics",
-      "What loading, validating, reading and linking found, per rank and kind: files that could "
-      "not be read, files that are not one run, ranks missing or assigned, the readers' and "
-      "linking's anomalies (docs/formats.md) and, for every rank, the GPU activities that reached "
-      "no host op (the link rate)",
-      {{"rank", I,
-        "rank the row concerns; NULL = the whole run, or a file whose rank is unknown (see file)"},
-       {"file", T, "the file the row concerns (NULL = several or none: example names them)"},
-       {"kind", T,
-        "what was found: a run-level kind (missing_path, unreadable_file, duplicate_rank, "
-        "world_size_mismatch, rank_out_of_range, different_runs, missing_ranks, rank_assigned, "
-        "not_a_trace, run_split, gpu_activity_unlinked) or a reader's or linking's anomaly kind"},
-       {"severity", T,
-        "error (the result is partial or would be wrong), warning (less was used than the input "
-        "held), info"},
-       {"stage", T, "where it was found: load, validate, read (the reader and linking), link"},
-       {"count", I,
-        "how many: events, files, ranks (missing_ranks), runs (different_runs), unlinked "
-        "activities (gpu_activity_unlinked)"},
-       {"of_count", I,
-        "what count is out of: linkable kernels/memcpys/memsets (gpu_activity_unlinked), the "
-        "world size (missing_ranks), a hardware file's rows (its data rows read and skipped; "
-        "dispatches for counter files); NULL = not applicable"},
-       {"example", T, "the message, or the first example with its byte offset"},
-       {"gpu_time_ns", I,
-        "summed duration of the GPU activities concerned (NULL = not known: skipped events have "
-        "none)"},
-       {"share_of_gpu_time", R,
-        "gpu_time_ns / the rank's GPU time (summed duration of its kernels, memcpys, memsets)"},
-       {"share_of_events", R,
-        "count / the rank's trace events (reader and linking rows); count / of_count for a "
-        "hardware file's rows"}});
-  for (const DiagnosticRow& d : rows)
-    t.add_row({opt_rank(d.rank), opt_text(d.file), Cell::of(std::string_view(d.kind)),
-               Cell::of(severity_name(d.severity)), Cell::of(std::string_view(d.stage)),
-               Cell::of(d.count), d.of_count < 0 ? Cell::null() : Cell::of(d.of_count),
-               opt_text(d.example), d.gpu_time_ns < 0 ? Cell::null() : Cell::of(d.gpu_time_ns),
-               opt_real(d.share_of_gpu_time), opt_real(d.share_of_events)});
-  t.end();
+  sink.begin(kDiagnosticsTable.schema());
+  for (const DiagnosticRow& d : rows) kDiagnosticsTable.put(sink, d);
+  sink.end();
 }
 
 namespace {

@@ -6,12 +6,9 @@
 #include <cmath>
 
 #include "chopper/base/json_out.hpp"
-#include "chopper/report/rows.hpp"
 
 namespace chopper {
 namespace {
-
-constexpr ColType I = ColType::kInt, R = ColType::kReal, T = ColType::kText;
 
 std::string ms(double ns) {
   return fmt::format("{:.3f} ms", ns / 1e6);
@@ -25,51 +22,9 @@ std::string num(double v) {
 }  // namespace
 
 void findings_table(const Findings& f, TableSink& sink) {
-  Rows t = make_rows(
-      sink, "findings",
-      "What costs the run time, decided from the analysis: each loss with its cost per iteration "
-      "(the rank shown: iterations.shown_rank), its significance against the run's own variation, "
-      "confidence and evidence "
-      "(docs/metrics.md, Findings). Significant findings first, then by cost",
-      {{"finding", T,
-        "exposed_comm, straggler, host_stall, data_loading, host_sync, host_optimizer, "
-        "host_late, launch_overhead, graph_gap, idle, "
-        "exposed_memcpy, "
-        "dvfs, utilization, comm_slowdown"},
-       {"title", T, "what the terminal calls it"},
-       {"rank", I,
-        "the rank it concerns (the straggler); NULL = the rank shown in each iteration "
-        "(iterations.shown_rank)"},
-       {"significant", I,
-        "1 = a one-sided Student t test puts the samples' mean above 1% of the iteration at "
-        "confidence ≥ 0.975; from one sample (no variance): cost_ns > threshold_ns alone (a "
-        "straggler: significant in an iteration against the ranks' spread); see test"},
-       {"cost_ns", R, "mean over iterations of the time it takes from the iteration"},
-       {"cost_share", R, "cost_ns / mean iteration time"},
-       {"stderr_ns", R,
-        "standard error of the samples' mean: sample σ / √samples (NULL: one sample)"},
-       {"threshold_ns", R, "1% of the mean iteration time"},
-       {"confidence", R,
-        "F_t((mean − threshold) / stderr_ns; samples − 1 degrees of freedom): chance the true "
-        "cost exceeds the threshold (a straggler: Φ in its strongest iteration); NULL = one "
-        "iteration: no variance"},
-       {"energy_j", R,
-        "the job's energy (all GPUs) in cost_ns at its mean power, per iteration (NULL: no "
-        "telemetry, or DVFS)"},
-       {"iterations", I, "iterations measured"},
-       {"material_iterations", I, "iterations in which the loss took ≥ 1% of the iteration"},
-       {"evidence", T, "what points to the cause"},
-       {"suggestion", T, "what to try"},
-       {"samples", I, "samples the test used: iterations, or every rank's iteration"},
-       {"test", T, "how significance was decided"}});
-  for (const Finding& x : f.all)
-    t.add_row({Cell::of(finding_key(x.kind)), Cell::of(finding_title(x.kind)), opt_rank(x.rank),
-               Cell::of(int64_t{x.significant ? 1 : 0}), Cell::of(x.cost_ns),
-               Cell::of(x.cost_share), opt_real(x.stderr_ns), Cell::of(x.threshold_ns),
-               opt_real(x.confidence), opt_real(x.energy_j), Cell::of(x.iterations),
-               Cell::of(x.material_iterations), opt_text(x.evidence), Cell::of(finding_advice(x)),
-               Cell::of(x.samples), opt_text(x.test)});
-  t.end();
+  sink.begin(kFindingsTable.schema());
+  for (const Finding& x : f.all) kFindingsTable.put(sink, x);
+  sink.end();
 }
 
 std::string findings_text(const Findings& f) {

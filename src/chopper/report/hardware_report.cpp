@@ -13,8 +13,6 @@
 namespace chopper {
 namespace {
 
-constexpr ColType I = ColType::kInt, R = ColType::kReal, T = ColType::kText;
-
 std::string ms(double ns) {
   return fmt::format("{:.3f} ms", ns / 1e6);
 }
@@ -83,272 +81,71 @@ std::string joining(const CounterJoin& j) {
   return s + ")";
 }
 
+// Writes a declared table: its schema, then each of `rows` as `make` gives it.
+template <class Def, class Row, class Make>
+void write_declared(TableSink& sink, const Def& def, const std::vector<Row>& rows, Make make) {
+  sink.begin(def.schema());
+  for (const Row& r : rows) def.put(sink, make(r));
+  sink.end();
+}
+template <class Def, class Row>
+void write_rows(TableSink& sink, const Def& def, const std::vector<Row>& rows) {
+  write_declared(sink, def, rows, [](const Row& r) -> const Row& { return r; });
+}
+
+TelemetryAlignmentRow telemetry_alignment_row(const TelemetryAlignment& a) {
+  TelemetryAlignmentRow row{&a, {}};
+  for (int64_t r : a.ranks) row.ranks += (row.ranks.empty() ? "" : ",") + std::to_string(r);
+  return row;
+}
+
+// A PowerRow with what the table derives from it: the throttle reasons in words, the mean power,
+// tokens per joule over the `ranks` ranks analysed and the link utilization against the device's
+// link bandwidth.
+PowerEnergyRow power_energy_row(const PowerRow& p, int64_t rank, int64_t ranks,
+                                const RunAnalysis& ra, const AnalysisOptions& o) {
+  PowerEnergyRow x{&p, rank, {}, std::nan(""), std::nan(""), std::nan("")};
+  for (const auto& [k, v] : p.throttle_ns)
+    x.throttle_ns += fmt::format("{}{}={}", x.throttle_ns.empty() ? "" : ",", k, v);
+  if (p.time_ns > 0) x.mean_power_w = p.energy_j / (static_cast<double>(p.time_ns) * 1e-9);
+  if (p.phase.empty() && o.tokens_per_step > 0 && p.energy_j > 0)
+    x.tokens_per_j =
+        static_cast<double>(o.tokens_per_step) / (p.energy_j * static_cast<double>(ranks));
+  const double bytes = std::isnan(p.link_tx_bytes)   ? p.link_rx_bytes
+                       : std::isnan(p.link_rx_bytes) ? p.link_tx_bytes
+                                                     : std::max(p.link_tx_bytes, p.link_rx_bytes);
+  if (!std::isnan(bytes) && ra.device != nullptr && ra.device->intra_node_bw_gbs > 0 &&
+      p.time_ns > 0)
+    x.link_util =
+        bytes / (static_cast<double>(p.time_ns) * 1e-9) / (ra.device->intra_node_bw_gbs * 1e9);
+  return x;
+}
+
+void power_energy_table(const RunAnalysis& ra, const AnalysisOptions& o, TableSink& sink) {
+  int64_t ranks = 0;
+  for (const RankAnalysis& x : ra.ranks) ranks += x.ok ? 1 : 0;
+  sink.begin(kPowerEnergyTable.schema());
+  for (const RankAnalysis& r : ra.ranks)
+    for (const PowerRow& p : r.power)
+      kPowerEnergyTable.put(sink, power_energy_row(p, r.rank, ranks, ra, o));
+  sink.end();
+}
+
 }  // namespace
 
 void hardware_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink& sink,
                      RankRows& per_rank) {
-  (void)o;
-  const HardwareRun* hw = ra.hardware;
-  // telemetry_alignment
-  {
-    Rows t = make_rows(
-        sink, "telemetry_alignment",
-        "Each telemetry file: the node and ranks it describes, and the offset that puts it on "
-        "their trace clock (docs/metrics.md, Hardware alignment)",
-        {{"file", T, "telemetry file"},
-         {"format", T, "nvidia-smi, amd-smi, rocm-smi, dcgmi, zeus"},
-         {"node", I, "node index (ranks node × GPUs per node …)"},
-         {"ranks", T, "ranks whose GPU the file describes"},
-         {"clock", T, "the file's clock: realtime_utc, realtime_local, monotonic, relative"},
-         {"offset_ns", I,
-          "telemetry clock − trace clock, subtracted from every sample (NULL = not aligned)"},
-         {"uncertainty_ns", I,
-          "half-width of the offsets the correlation cannot tell apart (NULL = not aligned)"},
-         {"period_ns", I, "median interval of the file's own samples"},
-         {"correlation", R,
-          "Pearson r of trace busy share vs utilization (or power) at offset_ns, in [-1, 1] "
-          "(NULL = nothing compared)"},
-         {"method", T, "how the offset was found; 'none: <why>' = not aligned"},
-         {"samples", I, "samples of the series compared"}});
-    if (hw != nullptr)
-      for (const TelemetryAlignment& a : hw->telemetry) {
-        std::string ranks;
-        for (int64_t r : a.ranks) ranks += (ranks.empty() ? "" : ",") + std::to_string(r);
-        t.add_row({Cell::of(a.file), Cell::of(a.format), Cell::of(a.node), opt_text(ranks),
-                   Cell::of(clock_domain_name(a.clock)),
-                   a.aligned() ? Cell::of(a.offset_ns) : Cell::null(),
-                   a.aligned() ? Cell::of(a.uncertainty_ns) : Cell::null(), Cell::of(a.period_ns),
-                   opt_real(a.correlation), Cell::of(a.method), Cell::of(a.samples)});
-      }
-    t.end();
-  }
-  // counter_join
-  {
-    Rows t = make_rows(
-        sink, "counter_join", "Each counter file: its rank and how its dispatches joined kernels",
-        {{"file", T, "counter file"},
-         {"rank", I, "rank (NULL = none found)"},
-         {"dispatches", I, "dispatch rows in the file"},
-         {"matched", I, "dispatches joined to a kernel of the rank's trace"},
-         {"match_rate", R, "matched / dispatches"},
-         {"ambiguous", I, "dispatches or kernels left over or claimed twice"},
-         {"method", T,
-          "correlation id, or kernel name + order (Chopper); 'none: <why>' = refused, no counter "
-          "of the file used"},
-         {"offset_ns", I,
-          "counter clock − trace clock (median over matched dispatches; NULL = refused)"},
-         {"name_match_rate", R,
-          "of the dispatches the join paired with a kernel (a refused file: the pairing tried), "
-          "the share whose kernel names agree (NULL = none paired)"}});
-    if (hw != nullptr)
-      for (const CounterJoin& j : hw->counters) {
-        const bool joined = j.method.rfind("none", 0) != 0;
-        t.add_row({Cell::of(j.file), opt_rank(j.rank), Cell::of(j.dispatches), Cell::of(j.matched),
-                   j.dispatches > 0 ? Cell::of(static_cast<double>(j.matched) /
-                                               static_cast<double>(j.dispatches))
-                                    : Cell::null(),
-                   Cell::of(j.ambiguous), Cell::of(j.method),
-                   joined ? Cell::of(j.offset_ns) : Cell::null(), opt_real(j.name_match_rate)});
-      }
-    t.end();
-  }
+  static const HardwareRun kNoHardware;
+  const HardwareRun& hw = ra.hardware != nullptr ? *ra.hardware : kNoHardware;
+  write_declared(sink, kTelemetryAlignmentTable, hw.telemetry, telemetry_alignment_row);
+  write_rows(sink, kCounterJoinTable, hw.counters);
   write_rank_table(RankStream::kTelemetry, per_rank, sink);
   write_rank_table(RankStream::kKernelHw, per_rank, sink);
-  // power_energy
-  {
-    Rows t = make_rows(
-        sink, "power_energy",
-        "Power and energy of each rank's GPU per iteration window (phase NULL) and per phase "
-        "(GPU time of that phase's activities; idle = no activity), from aligned telemetry",
-        {{"rank", I, "rank"},
-         {"iteration", I, "iteration window"},
-         {"phase", T,
-          "forward, backward, optimizer, other, data_dist, idle; NULL = the whole window"},
-         {"time_ns", I, "time in the window (phase rows: GPU time of the phase)"},
-         {"energy_j", R, "∫ power dt (each sample holds over the interval ending at it)"},
-         {"mean_power_w", R, "energy_j ÷ time"},
-         {"peak_power_w", R, "largest sample in the window"},
-         {"peak_to_mean", R, "peak_power_w ÷ mean_power_w (CharLLM-PPT's burstiness)"},
-         {"busy_power_w", R, "mean of samples whose interval the GPU was ≥ 90% busy"},
-         {"idle_power_w", R, "mean of samples whose interval the GPU was ≤ 10% busy"},
-         {"mean_clock_mhz", R, "SM/GFX clock, time-weighted"},
-         {"max_temp_c", R, "GPU (edge) temperature, largest sample"},
-         {"max_hotspot_c", R, "hotspot temperature, largest sample"},
-         {"max_mem_temp_c", R, "memory temperature, largest sample"},
-         {"throttle_ns", T, "time under each throttle reason: 'reason=ns,…'"},
-         {"tokens_per_j", R, "tokens per step ÷ (energy × ranks) (whole-window rows)"},
-         {"power_cv", R, "σ ÷ mean of the power samples in the window (burstiness)"},
-         {"max_dp_dt_w_per_s", R, "steepest change between consecutive power samples"},
-         {"max_clock_share", R, "share of clock samples at ≥ 99% of the maximum clock"},
-         {"energy_counter_j", R, "growth of the GPU's energy counter (cross-check of energy_j)"},
-         {"link_tx_bytes", R, "NVLink / XGMI bytes sent (counter growth)"},
-         {"link_rx_bytes", R, "NVLink / XGMI bytes received (counter growth)"},
-         {"link_util", R,
-          "max(link_tx_bytes, link_rx_bytes) ÷ time ÷ the device's per-direction link bandwidth"},
-         {"pcie_tx_bytes", R, "PCIe bytes sent (counter growth)"},
-         {"pcie_rx_bytes", R, "PCIe bytes received (counter growth)"}});
-    auto link_util = [&](const PowerRow& p) {
-      const double bytes = std::isnan(p.link_tx_bytes) ? p.link_rx_bytes
-                           : std::isnan(p.link_rx_bytes)
-                               ? p.link_tx_bytes
-                               : std::max(p.link_tx_bytes, p.link_rx_bytes);
-      if (std::isnan(bytes) || ra.device == nullptr || ra.device->intra_node_bw_gbs <= 0 ||
-          p.time_ns <= 0)
-        return std::nan("");
-      return bytes / (static_cast<double>(p.time_ns) * 1e-9) / (ra.device->intra_node_bw_gbs * 1e9);
-    };
-    for (const RankAnalysis& r : ra.ranks)
-      for (const PowerRow& p : r.power) {
-        std::string thr;
-        for (const auto& [k, v] : p.throttle_ns)
-          thr += fmt::format("{}{}={}", thr.empty() ? "" : ",", k, v);
-        const double mean =
-            p.time_ns > 0 ? p.energy_j / (static_cast<double>(p.time_ns) * 1e-9) : std::nan("");
-        int64_t ranks = 0;
-        for (const RankAnalysis& x : ra.ranks) ranks += x.ok ? 1 : 0;
-        const double tpj =
-            p.phase.empty() && o.tokens_per_step > 0 && p.energy_j > 0
-                ? static_cast<double>(o.tokens_per_step) / (p.energy_j * static_cast<double>(ranks))
-                : std::nan("");
-        t.add_row({Cell::of(r.rank),
-                   opt_iter(p.iteration),
-                   opt_text(p.phase),
-                   Cell::of(p.time_ns),
-                   Cell::of(p.energy_j),
-                   opt_real(mean),
-                   opt_real(p.peak_power_w),
-                   opt_real(p.peak_power_w / mean),
-                   opt_real(p.busy_power_w),
-                   opt_real(p.idle_power_w),
-                   opt_real(p.mean_clock_mhz),
-                   opt_real(p.max_temp_c),
-                   opt_real(p.max_hotspot_c),
-                   opt_real(p.max_mem_temp_c),
-                   opt_text(thr),
-                   opt_real(tpj),
-                   opt_real(p.power_cv),
-                   opt_real(p.max_dp_dt_w_per_s),
-                   opt_real(p.max_clock_share),
-                   opt_real(p.energy_counter_j),
-                   opt_real(p.link_tx_bytes),
-                   opt_real(p.link_rx_bytes),
-                   opt_real(link_util(p)),
-                   opt_real(p.pcie_tx_bytes),
-                   opt_real(p.pcie_rx_bytes)});
-      }
-    t.end();
-  }
+  power_energy_table(ra, o, sink);
   write_rank_table(RankStream::kHierarchyHw, per_rank, sink);
-  // waterfall
-  {
-    std::vector<ColumnSpec> cols = {{"rank", I, "rank"}};
-    for (ColumnSpec& c : label_cols()) cols.push_back(std::move(c));
-    for (ColumnSpec c : std::vector<ColumnSpec>{
-             {"op_class", T, "class of the operation (operation rows)"},
-             {"kernels", I, "compute kernels summed"},
-             {"observed_ns", I, "Σ kernel durations"},
-             {"theoretical_ns", R, "FLOPs at peak (or bytes at peak bandwidth) at the max clock"},
-             {"instruction_ns", R, "issued matrix work beyond the theoretical (counters)"},
-             {"utilization_ns", R, "solo cycles at max clock beyond the issued work"},
-             {"overlap_ns", R, "cycles beyond solo instances of the same work, beside comm"},
-             {"frequency_ns", R, "the same cycles at the clock run vs the max clock"},
-             {"residual_ns", R,
-              "observed − the parts: the time of kernels with no FLOPs/bytes known, and any "
-              "utilization clamped at 0"},
-             {"unknown_theoretical", I, "kernels without FLOPs/bytes (theoretical 0)"},
-             {"unknown_instruction", I, "kernels without issued-work counters (instruction 0)"},
-             {"unknown_overlap", I, "kernels beside comm with no solo instance to compare"},
-             {"estimated_overlap", I, "of those: overlap from the run's slowdown rate"},
-             {"unknown_frequency", I, "kernels with no clock or cycle counter (frequency 0)"},
-             {"below_achievable_ns", R,
-              "of utilization_ns, the time beyond what is achievable for the same work (the "
-              "better of the roofline at the achievable efficiency and the median of its shape "
-              "class in the run): the compute loss a user can act on"}})
-      cols.push_back(std::move(c));
-    Rows t = make_rows(sink, "waterfall",
-                       "The gap from theoretical to observed compute time, per operation "
-                       "instance, per phase of an iteration (operation NULL) and per iteration "
-                       "(phase and operation NULL); the parts add up to observed_ns",
-                       std::move(cols));
-    std::vector<Cell> row;
-    for (const WaterfallRow& w : ra.waterfall) {
-      row.clear();
-      row.push_back(Cell::of(w.rank));
-      push_label(row, w.key);
-      row.push_back(w.key.operation.empty() ? Cell::null() : opt_text(op_class_name(w.op_class)));
-      for (Cell c : {Cell::of(w.kernels), Cell::of(w.observed_ns), Cell::of(w.theoretical_ns),
-                     Cell::of(w.instruction_ns), Cell::of(w.utilization_ns), Cell::of(w.overlap_ns),
-                     Cell::of(w.frequency_ns), Cell::of(w.residual_ns),
-                     Cell::of(w.unknown_theoretical), Cell::of(w.unknown_instruction),
-                     Cell::of(w.unknown_overlap), Cell::of(w.estimated_overlap),
-                     Cell::of(w.unknown_frequency), Cell::of(w.below_achievable_ns)})
-        row.push_back(c);
-      t.add_row(row);
-    }
-    t.end();
-  }
-  // shape_classes
-  {
-    Rows t = make_rows(
-        sink, "shape_classes",
-        "Compute work by shape class (operation, input dims and types; all ranks): what it "
-        "achieves against its roofline, its best kernels and the achievable efficiency, and the "
-        "time lost against what is achievable (docs/metrics.md, Waterfall); largest loss first",
-        {{"shape_class", T, "cost family, operation, input dims, input types"},
-         {"family", T, "gemm, attention_fwd, attention_bwd, conv, norm, elementwise"},
-         {"bound", T, "compute or memory (the longer of FLOPs at peak and bytes at bandwidth)"},
-         {"kernels", I, "compute kernels"},
-         {"time_ns", R, "Σ solo time at the maximum clock (the waterfall's reference)"},
-         {"theoretical_ns", R, "Σ roofline time (FLOPs at peak or bytes at peak bandwidth)"},
-         {"achievable_ns", R,
-          "Σ achievable time: the better of the roofline at the achievable efficiency and the "
-          "class's median roofline share, never below the run's shortest kernel"},
-         {"below_achievable_ns", R, "Σ time beyond the achievable (the compute loss)"},
-         {"flops", R, "Σ FLOPs"},
-         {"bytes", R, "Σ bytes moved"},
-         {"achieved_tflops", R, "flops / time_ns (TFLOP/s)"},
-         {"achieved_tbs", R, "bytes / time_ns (TB/s)"},
-         {"roofline_share", R, "theoretical_ns / time_ns"},
-         {"best_roofline_share", R, "p90 over the class's kernels of theoretical / solo time"},
-         {"median_roofline_share", R,
-          "median over the class's kernels of theoretical / solo time (the class's reference)"}});
-    for (const ShapeClassRow& c : ra.shape_classes) {
-      const double secs = c.time_ns * 1e-9;
-      t.add_row({Cell::of(c.shape_class), Cell::of(c.family),
-                 Cell::of(c.compute_bound ? "compute" : "memory"), Cell::of(c.kernels),
-                 Cell::of(c.time_ns), Cell::of(c.theoretical_ns), Cell::of(c.achievable_ns),
-                 Cell::of(c.below_achievable_ns), Cell::of(c.flops), Cell::of(c.bytes),
-                 secs > 0 ? Cell::of(c.flops / secs * 1e-12) : Cell::null(),
-                 secs > 0 ? Cell::of(c.bytes / secs * 1e-12) : Cell::null(),
-                 Cell::of(c.roofline_share), Cell::of(c.best_roofline_share),
-                 Cell::of(c.median_roofline_share)});
-    }
-    t.end();
-  }
-  // what_if
-  {
-    Rows t = make_rows(
-        sink, "what_if",
-        "Each iteration (its shown rank: iterations.shown_rank) with one loss removed at a time, "
-        "first "
-        "order (NULL = the loss could not be measured)",
-        {{"iteration", I, "iteration"},
-         {"rank", I, "the rank shown (iterations.shown_rank)"},
-         {"observed_ns", I, "iteration time"},
-         {"max_clock_ns", I, "compute at the maximum clock"},
-         {"perfect_overlap_ns", I, "no exposed communication"},
-         {"no_launch_gaps_ns", I, "no launch overhead: host late and launch latency removed"},
-         {"no_overlap_slowdown_ns", I, "compute not slowed beside communication"},
-         {"no_straggler_ns", I,
-          "the significant straggler running like the median rank (iterations)"}});
-    for (const WhatIfRow& w : ra.what_if)
-      t.add_row({Cell::of(w.iteration), opt_rank(w.rank), Cell::of(w.observed_ns),
-                 w.max_clock_ns < 0 ? Cell::null() : Cell::of(w.max_clock_ns),
-                 Cell::of(w.perfect_overlap_ns), Cell::of(w.no_launch_gaps_ns),
-                 w.no_overlap_slowdown_ns < 0 ? Cell::null() : Cell::of(w.no_overlap_slowdown_ns),
-                 Cell::of(w.no_straggler_ns)});
-    t.end();
-  }
+  write_rows(sink, kWaterfallTable, ra.waterfall);
+  write_rows(sink, kShapeClassesTable, ra.shape_classes);
+  write_rows(sink, kWhatIfTable, ra.what_if);
 }
 
 std::string hardware_info_text(const HardwareRun& hw,

@@ -62,68 +62,38 @@ void write_hierarchy(const Aggregation& gpu_level, RankRows& per_rank, TableSink
 }
 
 void write_coverage(const std::vector<CoverageRow>& rows, TableSink& sink) {
-  const TableSchema schema{
-      "label_coverage",
-      "How much GPU time each rule labelled, per rank and level (rule NULL = no label)",
-      {
-          {"rank", ColType::kInt, "rank"},
-          {"level", ColType::kText, "iteration, phase, layer, operation, op_class"},
-          {"scope", ColType::kText,
-           "all (every activity) or in_iterations (activities with an iteration: launched in one, "
-           "or inside its GPU-side span)"},
-          {"rule", ColType::kText, "the rule; NULL = not labelled"},
-          {"activities", ColType::kInt, "GPU activities"},
-          {"kernel_ns", ColType::kInt, "their summed duration"},
-          {"share", ColType::kReal, "kernel_ns / the scope's kernel time (fraction)"},
-      }};
-  sink.begin(schema);
-  for (const CoverageRow& r : rows) {
-    const Cell row[] = {Cell::of(r.rank),
-                        Cell::of(std::string_view(r.level)),
-                        Cell::of(std::string_view(r.scope)),
-                        r.rule.empty() ? Cell::null() : Cell::of(std::string_view(r.rule)),
-                        Cell::of(r.activities),
-                        Cell::of(r.kernel_ns),
-                        r.scope_kernel_ns > 0 ? Cell::of(static_cast<double>(r.kernel_ns) /
-                                                         static_cast<double>(r.scope_kernel_ns))
-                                              : Cell::null()};
-    sink.row(row);
-  }
+  sink.begin(kLabelCoverageTable.schema());
+  for (const CoverageRow& r : rows) kLabelCoverageTable.put(sink, r);
   sink.end();
 }
 
+namespace {
+
+// What a name rule gives, in words (label_rules.value).
+std::string rule_value(const NameRule& r) {
+  std::string value;
+  if (r.level == RuleLevel::kPhase)
+    value = std::string(phase_name(r.phase)) + (r.all_threads ? " (all threads)" : "");
+  if (r.level == RuleLevel::kOperation)
+    value = r.label == "-" ? "structural" : (r.label.empty() ? "the name" : r.label);
+  if (r.level == RuleLevel::kClass ||
+      (r.level == RuleLevel::kOperation && r.op_class != OpClass::kNone))
+    value +=
+        (value.empty() ? "" : ", ") + std::string(op_class_name(r.op_class)) +
+        (r.level == RuleLevel::kClass ? (r.kernel_target ? " (kernel names)" : " (host ops)") : "");
+  return value;
+}
+
+}  // namespace
+
 Table rules_table(const Taxonomy& taxonomy) {
-  Table t({"label_rules",
-           "Every rule a label can name: the taxonomy's name rules in priority order, then the "
-           "inferred rules",
-           {
-               {"rule", ColType::kText, "name (the *_rule columns hold it)"},
-               {"level", ColType::kText, "iteration, phase, layer, operation or class"},
-               {"kind", ColType::kText, "name (regex on host-op or kernel names) or inferred"},
-               {"pattern", ColType::kText, "the regex (name rules)"},
-               {"value", ColType::kText, "phase, label or class the rule gives"},
-               {"source", ColType::kText, "builtin, FILE:LINE, or inferred"},
-               {"doc", ColType::kText, "what it recognises"},
-           }});
-  for (const NameRule& r : taxonomy.rules()) {
-    std::string value;
-    if (r.level == RuleLevel::kPhase)
-      value = std::string(phase_name(r.phase)) + (r.all_threads ? " (all threads)" : "");
-    if (r.level == RuleLevel::kOperation)
-      value = r.label == "-" ? "structural" : (r.label.empty() ? "the name" : r.label);
-    if (r.level == RuleLevel::kClass ||
-        (r.level == RuleLevel::kOperation && r.op_class != OpClass::kNone))
-      value += (value.empty() ? "" : ", ") + std::string(op_class_name(r.op_class)) +
-               (r.level == RuleLevel::kClass ? (r.kernel_target ? " (kernel names)" : " (host ops)")
-                                             : "");
-    t.add_row({Cell::of(std::string_view(r.name)), Cell::of(rule_level_name(r.level)),
-               Cell::of("name"), Cell::of(std::string_view(r.pattern)),
-               Cell::of(std::string_view(value)), Cell::of(std::string_view(r.source)),
-               Cell::of(std::string_view(r.doc))});
-  }
+  Table t(kLabelRulesTable.schema());
+  for (const NameRule& r : taxonomy.rules())
+    t.add_row(kLabelRulesTable.cells(LabelRuleRow{r.name, rule_level_name(r.level), "name",
+                                                  r.pattern, rule_value(r), r.source, r.doc}));
   for (const InferredRule& r : inferred_rules())
-    t.add_row({Cell::of(r.name), Cell::of(rule_level_name(r.level)), Cell::of("inferred"),
-               Cell::null(), Cell::null(), Cell::of("inferred"), Cell::of(r.doc)});
+    t.add_row(kLabelRulesTable.cells(LabelRuleRow{
+        r.name, rule_level_name(r.level), "inferred", {}, {}, "inferred", r.doc, true}));
   return t;
 }
 
