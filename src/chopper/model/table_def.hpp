@@ -148,6 +148,26 @@ constexpr Column<Row> column(std::string_view name, ColType type, std::string_vi
   return {name, type, unit_of_name(name), meaning, null_when, cell};
 }
 
+// The column with a unit its name does not carry (`mfu`: fraction; `tflops_per_gpu`: TFLOP/s;
+// `tokens_per_j`: tokens/J).
+template <class Row>
+constexpr Column<Row> with_unit(Column<Row> c, std::string_view unit) {
+  c.unit = unit;
+  return c;
+}
+
+// A column holding member `M` of the row a view points at (`View::row`, a pointer), as
+// column<M> holds it of that row (a real NaN is NULL): for tables whose rows are a stored row
+// plus context.
+template <class View, auto M>
+constexpr Column<View> viewed_column(std::string_view name, std::string_view meaning,
+                                     std::string_view null_when) {
+  const auto c = column<M>(name, meaning, null_when);
+  return {c.name,      c.type,
+          c.unit,      c.meaning,
+          c.null_when, [](const View& v) { return table_detail::member_cell<M>(*v.row); }};
+}
+
 // Where a column sits in its table, for reading it back from a Table by position with its type
 // known (the HTML report). Made by TableDef::handle at compile time: a name that is not a column
 // of the table does not compile.

@@ -17,14 +17,6 @@ namespace chopper {
 // ---- The run-wide analysis tables, each declared once (model/table_def.hpp). The per-rank ones
 // (temporal_breakdown, idle_breakdown, ...) are in report/rank_tables.hpp.
 
-// A column whose unit its name does not give (`tflops_per_gpu`; `tokens_per_s`, which
-// unit_of_name reads as `_s`, seconds).
-template <class Row>
-constexpr Column<Row> with_unit(Column<Row> c, std::string_view unit) {
-  c.unit = unit;
-  return c;
-}
-
 // The rank column of a row whose member M is a rank (always known).
 template <auto M>
 constexpr auto rank_column() {

@@ -46,13 +46,6 @@ struct ComponentRow {
 
 namespace compare_cols {
 
-// A column whose name does not carry its unit (unit_of_name): the names stay as they were.
-template <class Row>
-constexpr Column<Row> with_unit(Column<Row> c, std::string_view unit) {
-  c.unit = unit;
-  return c;
-}
-
 // The two label columns every pair table begins with.
 template <class Row>
 constexpr std::array<Column<Row>, 2> pair() {
@@ -125,7 +118,7 @@ inline constexpr auto kSweepTable = table<SweepRow>(
                        return s.run.tokens_per_step > 0 ? Cell::of(s.run.tokens_per_step)
                                                         : Cell::null();
                      }),
-    compare_cols::with_unit(
+    with_unit(
         column<SweepRow>("tokens_per_s", ColType::kReal, "tokens_per_step / iteration time",
                          "tokens per step unknown, or no iterations",
                          [](const SweepRow& s) { return opt_real(s.run.tokens_per_s); }),
@@ -133,14 +126,14 @@ inline constexpr auto kSweepTable = table<SweepRow>(
     column<SweepRow>("time_per_token_ns", ColType::kReal, "iteration_ns / tokens_per_step",
                      "tokens per step unknown, or no iterations",
                      [](const SweepRow& s) { return opt_real(s.run.time_per_token_ns); }),
-    compare_cols::with_unit(
+    with_unit(
         column<SweepRow>(
             "tflops_per_gpu", ColType::kReal,
             "mean achieved FLOP rate per GPU over the iterations whose FLOPs are known",
             "no iteration's FLOPs are known",
             [](const SweepRow& s) { return opt_real(s.run.tflops_per_gpu); }),
         "TFLOP/s"),
-    compare_cols::with_unit(
+    with_unit(
         column<SweepRow>("mfu", ColType::kReal,
                          "mean MFU (share of the device's peak) over the iterations that have one",
                          "no iteration has an MFU (device peak unknown, or FLOPs known for under "
@@ -160,7 +153,7 @@ inline constexpr auto kSweepTable = table<SweepRow>(
                      [](const SweepRow& s) { return opt_real(s.run.energy_per_token_j); }),
     column<SweepRow>("iteration_diff_ns", ColType::kReal, "iteration_ns − the baseline's", kNever,
                      [](const SweepRow& s) { return Cell::of(s.run.iteration_ns - s.base_ns); }),
-    compare_cols::with_unit(
+    with_unit(
         column<SweepRow>("iteration_diff_points", ColType::kReal,
                          "100 × iteration_diff_ns / the baseline's iteration_ns",
                          "the baseline's iteration_ns is 0 (no iterations)",
@@ -171,7 +164,7 @@ inline constexpr auto kSweepTable = table<SweepRow>(
                                       : Cell::null();
                          }),
         "%"),
-    compare_cols::with_unit(column<SweepRow>("speedup", ColType::kReal,
+    with_unit(column<SweepRow>("speedup", ColType::kReal,
                                              "the baseline's iteration_ns / iteration_ns",
                                              "this run's iteration_ns is 0 (no iterations)",
                                              [](const SweepRow& s) {

@@ -18,28 +18,7 @@
 
 namespace chopper {
 
-namespace hw_tables {
-
-// A column holding member `M` of the row a view points at (`View::row`), as column<M> holds it of
-// that row (a real NaN is NULL).
-template <class View, auto M>
-constexpr Column<View> viewed_column(std::string_view name, std::string_view meaning,
-                                     std::string_view null_when) {
-  const auto c = column<M>(name, meaning, null_when);
-  return {c.name,      c.type,
-          c.unit,      c.meaning,
-          c.null_when, [](const View& v) { return table_detail::member_cell<M>(*v.row); }};
-}
-
-// The column with a unit its name does not tell (unit_of_name reads `tokens_per_j` as J and
-// `max_dp_dt_w_per_s` as s).
-template <class Row>
-constexpr Column<Row> with_unit(Column<Row> c, std::string_view unit) {
-  c.unit = unit;
-  return c;
-}
-
-}  // namespace hw_tables
+namespace hw_tables {}  // namespace hw_tables
 
 // ---- The hardware tables, each declared once (model/table_def.hpp).
 
@@ -53,11 +32,11 @@ inline constexpr auto kTelemetryAlignmentTable = table<TelemetryAlignmentRow>(
     "telemetry_alignment",
     "Each telemetry file: the node and ranks it describes, and the offset that puts it on their "
     "trace clock (docs/metrics.md, Hardware alignment)",
-    hw_tables::viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::file>(
-        "file", "telemetry file", kNever),
-    hw_tables::viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::format>(
+    viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::file>("file", "telemetry file",
+                                                                    kNever),
+    viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::format>(
         "format", "nvidia-smi, amd-smi, rocm-smi, dcgmi, zeus", kNever),
-    hw_tables::viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::node>(
+    viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::node>(
         "node", "node index (ranks node × GPUs per node …)", kNever),
     column<TelemetryAlignmentRow>("ranks", ColType::kText,
                                   "ranks whose GPU the file describes, comma-separated",
@@ -80,18 +59,18 @@ inline constexpr auto kTelemetryAlignmentTable = table<TelemetryAlignmentRow>(
                                     return a.row->aligned() ? Cell::of(a.row->uncertainty_ns)
                                                             : Cell::null();
                                   }),
-    hw_tables::viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::period_ns>(
+    viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::period_ns>(
         "period_ns", "median interval of the file's own samples", kNever),
-    hw_tables::viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::correlation>(
+    viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::correlation>(
         "correlation",
         "Pearson r of trace busy share vs utilization (or power) at offset_ns, in [-1, 1]",
         "nothing was correlated (the file was not placed by correlation), or no sample varied"),
-    hw_tables::viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::method>(
+    viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::method>(
         "method",
         "how the offset was found: utc+correlation, zone+correlation or correlation (with any "
         "caveat in parentheses); 'none: <why>' = not aligned",
         kNever),
-    hw_tables::viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::samples>(
+    viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::samples>(
         "samples", "samples of the series compared", kNever));
 
 inline constexpr auto kCounterJoinTable = table<CounterJoin>(
@@ -146,71 +125,70 @@ inline constexpr auto kPowerEnergyTable = table<PowerEnergyRow>(
     column<PowerEnergyRow>(
         "phase", ColType::kText, "forward, backward, optimizer, other, data_dist, idle",
         "the whole window", [](const PowerEnergyRow& p) { return opt_text(p.row->phase); }),
-    hw_tables::viewed_column<PowerEnergyRow, &PowerRow::time_ns>(
+    viewed_column<PowerEnergyRow, &PowerRow::time_ns>(
         "time_ns", "time in the window (phase rows: GPU time of the phase)", kNever),
-    hw_tables::viewed_column<PowerEnergyRow, &PowerRow::energy_j>(
+    viewed_column<PowerEnergyRow, &PowerRow::energy_j>(
         "energy_j", "∫ power dt (each sample holds over the interval ending at it)", kNever),
     column<&PowerEnergyRow::mean_power_w>("mean_power_w", "energy_j ÷ time_ns", "time_ns = 0"),
-    hw_tables::viewed_column<PowerEnergyRow, &PowerRow::peak_power_w>(
+    viewed_column<PowerEnergyRow, &PowerRow::peak_power_w>(
         "peak_power_w", "largest sample in the window", "a phase row"),
     column<PowerEnergyRow>(
         "peak_to_mean", ColType::kReal, "peak_power_w ÷ mean_power_w (CharLLM-PPT's burstiness)",
         "peak_power_w or mean_power_w is NULL",
         [](const PowerEnergyRow& p) { return opt_real(p.row->peak_power_w / p.mean_power_w); }),
-    hw_tables::viewed_column<PowerEnergyRow, &PowerRow::busy_power_w>(
+    viewed_column<PowerEnergyRow, &PowerRow::busy_power_w>(
         "busy_power_w", "mean of samples whose interval the GPU was ≥ 90% busy",
         "a phase row, or no such sample (or fewer than two power samples)"),
-    hw_tables::viewed_column<PowerEnergyRow, &PowerRow::idle_power_w>(
+    viewed_column<PowerEnergyRow, &PowerRow::idle_power_w>(
         "idle_power_w", "mean of samples whose interval the GPU was ≤ 10% busy",
         "a phase row, or no such sample (or fewer than two power samples)"),
-    hw_tables::viewed_column<PowerEnergyRow, &PowerRow::mean_clock_mhz>(
+    viewed_column<PowerEnergyRow, &PowerRow::mean_clock_mhz>(
         "mean_clock_mhz", "SM/GFX clock, time-weighted", "a phase row, or no clock series"),
-    hw_tables::viewed_column<PowerEnergyRow, &PowerRow::max_temp_c>(
+    viewed_column<PowerEnergyRow, &PowerRow::max_temp_c>(
         "max_temp_c", "GPU (edge) temperature, largest sample",
         "a phase row, or no GPU temperature series"),
-    hw_tables::viewed_column<PowerEnergyRow, &PowerRow::max_hotspot_c>(
+    viewed_column<PowerEnergyRow, &PowerRow::max_hotspot_c>(
         "max_hotspot_c", "hotspot temperature, largest sample",
         "a phase row, or no hotspot temperature series"),
-    hw_tables::viewed_column<PowerEnergyRow, &PowerRow::max_mem_temp_c>(
+    viewed_column<PowerEnergyRow, &PowerRow::max_mem_temp_c>(
         "max_mem_temp_c", "memory temperature, largest sample",
         "a phase row, or no memory temperature series"),
     column<PowerEnergyRow>("throttle_ns", ColType::kText,
                            "time under each throttle reason: 'reason=ns,…'",
                            "a phase row, or no throttle reason recorded in the window",
                            [](const PowerEnergyRow& p) { return opt_text(p.throttle_ns); }),
-    hw_tables::with_unit(column<&PowerEnergyRow::tokens_per_j>(
-                             "tokens_per_j", "tokens per step ÷ (energy_j × ranks)",
-                             "a phase row, no tokens per step given, or energy_j = 0"),
-                         "tokens/J"),
-    hw_tables::viewed_column<PowerEnergyRow, &PowerRow::power_cv>(
+    with_unit(column<&PowerEnergyRow::tokens_per_j>(
+                  "tokens_per_j", "tokens per step ÷ (energy_j × ranks)",
+                  "a phase row, no tokens per step given, or energy_j = 0"),
+              "tokens/J"),
+    viewed_column<PowerEnergyRow, &PowerRow::power_cv>(
         "power_cv", "σ ÷ mean of the power samples in the window (burstiness)",
         "a phase row, fewer than two power samples in the window, or their mean ≤ 0"),
-    hw_tables::with_unit(
-        hw_tables::viewed_column<PowerEnergyRow, &PowerRow::max_dp_dt_w_per_s>(
-            "max_dp_dt_w_per_s", "steepest change between consecutive power samples",
-            "a phase row, or fewer than two power samples in the window"),
-        "W/s"),
-    hw_tables::viewed_column<PowerEnergyRow, &PowerRow::max_clock_share>(
+    with_unit(viewed_column<PowerEnergyRow, &PowerRow::max_dp_dt_w_per_s>(
+                  "max_dp_dt_w_per_s", "steepest change between consecutive power samples",
+                  "a phase row, or fewer than two power samples in the window"),
+              "W/s"),
+    viewed_column<PowerEnergyRow, &PowerRow::max_clock_share>(
         "max_clock_share", "share of clock samples at ≥ 99% of the maximum clock",
         "a phase row, no clock series or maximum clock, or no clock sample in the window"),
-    hw_tables::viewed_column<PowerEnergyRow, &PowerRow::energy_counter_j>(
+    viewed_column<PowerEnergyRow, &PowerRow::energy_counter_j>(
         "energy_counter_j", "growth of the GPU's energy counter (cross-check of energy_j)",
         "a phase row, or no energy counter"),
-    hw_tables::viewed_column<PowerEnergyRow, &PowerRow::link_tx_bytes>(
+    viewed_column<PowerEnergyRow, &PowerRow::link_tx_bytes>(
         "link_tx_bytes", "NVLink / XGMI bytes sent (counter growth)",
         "a phase row, or no such counter"),
-    hw_tables::viewed_column<PowerEnergyRow, &PowerRow::link_rx_bytes>(
+    viewed_column<PowerEnergyRow, &PowerRow::link_rx_bytes>(
         "link_rx_bytes", "NVLink / XGMI bytes received (counter growth)",
         "a phase row, or no such counter"),
     column<&PowerEnergyRow::link_util>(
         "link_util",
         "max(link_tx_bytes, link_rx_bytes) ÷ time ÷ the device's per-direction link bandwidth",
         "both link byte counts NULL, or the device's link bandwidth unknown"),
-    hw_tables::viewed_column<PowerEnergyRow, &PowerRow::pcie_tx_bytes>(
+    viewed_column<PowerEnergyRow, &PowerRow::pcie_tx_bytes>(
         "pcie_tx_bytes", "PCIe bytes sent (counter growth)", "a phase row, or no such counter"),
-    hw_tables::viewed_column<PowerEnergyRow, &PowerRow::pcie_rx_bytes>(
-        "pcie_rx_bytes", "PCIe bytes received (counter growth)",
-        "a phase row, or no such counter"));
+    viewed_column<PowerEnergyRow, &PowerRow::pcie_rx_bytes>("pcie_rx_bytes",
+                                                            "PCIe bytes received (counter growth)",
+                                                            "a phase row, or no such counter"));
 
 inline constexpr auto kWaterfallTable = table<WaterfallRow>(
     "waterfall",
