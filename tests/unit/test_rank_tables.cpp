@@ -107,8 +107,8 @@ TEST(RankTables, GpuActivityRowsFollowTheLabels) {
   d.begin(kGpuActivitiesTable.schema());
   rank_rows(RankStream::kGpuActivities, RankView{&u}, AnalysisOptions{}, d);
   const Table& v = *d.t;
-  for (const char* col : {"iteration", "phase", "layer", "operation", "op_class", "iteration_rule",
-                          "op_class_rule"})
+  for (const char* col :
+       {"iteration", "phase", "layer", "operation", "op_class", "iteration_rule", "op_class_rule"})
     EXPECT_TRUE(v.is_null(0, v.col(col))) << col;
   EXPECT_EQ(v.get_int(0, v.col("correlation")), 42);
 }

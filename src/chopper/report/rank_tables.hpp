@@ -394,19 +394,22 @@ inline constexpr auto kKernelHwTable = table<KernelHwView>(
     column<KernelHwView>(
         "name", ColType::kText, "kernel or copy name", kNever,
         [](const KernelHwView& v) { return Cell::of(v.t.strings.str(v.t.gpu.name[v.row()])); }),
+    column<KernelHwView>("clock_mhz", ColType::kReal,
+                         "SM/GFX clock, time-weighted mean of the interpolated samples",
+                         "the rank has no clock telemetry",
+                         [](const KernelHwView& v) { return opt_real(v.k.clock_mhz); }),
     column<KernelHwView>(
-        "clock_mhz", ColType::kReal, "SM/GFX clock, time-weighted mean of the interpolated samples",
-        "no clock samples", [](const KernelHwView& v) { return opt_real(v.k.clock_mhz); }),
-    column<KernelHwView>("power_w", ColType::kReal,
-                         "board power, time-weighted mean over the activity", "no power samples",
-                         [](const KernelHwView& v) { return opt_real(v.k.power_w); }),
+        "power_w", ColType::kReal, "board power, time-weighted mean over the activity",
+        "the rank has no power telemetry, or dur_ns = 0 and no power sample at or after its start",
+        [](const KernelHwView& v) { return opt_real(v.k.power_w); }),
     column<KernelHwView>("energy_j", ColType::kReal,
                          "∫ power over the activity (the board's, not the kernel's alone)",
-                         "no power samples",
+                         "the rank has no power telemetry",
                          [](const KernelHwView& v) { return opt_real(v.k.energy_j); }),
-    column<KernelHwView>(
-        "temp_c", ColType::kReal, "hotspot (else GPU) temperature, time-weighted mean",
-        "no temperature samples", [](const KernelHwView& v) { return opt_real(v.k.temp_c); }),
+    column<KernelHwView>("temp_c", ColType::kReal,
+                         "hotspot (else GPU) temperature, time-weighted mean",
+                         "the rank has no temperature telemetry",
+                         [](const KernelHwView& v) { return opt_real(v.k.temp_c); }),
     column<KernelHwView>(
         "active_cycles", ColType::kReal,
         "cycles active at the clock run: GRBM_GUI_ACTIVE ÷ XCDs, gpc__cycles_elapsed.max",
@@ -449,14 +452,14 @@ inline constexpr auto kHierarchyHwTable = table<HwLevelRow>(
                        }),
     column<HwLevelRow>(
         "mean_clock_mhz", ColType::kReal, "SM/GFX clock, time-weighted over that time",
-        "no clock samples in that time",
+        "the rank has no clock telemetry",
         [](const HwLevelRow& h) {
           return h.clock_ns > 0 ? Cell::of(h.clock_mhz_ns / static_cast<double>(h.clock_ns))
                                 : Cell::null();
         }),
-    column<&HwLevelRow::max_temp_c>("max_temp_c",
-                                    "hotspot (else GPU) temperature, largest sample over that time",
-                                    "no temperature samples in that time"));
+    column<&HwLevelRow::max_temp_c>(
+        "max_temp_c", "hotspot (else GPU) temperature, largest sample over that time",
+        "the rank has no temperature telemetry, or no sample in or after that time"));
 
 // One row of the hierarchy table: a row of an aggregation and its parent's kernel time.
 struct HierarchyRowView {
