@@ -5,7 +5,8 @@
 // done and kept in a spool (report/spool.hpp) until every rank is done; a run held in memory
 // gives the same rows from its ranks in turn (InMemoryRankRows). The writers of the tables
 // (analysis_report, hardware_report, hierarchy_report) take the rows from a RankRows, so the
-// output is the same either way. docs/schema.md documents every column.
+// output is the same either way. Each declaration documents its columns (meaning, unit, NULL
+// meaning); docs/schema.md's column tables are generated from them (scripts/schema_doc.py).
 #include <algorithm>
 #include <cstdint>
 #include <string>
