@@ -47,13 +47,13 @@ void write_gpu_activities(const Run& run, TableSink& sink) {
 }
 
 void write_hierarchy(const std::vector<Aggregation>& prefixes, TableSink& sink) {
-  sink.begin(rank_table_schema(RankStream::kHierarchyIteration));
+  sink.begin(kHierarchyTable.schema());
   for (size_t k = 0; k < prefixes.size(); ++k) hierarchy_level_rows(prefixes, k, sink);
   sink.end();
 }
 
 void write_hierarchy(const Aggregation& gpu_level, RankRows& per_rank, TableSink& sink) {
-  sink.begin(rank_table_schema(RankStream::kHierarchyIteration));
+  sink.begin(kHierarchyTable.schema());
   hierarchy_level_rows(std::vector<Aggregation>{gpu_level}, 0, sink);
   for (RankStream s : {RankStream::kHierarchyIteration, RankStream::kHierarchyPhase,
                        RankStream::kHierarchyLayer, RankStream::kHierarchyOperation})
