@@ -20,7 +20,8 @@ generated part from a database written by `chopper analyze`:
   schema_doc.py --check DB docs/schema.md   exit 1, naming each difference, unless every table of
                                             DB has a section that begins with exactly its
                                             generated text (doc, columns, types, units, meanings,
-                                            NULL meanings)
+                                            NULL meanings), and no column declared never NULL
+                                            holds a NULL in DB
   schema_doc.py --write DB docs/schema.md [TABLE...]
                                             rewrite the generated part of those tables' sections
                                             (all by default) and append the missing ones under
@@ -70,6 +71,18 @@ def find(text, name):
     return start, end
 
 
+def never_null_held(db):
+    """The columns declared never NULL that hold a NULL in DB (a declaration that is not true)."""
+    con = sqlite3.connect(db)
+    out = []
+    for table, column in con.execute(
+            "SELECT table_name, column_name FROM chopper_columns WHERE null_when = 'never'"):
+        n = con.execute(f'SELECT COUNT(*) FROM "{table}" WHERE "{column}" IS NULL').fetchone()[0]
+        if n:
+            out.append(f"{db}: {table}.{column} is declared never NULL but {n} row(s) hold NULL")
+    return out
+
+
 def check(db, md):
     text = open(md, encoding="utf-8").read()
     problems = []
@@ -88,6 +101,7 @@ def check(db, md):
                 f"{md}:{line + k}: table {name} differs from its declaration\n"
                 f"    doc:  {hl[k] if k < len(hl) else '(nothing)'}\n"
                 f"    code: {wl[k] if k < len(wl) else '(nothing)'}")
+    problems += never_null_held(db)
     for p in problems:
         print(p)
     print(f"schema_doc: {len(problems)} difference(s); "

@@ -113,6 +113,28 @@ TEST(RankTables, GpuActivityRowsFollowTheLabels) {
   EXPECT_EQ(v.get_int(0, v.col("correlation")), 42);
 }
 
+// kernel_hw joins gpu_activities by correlation: a kernel without one has NULL there too (it was
+// written as INT64_MIN), and a counter not recorded (NaN) is NULL.
+TEST(RankTables, KernelHwCorrelationNullAsInGpuActivities) {
+  const RankSlot s = two_activities(true);
+  RankAnalysis r;
+  r.rank = 3;
+  KernelHw k0, k1;
+  k0.row = 0;
+  k0.power_w = 310.5;
+  k1.row = 1;
+  r.kernel_hw = {k0, k1};
+  Collect c;
+  c.begin(kKernelHwTable.schema());
+  rank_rows(RankStream::kKernelHw, RankView{&s, &r}, AnalysisOptions{}, c);
+  const Table& t = *c.t;
+  ASSERT_EQ(t.rows(), 2u);
+  EXPECT_EQ(t.get_int(0, t.col("correlation")), 42);
+  EXPECT_TRUE(t.is_null(1, t.col("correlation"))) << "kNoId: the event has none";
+  EXPECT_DOUBLE_EQ(t.get_real(0, t.col("power_w")), 310.5);
+  EXPECT_TRUE(t.is_null(1, t.col("power_w"))) << "NaN: not recorded";
+}
+
 // A run of two ranks at levels gpu and gpu × iteration: each row's share is of its parent's kernel
 // time (gpu rows: of every gpu row's), and the levels below a row's are NULL.
 TEST(RankTables, HierarchyRowsShareOfTheirParent) {

@@ -85,6 +85,7 @@ TEST(TableDef, UnitsFromNames) {
   EXPECT_EQ(unit_of_name("max_temp_c"), "°C");
   EXPECT_EQ(unit_of_name("tokens_per_s"), "1/s") << "not s: the longer suffix first";
   EXPECT_EQ(unit_of_name("max_dp_dt_w_per_s"), "W/s");
+  EXPECT_EQ(unit_of_name("share_of_parent"), "fraction");
   EXPECT_EQ(unit_of_name("kernels"), "");
   EXPECT_EQ(unit_of_name("_ns"), "") << "a bare suffix is not a unit";
 }

@@ -66,7 +66,7 @@ constexpr std::string_view unit_of_name(std::string_view name) {
   };
   for (const Suffix& s : kSuffixes)
     if (name.size() > s.suffix.size() && name.ends_with(s.suffix)) return s.unit;
-  if (name == "share" || name == "fraction") return "fraction";
+  if (name == "share" || name == "fraction" || name.starts_with("share_of_")) return "fraction";
   if (name == "bytes") return "bytes";
   if (name == "flops") return "FLOP";
   return "";

@@ -383,10 +383,12 @@ inline constexpr auto kKernelHwTable = table<KernelHwView>(
     "Per GPU activity: telemetry at its time and its hardware counters (NULL = not recorded)",
     column<KernelHwView>("rank", ColType::kInt, "rank", kNever,
                          [](const KernelHwView& v) { return Cell::of(v.rank); }),
-    column<KernelHwView>(
-        "correlation", ColType::kInt,
-        "correlation id (joins gpu_activities); -9223372036854775808 if the event has none", kNever,
-        [](const KernelHwView& v) { return Cell::of(v.t.gpu.correlation[v.row()]); }),
+    column<KernelHwView>("correlation", ColType::kInt, "correlation id (joins gpu_activities)",
+                         "the event has none",
+                         [](const KernelHwView& v) {
+                           const int64_t c = v.t.gpu.correlation[v.row()];
+                           return c == kNoId ? Cell::null() : Cell::of(c);
+                         }),
     column<KernelHwView>("start_ns", ColType::kInt,
                          "GPU start on the rank's clock (joins gpu_activities)", kNever,
                          [](const KernelHwView& v) { return Cell::of(v.t.gpu.start_ns[v.row()]); }),

@@ -1,6 +1,6 @@
 #pragma once
-// What the table writers share: a table streamed to a sink row by row, and the cells for values
-// that may be unknown (NULL).
+// What the table declarations share (model/table_def.hpp): the cells of values that may be unknown
+// (NULL) and the label columns.
 #include <cmath>
 #include <initializer_list>
 #include <span>
@@ -17,27 +17,6 @@
 
 namespace chopper {
 
-// One table streamed to a sink: begun on construction, rows handed on as they are made (the
-// largest tables have a row per operation instance or launch: millions on a long run), ended by
-// end().
-class Rows {
- public:
-  Rows(TableSink& sink, TableSchema schema) : sink_(sink) { sink_.begin(schema); }
-  void add_row(std::span<const Cell> cells) { sink_.row(cells); }
-  void add_row(std::initializer_list<Cell> cells) {
-    sink_.row(std::span<const Cell>(cells.begin(), cells.size()));
-  }
-  void end() { sink_.end(); }
-
- private:
-  TableSink& sink_;
-};
-
-inline Rows make_rows(TableSink& sink, std::string name, std::string doc,
-                      std::vector<ColumnSpec> cols) {
-  return Rows(sink, TableSchema{std::move(name), std::move(doc), std::move(cols)});
-}
-
 inline Cell opt_iter(int64_t it) {
   return it == kNoId ? Cell::null() : Cell::of(it);
 }
@@ -50,20 +29,6 @@ inline Cell opt_text(std::string_view s) {
 // NaN (not recorded) is NULL.
 inline Cell opt_real(double v) {
   return std::isnan(v) ? Cell::null() : Cell::of(v);
-}
-
-// The label columns (iteration, phase, layer, operation) and their cells.
-inline std::vector<ColumnSpec> label_cols() {
-  return {{"iteration", ColType::kInt, "ProfilerStep number (NULL = none)"},
-          {"phase", ColType::kText, "forward, backward, optimizer, other, data_dist (NULL = none)"},
-          {"layer", ColType::kInt, "transformer block (NULL = none)"},
-          {"operation", ColType::kText, "operation label (NULL = none)"}};
-}
-inline void push_label(std::vector<Cell>& c, const LabelKey& k) {
-  c.push_back(opt_iter(k.iteration));
-  c.push_back(opt_text(phase_name(k.phase)));
-  c.push_back(k.layer < 0 ? Cell::null() : Cell::of(k.layer));
-  c.push_back(opt_text(k.operation));
 }
 
 // a / b, NULL when b is 0 (a share of nothing).
