@@ -14,7 +14,14 @@
 
 #include "chopper/analysis/analysis.hpp"
 #include "chopper/model/table_def.hpp"
+#include "chopper/report/analysis_report.hpp"
+#include "chopper/report/compare_report.hpp"
+#include "chopper/report/diagnostics_report.hpp"
+#include "chopper/report/findings_report.hpp"
+#include "chopper/report/hardware_report.hpp"
+#include "chopper/report/hierarchy_report.hpp"
 #include "chopper/report/html/svg.hpp"
+#include "chopper/report/rank_tables.hpp"
 
 namespace chopper::html {
 
@@ -36,10 +43,15 @@ const Table* TableStore::get(const std::string& name) const {
 }
 
 std::set<std::string> report_tables() {
-  return {"temporal_breakdown", "rank_components", "idle_breakdown", "operation_instances",
-          "launch_overhead",    "collectives",     "stragglers",     "iterations",
-          "end_to_end",         "telemetry",       "power_energy",   "waterfall",
-          "findings",           "label_coverage",  "diagnostics",    "clock_offsets"};
+  std::set<std::string> out;
+  for (std::string_view t :
+       {kTemporalBreakdownTable.name, kRankComponentsTable.name, kIdleBreakdownTable.name,
+        kOperationInstancesTable.name, kLaunchOverheadTable.name, kCollectivesTable.name,
+        kStragglersTable.name, kIterationsTable.name, kEndToEndTable.name, kTelemetryTable.name,
+        kPowerEnergyTable.name, kWaterfallTable.name, kFindingsTable.name, kLabelCoverageTable.name,
+        kDiagnosticsTable.name, kClockOffsetsTable.name})
+    out.emplace(t);
+  return out;
 }
 
 namespace {
@@ -51,46 +63,51 @@ constexpr size_t kMaxCsvRows = 20000;
 const std::string kSummaryNote = "the values drawn; the rows are in chopper.sqlite";
 constexpr int64_t kNull = std::numeric_limits<int64_t>::min();
 
-// A table with its columns looked up by name; a missing table has no rows.
+// A table read through its declaration (model/table_def.hpp): columns by typed handle, so a name
+// that is not a column of the table does not compile (View<kXxxTable>::Col is made at compile
+// time). A missing table has no rows; a table whose columns are not the declaration's is an error.
+template <const auto& Def>
+class View;
+
+// The names of columns (a figure's series, a CSV header).
+template <class C, size_t N>
+std::vector<std::string> col_names(const std::array<C, N>& cols) {
+  std::vector<std::string> out;
+  for (const C& c : cols) out.emplace_back(c.h.name);
+  return out;
+}
+
+template <const auto& Def>
 class View {
  public:
-  explicit View(const Table* t) : t_(t) {}
+  // A column of Def, found when compiled.
+  struct Col {
+    consteval Col(const char* name) : h(Def.handle(name)) {}  // NOLINT: implicit by design
+    ColumnHandle h;
+  };
+
+  explicit View(const TableStore& ts) : View(ts.get(std::string(Def.name))) {}
+  explicit View(const Table* t) : t_(t) {
+    if (t_ == nullptr) return;
+    const auto& cols = t_->schema().columns;
+    bool same = t_->name() == Def.name && cols.size() == Def.columns.size();
+    for (size_t k = 0; same && k < cols.size(); ++k) same = cols[k].name == Def.columns[k].name;
+    if (!same)
+      throw Error(fmt::format("report: table {} is not as declared ({} columns)", t_->name(),
+                              Def.columns.size()));
+  }
   size_t rows() const { return t_ ? t_->rows() : 0; }
-  bool null(size_t r, std::string_view c) const { return t_->is_null(r, t_->col(c)); }
-  double d(size_t r, std::string_view c) const {
-    const Cell x = t_->cell(r, t_->col(c));
+  bool null(size_t r, Col c) const { return t_->is_null(r, c.h.index); }
+  double d(size_t r, Col c) const {
+    const Cell x = t_->cell(r, c.h.index);
     return x.kind == Cell::kInt    ? static_cast<double>(x.i)
            : x.kind == Cell::kReal ? x.r
                                    : std::nan("");
   }
-  int64_t i(size_t r, std::string_view c) const {
-    const size_t k = t_->col(c);
-    return t_->is_null(r, k) ? kNull : t_->get_int(r, k);
+  int64_t i(size_t r, Col c) const {
+    return t_->is_null(r, c.h.index) ? kNull : t_->get_int(r, c.h.index);
   }
-  std::string s(size_t r, std::string_view c) const {
-    return std::string(t_->get_text(r, t_->col(c)));
-  }
-  // By typed handle (model/table_def.hpp): the column's place is known when compiled; the table
-  // read must be the handle's.
-  size_t at(ColumnHandle h) const {
-    if (t_->name() != h.table || h.index >= t_->cols() ||
-        t_->schema().columns[h.index].name != h.name)
-      throw Error(fmt::format("report: column {}.{} is not where its declaration puts it", h.table,
-                              h.name));
-    return h.index;
-  }
-  bool null(size_t r, ColumnHandle h) const { return t_->is_null(r, at(h)); }
-  double d(size_t r, ColumnHandle h) const {
-    const Cell x = t_->cell(r, at(h));
-    return x.kind == Cell::kInt    ? static_cast<double>(x.i)
-           : x.kind == Cell::kReal ? x.r
-                                   : std::nan("");
-  }
-  int64_t i(size_t r, ColumnHandle h) const {
-    const size_t k = at(h);
-    return t_->is_null(r, k) ? kNull : t_->get_int(r, k);
-  }
-  std::string s(size_t r, ColumnHandle h) const { return std::string(t_->get_text(r, at(h))); }
+  std::string s(size_t r, Col c) const { return std::string(t_->get_text(r, c.h.index)); }
   const Table* table() const { return t_; }
 
  private:
@@ -194,7 +211,8 @@ std::string csv_of(const Table* t, const std::vector<size_t>& rows) {
   }
   return o;
 }
-std::vector<size_t> all_rows(const View& v) {
+template <class V>
+std::vector<size_t> all_rows(const V& v) {
   std::vector<size_t> r(v.rows());
   for (size_t i = 0; i < r.size(); ++i) r[i] = i;
   return r;
@@ -270,7 +288,7 @@ std::string ms_text(double ns) {
 
 // Which rank the iteration figures show and why (iterations.slowest_rank is NULL where the
 // ranks are equal within noise; shown_rank is the rank shown).
-std::string shown_rank_label(const View& it) {
+std::string shown_rank_label(const View<kIterationsTable>& it) {
   size_t sig = 0;
   std::set<int64_t> ranks;
   for (size_t r = 0; r < it.rows(); ++r) {
@@ -331,7 +349,7 @@ std::string component_color(const std::string& k) {
 // Sections
 
 void summary_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
-  const View it(ts.get("iterations"));
+  const View<kIterationsTable> it(ts);
   doc.section("summary", "Run summary");
   std::string s = "<table class=\"kv\">";
   auto kv = [&s](const std::string& k, const std::string& v) {
@@ -400,7 +418,7 @@ std::string evidence_figure(const std::string& kind) {
 }
 
 void findings_section(Doc& doc, const TableStore& ts) {
-  const View f(ts.get("findings"));
+  const View<kFindingsTable> f(ts);
   doc.section("findings", "Findings",
               "Each loss, largest first, with what it costs the shown rank's iteration (mean over "
               "iterations) and the figure its evidence is in. A finding is significant when a "
@@ -464,7 +482,8 @@ void findings_section(Doc& doc, const TableStore& ts) {
 
 // The components of an end_to_end-like table (a `component` column) in drawing order: compute
 // parts (phase.class) first, then the losses in the order the summary uses, then any other.
-std::vector<std::string> component_order(const View& v) {
+template <class V>
+std::vector<std::string> component_order(const V& v) {
   std::vector<std::string> names;
   for (size_t r = 0; r < v.rows(); ++r) names.push_back(v.s(r, "component"));
   names = sorted_unique_s(std::move(names));
@@ -482,13 +501,13 @@ std::vector<std::string> component_order(const View& v) {
 
 // end_to_end: one bar per iteration of the rank shown.
 void end_to_end_figure(Doc& doc, const TableStore& ts) {
-  const View e(ts.get("end_to_end"));
+  const View<kEndToEndTable> e(ts);
   if (e.rows() > 0) {
     StackedBars c;
     c.scale = kMs;
     c.value_label = "time of the rank shown (ms)";
     c.category_label =
-        "iteration (rank shown: " + shown_rank_label(View(ts.get("iterations"))) + ")";
+        "iteration (rank shown: " + shown_rank_label(View<kIterationsTable>(ts)) + ")";
     std::map<int64_t, size_t> cat;
     std::map<std::string, size_t> ser;
     const std::vector<std::string> order = component_order(e);
@@ -520,7 +539,7 @@ void end_to_end_figure(Doc& doc, const TableStore& ts) {
 
 // rank_components: every rank's split into the end-to-end components.
 void rank_components_figure(Doc& doc, const TableStore& ts, const ReportInfo& info) {
-  const View rc(ts.get("rank_components"));
+  const View<kRankComponentsTable> rc(ts);
   std::vector<int64_t> rc_ranks;
   for (size_t r = 0; r < rc.rows(); ++r) rc_ranks.push_back(rc.i(r, "rank"));
   rc_ranks = sorted_unique(rc_ranks);
@@ -566,7 +585,7 @@ struct RankIterations {
 
 // temporal_breakdown per rank and iteration: bars, or a heatmap with many ranks.
 RankIterations split_figure(Doc& doc, const TableStore& ts, const ReportInfo& info) {
-  const View b(ts.get("temporal_breakdown"));
+  const View<kTemporalBreakdownTable> b(ts);
   std::vector<size_t> rows;
   std::vector<int64_t> ranks, iters;
   for (size_t r = 0; r < b.rows(); ++r)
@@ -636,7 +655,7 @@ void idle_figure(Doc& doc, const TableStore& ts, const ReportInfo& info,
                  const RankIterations& grid) {
   const std::vector<int64_t>& ranks = grid.ranks;
   const std::vector<int64_t>& iters = grid.iters;
-  const View id(ts.get("idle_breakdown"));
+  const View<kIdleBreakdownTable> id(ts);
   std::map<std::pair<int64_t, int64_t>, std::array<double, 3>> idle;
   for (size_t r = 0; r < id.rows(); ++r) {
     if (id.null(r, "iteration")) continue;
@@ -705,20 +724,21 @@ void time_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
 }
 
 void throughput_section(Doc& doc, const TableStore& ts) {
-  const View it(ts.get("iterations"));
+  const View<kIterationsTable> it(ts);
   if (it.rows() == 0) return;
   doc.section("throughput", "Throughput: tokens per second and time per token");
   bool tokens = false;
   for (size_t r = 0; r < it.rows(); ++r) tokens = tokens || !it.null(r, "tokens_per_s");
   StackedBars c;
   c.category_label = "iteration";
+  using Col = View<kIterationsTable>::Col;
+  const Col shown = tokens ? Col("tokens_per_s") : Col("time_ns");
+  c.series = {std::string(shown.h.name)};
   if (tokens) {
     c.value_label = "tokens per second (tokens/s)";
-    c.series = {"tokens_per_s"};
   } else {
     c.value_label = "iteration time (ms)";
     c.scale = kMs;
-    c.series = {"time_ns"};
   }
   std::string t =
       "<table><tr><th>iteration</th><th>time</th><th>tokens/s</th><th>time per "
@@ -727,8 +747,8 @@ void throughput_section(Doc& doc, const TableStore& ts) {
     const int64_t i = it.i(r, "iteration");
     c.categories.push_back(std::to_string(i));
     c.cat_attrs.push_back(fmt::format(" data-iteration=\"{}\"", i));
-    c.values.push_back({it.d(r, c.series[0])});
-    auto cell = [&](const char* col, double mul, const char* f) {
+    c.values.push_back({it.d(r, shown)});
+    auto cell = [&](Col col, double mul, const char* f) {
       return it.null(r, col) ? std::string("–") : fmt::format(fmt::runtime(f), it.d(r, col) * mul);
     };
     t += fmt::format(
@@ -752,19 +772,21 @@ void throughput_section(Doc& doc, const TableStore& ts) {
 
 // The rank shown in each iteration (iterations table): the significantly slowest, else the lowest.
 std::map<int64_t, int64_t> slowest_ranks(const TableStore& ts) {
-  const View it(ts.get("iterations"));
+  const View<kIterationsTable> it(ts);
   std::map<int64_t, int64_t> m;
   for (size_t r = 0; r < it.rows(); ++r) m[it.i(r, "iteration")] = it.i(r, "shown_rank");
   return m;
 }
 
-const std::vector<std::string> kParts = {"theoretical_ns", "instruction_ns", "utilization_ns",
-                                         "overlap_ns",     "frequency_ns",   "residual_ns"};
+const std::array<View<kWaterfallTable>::Col, 6> kPartCols = {"theoretical_ns", "instruction_ns",
+                                                             "utilization_ns", "overlap_ns",
+                                                             "frequency_ns",   "residual_ns"};
+const std::vector<std::string> kParts = col_names(kPartCols);
 const std::vector<std::string> kPartColors = {"#59a14f", "#b07aa1", "#f28e2b",
                                               "#e15759", "#4e79a7", "#bab0ac"};
 
 void waterfall_section(Doc& doc, const TableStore& ts) {
-  const View w(ts.get("waterfall"));
+  const View<kWaterfallTable> w(ts);
   doc.section("waterfall", "Waterfall: from theoretical to observed compute time");
   if (w.rows() == 0) {
     doc.empty_note("No waterfall: the run has no compute kernels with labels.");
@@ -790,7 +812,7 @@ void waterfall_section(Doc& doc, const TableStore& ts) {
         " data-rank=\"{}\" data-iteration=\"{}\" data-phase=\"{}\" data-observed=\"{}\"",
         w.i(r, "rank"), w.i(r, "iteration"), esc(w.s(r, "phase")), w.i(r, "observed_ns")));
     std::vector<double> v;
-    for (const std::string& p : kParts) v.push_back(w.d(r, p));
+    for (const auto& p : kPartCols) v.push_back(w.d(r, p));
     c.values.push_back(v);
   }
   if (!rows.empty())
@@ -811,7 +833,7 @@ void waterfall_section(Doc& doc, const TableStore& ts) {
     if (w.null(r, "operation") || w.i(r, "iteration") != it || w.i(r, "rank") != rank) continue;
     auto& v = ops[{w.s(r, "phase"), w.s(r, "operation")}];
     v.resize(kParts.size() + 1);
-    for (size_t k = 0; k < kParts.size(); ++k) v[k] += w.d(r, kParts[k]);
+    for (size_t k = 0; k < kPartCols.size(); ++k) v[k] += w.d(r, kPartCols[k]);
     v[kParts.size()] += w.d(r, "observed_ns");
   }
   std::vector<std::pair<std::pair<std::string, std::string>, std::vector<double>>> top(ops.begin(),
@@ -846,11 +868,12 @@ void waterfall_section(Doc& doc, const TableStore& ts) {
 }
 
 void launch_section(Doc& doc, const TableStore& ts) {
-  const View l(ts.get("launch_overhead"));
+  const View<kLaunchOverheadTable> l(ts);
   if (l.rows() == 0) return;
   doc.section("launch", "Launch overhead per operation");
-  const std::vector<std::string> parts = {"prep_ns",      "call_ns",     "wait_ns",
-                                          "graph_gap_ns", "gpu_wait_ns", "no_launch_ns"};
+  const std::array<View<kLaunchOverheadTable>::Col, 6> part_cols = {
+      "prep_ns", "call_ns", "wait_ns", "graph_gap_ns", "gpu_wait_ns", "no_launch_ns"};
+  const std::vector<std::string> parts = col_names(part_cols);
   std::map<std::string, std::vector<double>> ops;
   std::vector<int64_t> ranks, iters;
   for (size_t r = 0; r < l.rows(); ++r) {
@@ -858,7 +881,7 @@ void launch_section(Doc& doc, const TableStore& ts) {
     if (!l.null(r, "iteration")) iters.push_back(l.i(r, "iteration"));
     auto& v = ops[l.null(r, "operation") ? std::string("(none)") : l.s(r, "operation")];
     v.resize(parts.size() + 2);
-    for (size_t k = 0; k < parts.size(); ++k) v[k] += l.d(r, parts[k]);
+    for (size_t k = 0; k < parts.size(); ++k) v[k] += l.d(r, part_cols[k]);
     v[parts.size()] += l.d(r, "launch_overhead_ns");
     v[parts.size() + 1] += l.d(r, "kernels");
   }
@@ -914,7 +937,7 @@ void launch_section(Doc& doc, const TableStore& ts) {
 }
 
 void distributions_section(Doc& doc, const TableStore& ts) {
-  const View o(ts.get("operation_instances"));
+  const View<kOperationInstancesTable> o(ts);
   if (o.rows() == 0) return;
   doc.section("distributions", "Operation time distributions, forward vs backward");
   struct Spec {
@@ -986,7 +1009,9 @@ void distributions_section(Doc& doc, const TableStore& ts) {
   }
 }
 
-Heatmap rank_iter_heatmap(const View& v, const char* value, const char* label, double scale) {
+template <const auto& Def>
+Heatmap rank_iter_heatmap(const View<Def>& v, typename View<Def>::Col value, const char* label,
+                          double scale) {
   std::vector<int64_t> ranks, iters;
   for (size_t r = 0; r < v.rows(); ++r)
     if (!v.null(r, "iteration"))
@@ -1015,13 +1040,13 @@ Heatmap rank_iter_heatmap(const View& v, const char* value, const char* label, d
 }
 
 void collectives_section(Doc& doc, const TableStore& ts) {
-  const View c(ts.get("collectives"));
-  const View st(ts.get("stragglers"));
+  const View<kCollectivesTable> c(ts);
+  const View<kStragglersTable> st(ts);
   if (c.rows() == 0 && st.rows() == 0) return;
   doc.section("collectives", "Collectives");
   struct Spec {
     const char* id;
-    const char* col;
+    View<kCollectivesTable>::Col col;
     const char* title;
     const char* label;
     double scale;
@@ -1052,7 +1077,7 @@ void collectives_section(Doc& doc, const TableStore& ts) {
     BoxPlot b;
     b.value_label = sp.label;
     b.scale = sp.scale;
-    b.log = std::string_view(sp.col) == "latency_ns";
+    b.log = sp.col.h.name == "latency_ns";
     size_t k = 0;
     for (const auto& kv : by)
       b.groups.push_back(
@@ -1075,8 +1100,8 @@ void collectives_section(Doc& doc, const TableStore& ts) {
 }
 
 void stragglers_section(Doc& doc, const TableStore& ts) {
-  const View st(ts.get("stragglers"));
-  const View it(ts.get("iterations"));
+  const View<kStragglersTable> st(ts);
+  const View<kIterationsTable> it(ts);
   if (st.rows() == 0) return;
   doc.section("stragglers", "Stragglers");
   doc.figure({"fig-straggler-lead", "stragglers", "Lead per rank and iteration",
@@ -1120,7 +1145,7 @@ std::string cdf_csv(const Lines& l) {
 }
 
 void overlap_section(Doc& doc, const TableStore& ts) {
-  const View o(ts.get("operation_instances"));
+  const View<kOperationInstancesTable> o(ts);
   std::map<std::string, std::vector<double>> by;
   std::vector<size_t> rows;
   for (size_t r = 0; r < o.rows(); ++r) {
@@ -1171,9 +1196,9 @@ struct TimeAxis {
   std::vector<Marker> marks;
 };
 
-TimeAxis iteration_axis(const TableStore& ts, const View& t) {
+TimeAxis iteration_axis(const TableStore& ts, const View<kTelemetryTable>& t) {
   TimeAxis ax;
-  const View b(ts.get("temporal_breakdown"));
+  const View<kTemporalBreakdownTable> b(ts);
   int64_t low = std::numeric_limits<int64_t>::max();
   for (size_t r = 0; r < b.rows(); ++r)
     if (!b.null(r, "iteration")) low = std::min(low, b.i(r, "rank"));
@@ -1212,7 +1237,7 @@ struct TelemetryFigure {
   const char* label;
 };
 
-void telemetry_figure(Doc& doc, const View& t, const TelemetryFigure& sp,
+void telemetry_figure(Doc& doc, const View<kTelemetryTable>& t, const TelemetryFigure& sp,
                       std::map<std::string, std::vector<size_t>>& by_metric, const TimeAxis& ax,
                       size_t rank_count, bool many) {
   const int64_t origin = ax.origin;
@@ -1297,7 +1322,7 @@ void telemetry_figure(Doc& doc, const View& t, const TelemetryFigure& sp,
 }
 
 // power_energy: phase rows stacked per rank and iteration, or a heatmap with many ranks.
-void energy_figure(Doc& doc, const View& pe, bool many) {
+void energy_figure(Doc& doc, const View<kPowerEnergyTable>& pe, bool many) {
   std::vector<size_t> whole, phases;
   std::vector<std::string> names;
   for (size_t r = 0; r < pe.rows(); ++r) {
@@ -1345,7 +1370,7 @@ void energy_figure(Doc& doc, const View& pe, bool many) {
                 ""});
   } else {
     doc.figure({"fig-energy", "power_energy", "Energy per iteration per GPU",
-                heatmap(rank_iter_heatmap(View(pe.table()), "energy_j", "energy (J)", 1)),
+                heatmap(rank_iter_heatmap(pe, "energy_j", "energy (J)", 1)),
                 "∫ power dt of each rank's GPU over each iteration window (power_energy, "
                 "whole-window rows).",
                 "Energy model (`power_energy`, `kernel_hw.energy_j`)", csv_of(pe.table(), whole),
@@ -1354,8 +1379,8 @@ void energy_figure(Doc& doc, const View& pe, bool many) {
 }
 
 void hardware_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
-  const View t(ts.get("telemetry"));
-  const View pe(ts.get("power_energy"));
+  const View<kTelemetryTable> t(ts);
+  const View<kPowerEnergyTable> pe(ts);
   if (t.rows() == 0 && pe.rows() == 0) {
     doc.section("hardware", "Power, clocks and temperature");
     doc.empty_note("No telemetry: give --telemetry files or put them in the run's directory.");
@@ -1384,8 +1409,8 @@ void hardware_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
 }
 
 void coverage_section(Doc& doc, const TableStore& ts) {
-  const View c(ts.get("label_coverage"));
-  const View d(ts.get("diagnostics"));
+  const View<kLabelCoverageTable> c(ts);
+  const View<kDiagnosticsTable> d(ts);
   doc.section("coverage", "Label coverage and diagnostics");
   if (c.rows() > 0) {
     std::map<std::string, std::array<double, 2>> lv;
@@ -1510,12 +1535,14 @@ std::string page(Doc& doc, const char* heading, const ReportInfo& info,
 // ---------------------------------------------------------------------------------------------
 // The comparison (`chopper compare --html`), from the tables compare writes.
 
-std::string opt_num(const View& v, size_t r, const char* col, double mul, const char* f) {
+template <const auto& Def>
+std::string opt_num(const View<Def>& v, size_t r, typename View<Def>::Col col, double mul,
+                    const char* f) {
   return v.null(r, col) ? std::string("–") : fmt::format(fmt::runtime(f), v.d(r, col) * mul);
 }
 
 void compare_runs_section(Doc& doc, const TableStore& ts) {
-  const View sw(ts.get("sweep"));
+  const View<kSweepTable> sw(ts);
   if (sw.rows() == 0) return;
   doc.section("runs", "Runs",
               "Every run against the first (the baseline): the slowest rank's iteration time, "
@@ -1536,7 +1563,7 @@ void compare_runs_section(Doc& doc, const TableStore& ts) {
   doc.body += t + "</table>\n";
   // The sweep: one bar per run for each measure the runs have.
   struct Measure {
-    const char* col;
+    View<kSweepTable>::Col col;
     const char* id;
     const char* title;
     const char* axis;
@@ -1564,7 +1591,7 @@ void compare_runs_section(Doc& doc, const TableStore& ts) {
     c.value_label = m.axis;
     c.category_label = "run";
     c.scale = m.scale;
-    c.series = {m.col};
+    c.series = {std::string(m.col.h.name)};
     c.series_colors = {std::string(palette(0))};
     for (size_t r = 0; r < sw.rows(); ++r) {
       c.categories.push_back(sw.s(r, "run"));
@@ -1577,7 +1604,7 @@ void compare_runs_section(Doc& doc, const TableStore& ts) {
 }
 
 void compare_components_section(Doc& doc, const TableStore& ts) {
-  const View cc(ts.get("compare_components"));
+  const View<kCompareComponentsTable> cc(ts);
   if (cc.rows() == 0) return;
   doc.section("components", "Where the difference is",
               "The slowest rank's iteration split into the same components as analyze's "
@@ -1651,10 +1678,18 @@ void compare_components_section(Doc& doc, const TableStore& ts) {
 }
 
 // The rows of a pair table with the largest |diff_ns| (up to n), as an HTML table.
-void compare_list(Doc& doc, const TableStore& ts, const char* table, const char* id,
-                  const char* title, const std::vector<std::pair<const char*, const char*>>& cols,
-                  size_t n) {
-  const View v(ts.get(table));
+// A column of a comparison list and its heading.
+template <const auto& Def>
+struct ListCol {
+  typename View<Def>::Col col;
+  const char* heading;
+};
+
+template <const auto& Def>
+void compare_list(Doc& doc, const TableStore& ts, const char* id, const char* title,
+                  const std::vector<ListCol<Def>>& cols, size_t n) {
+  const View<Def> v(ts);
+  const std::string_view table = Def.name;
   if (v.rows() == 0) return;
   std::vector<size_t> rows = all_rows(v);
   std::stable_sort(rows.begin(), rows.end(), [&](size_t x, size_t y) {
@@ -1662,15 +1697,15 @@ void compare_list(Doc& doc, const TableStore& ts, const char* table, const char*
   });
   if (rows.size() > n) rows.resize(n);
   std::string t = fmt::format("<h3 id=\"{}\">{}</h3><table><tr><th>run</th>", id, esc(title));
-  for (const auto& c : cols) t += fmt::format("<th>{}</th>", esc(c.second));
+  for (const auto& c : cols) t += fmt::format("<th>{}</th>", esc(c.heading));
   t += "<th>baseline</th><th>run</th><th>difference</th><th>status</th></tr>";
   for (size_t r : rows) {
     t += fmt::format("<tr data-diff-ns=\"{}\"><td>{}</td>", num(v.d(r, "diff_ns")),
                      esc(v.s(r, "run")));
     for (const auto& c : cols) {
       std::string x;
-      if (!v.null(r, c.first)) {
-        const Cell cell = v.table()->cell(r, v.table()->col(c.first));
+      if (!v.null(r, c.col)) {
+        const Cell cell = v.table()->cell(r, c.col.h.index);
         x = cell.kind == Cell::kText  ? std::string(cell.s)
             : cell.kind == Cell::kInt ? std::to_string(cell.i)
                                       : label_num(cell.r);
@@ -1689,7 +1724,7 @@ void compare_list(Doc& doc, const TableStore& ts, const char* table, const char*
 }
 
 void compare_findings_section(Doc& doc, const TableStore& ts) {
-  const View f(ts.get("compare_findings"));
+  const View<kCompareFindingsTable> f(ts);
   if (f.rows() == 0) return;
   doc.section("findings", "Findings that changed",
               "Each run's significant findings (analyze's findings) against the baseline's: "
@@ -1732,17 +1767,19 @@ std::string render_compare_report(const TableStore& ts, const ReportInfo& info,
   Doc doc;
   compare_runs_section(doc, ts);
   compare_components_section(doc, ts);
-  if (ts.get("compare_operations") != nullptr || ts.get("compare_kernels") != nullptr) {
+  if (ts.get(std::string(kCompareOperationsTable.name)) != nullptr ||
+      ts.get(std::string(kCompareKernelsTable.name)) != nullptr) {
     doc.section("operations", "Operations, kernels and collectives",
                 "Matched by place in the hierarchy (phase, layer, operation), kernel name, and "
                 "collective type and size; the largest differences per iteration (per rank) "
                 "first; slower or faster only beyond run-to-run noise (docs/metrics.md, "
                 "Comparison).");
-    compare_list(doc, ts, "compare_operations", "tbl-operations", "Operations",
-                 {{"phase", "phase"}, {"layer", "layer"}, {"operation", "operation"}}, 20);
-    compare_list(doc, ts, "compare_kernels", "tbl-kernels", "Kernels", {{"name", "kernel"}}, 20);
-    compare_list(doc, ts, "compare_collectives", "tbl-collectives", "Collectives",
-                 {{"type", "type"}, {"size_bytes", "size (bytes)"}}, 20);
+    compare_list<kCompareOperationsTable>(
+        doc, ts, "tbl-operations", "Operations",
+        {{"phase", "phase"}, {"layer", "layer"}, {"operation", "operation"}}, 20);
+    compare_list<kCompareKernelsTable>(doc, ts, "tbl-kernels", "Kernels", {{"name", "kernel"}}, 20);
+    compare_list<kCompareCollectivesTable>(doc, ts, "tbl-collectives", "Collectives",
+                                           {{"type", "type"}, {"size_bytes", "size (bytes)"}}, 20);
   }
   compare_findings_section(doc, ts);
   return page(doc, "chopper compare", info, figure_ids);
