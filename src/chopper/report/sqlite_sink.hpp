@@ -1,7 +1,7 @@
 #pragma once
 // SQLite output of result tables: one database file, one SQL table per result table, and two
 // tables that document the others: chopper_tables(table_name, doc) and
-// chopper_columns(table_name, column_name, type, doc).
+// chopper_columns(table_name, column_name, type, doc, unit, null_when).
 #include <set>
 #include <string>
 #include <vector>
