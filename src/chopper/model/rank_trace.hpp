@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "chopper/base/diagnostics.hpp"
+#include "chopper/base/enum_names.hpp"
 #include "chopper/base/intern.hpp"
 #include "chopper/base/time.hpp"
 
@@ -16,47 +17,84 @@ namespace chopper {
 inline constexpr int32_t kNoRow = -1;
 inline constexpr int64_t kNoId = INT64_MIN;  // absent id (External id, correlation, ...)
 
-enum class GpuKind : uint8_t { kKernel, kMemcpy, kMemset, kSync };
-std::string_view gpu_kind_name(GpuKind k);
+#define CHOPPER_GPU_KINDS(X) \
+  X(kKernel, "kernel")       \
+  X(kMemcpy, "memcpy")       \
+  X(kMemset, "memset")       \
+  X(kSync, "sync")
+CHOPPER_ENUM(GpuKind, CHOPPER_GPU_KINDS)
+inline std::string_view gpu_kind_name(GpuKind k) {
+  return enum_name(k);
+}
 
 // What a GPU activity does (link/classify.cpp).
-enum class GpuClass : uint8_t { kCompute, kCommunication, kMemcpy, kMemset, kSync };
-std::string_view gpu_class_name(GpuClass c);
+#define CHOPPER_GPU_CLASSES(X)       \
+  X(kCompute, "compute")             \
+  X(kCommunication, "communication") \
+  X(kMemcpy, "memcpy")               \
+  X(kMemset, "memset")               \
+  X(kSync, "sync")
+CHOPPER_ENUM(GpuClass, CHOPPER_GPU_CLASSES)
+inline std::string_view gpu_class_name(GpuClass c) {
+  return enum_name(c);
+}
 
-enum class MemcpyDir : uint8_t { kNone, kHtoD, kDtoH, kDtoD, kHtoH, kPtoP, kOther };
-std::string_view memcpy_dir_name(MemcpyDir d);
+#define CHOPPER_MEMCPY_DIRS(X) \
+  X(kNone, "")                 \
+  X(kHtoD, "HtoD")             \
+  X(kDtoH, "DtoH")             \
+  X(kDtoD, "DtoD")             \
+  X(kHtoH, "HtoH")             \
+  X(kPtoP, "PtoP")             \
+  X(kOther, "other")
+CHOPPER_ENUM(MemcpyDir, CHOPPER_MEMCPY_DIRS)
+inline std::string_view memcpy_dir_name(MemcpyDir d) {
+  return enum_name(d);
+}
 
 // The hierarchy labels (hierarchy/label.cpp). kNone = no label.
 // kDataDist: input (sparse data) distribution of a pipelined step (TorchRec's sparse_data_dist),
 // which runs beside the forward, backward and optimizer of another batch.
-enum class Phase : uint8_t { kNone, kForward, kBackward, kOptimizer, kOther, kDataDist };
-inline constexpr size_t kPhaseCount = 6;
-std::string_view phase_name(Phase p);  // "" for kNone
+#define CHOPPER_PHASES(X)    \
+  X(kNone, "")               \
+  X(kForward, "forward")     \
+  X(kBackward, "backward")   \
+  X(kOptimizer, "optimizer") \
+  X(kOther, "other")         \
+  X(kDataDist, "data_dist")
+CHOPPER_ENUM(Phase, CHOPPER_PHASES)
+inline constexpr size_t kPhaseCount = enum_count<Phase>;
+inline std::string_view phase_name(Phase p) {  // "" for kNone
+  return enum_name(p);
+}
 // The class of an operation: what its kernels do.
-enum class OpClass : uint8_t {
-  kNone,
-  kGemm,
-  kConv,
-  kAttention,
-  kNorm,
-  kElementwise,
-  kEmbedding,
-  kLoss,
-  kOptimizer,
-  kAllReduce,
-  kAllGather,
-  kReduceScatter,
-  kAllToAll,
-  kBroadcast,
-  kReduce,
-  kSendRecv,
-  kBarrier,
-  kCollective,  // a collective of another or unknown type
-  kMemcpy,
-  kMemset,
-  kSync,
-};
-std::string_view op_class_name(OpClass c);  // "" for kNone
+// kCollective: a collective of another or unknown type.
+#define CHOPPER_OP_CLASSES(X)         \
+  X(kNone, "")                        \
+  X(kGemm, "gemm")                    \
+  X(kConv, "conv")                    \
+  X(kAttention, "attention")          \
+  X(kNorm, "norm")                    \
+  X(kElementwise, "elementwise")      \
+  X(kEmbedding, "embedding")          \
+  X(kLoss, "loss")                    \
+  X(kOptimizer, "optimizer")          \
+  X(kAllReduce, "all_reduce")         \
+  X(kAllGather, "all_gather")         \
+  X(kReduceScatter, "reduce_scatter") \
+  X(kAllToAll, "all_to_all")          \
+  X(kBroadcast, "broadcast")          \
+  X(kReduce, "reduce")                \
+  X(kSendRecv, "send_recv")           \
+  X(kBarrier, "barrier")              \
+  X(kCollective, "collective")        \
+  X(kMemcpy, "memcpy")                \
+  X(kMemset, "memset")                \
+  X(kSync, "sync")
+CHOPPER_ENUM(OpClass, CHOPPER_OP_CLASSES)
+inline std::string_view op_class_name(OpClass c) {  // "" for kNone
+  return enum_name(c);
+}
 // Parses a name written by op_class_name / phase_name; false if unknown.
 bool parse_op_class(std::string_view s, OpClass& c);
 bool parse_phase(std::string_view s, Phase& p);
@@ -64,13 +102,18 @@ bool parse_phase(std::string_view s, Phase& p);
 inline constexpr uint16_t kNoRule = 0xffff;
 
 // How a GPU activity reached its host op (link/link.cpp).
-enum class LinkPath : uint8_t {
-  kNone,               // no host op found
-  kRuntimeExternalId,  // correlation -> runtime call -> its External id -> host op
-  kKernelExternalId,   // the activity's own External id -> host op
-  kContainment,        // runtime call -> innermost host op on its thread containing it
-};
-std::string_view link_path_name(LinkPath p);
+// kNone: no host op found; kRuntimeExternalId: correlation -> runtime call -> its External id ->
+// host op; kKernelExternalId: the activity's own External id -> host op; kContainment: runtime
+// call -> innermost host op on its thread containing it.
+#define CHOPPER_LINK_PATHS(X)                  \
+  X(kNone, "none")                             \
+  X(kRuntimeExternalId, "runtime_external_id") \
+  X(kKernelExternalId, "kernel_external_id")   \
+  X(kContainment, "containment")
+CHOPPER_ENUM(LinkPath, CHOPPER_LINK_PATHS)
+inline std::string_view link_path_name(LinkPath p) {
+  return enum_name(p);
+}
 
 struct GpuActivities {
   std::vector<GpuKind> kind;
@@ -313,22 +356,24 @@ struct CommArgs {
   int64_t seq = -1;
 };
 
-enum class CollType : uint8_t {
-  kUnknown,
-  kAllReduce,
-  kAllGather,
-  kReduceScatter,
-  kBroadcast,
-  kReduce,
-  kAllToAll,
-  kSendRecv,
-  kSend,
-  kRecv,
-  kBarrier,
-  kGather,
-  kScatter,
-};
-std::string_view coll_type_name(CollType t);
+#define CHOPPER_COLL_TYPES(X)         \
+  X(kUnknown, "unknown")              \
+  X(kAllReduce, "all_reduce")         \
+  X(kAllGather, "all_gather")         \
+  X(kReduceScatter, "reduce_scatter") \
+  X(kBroadcast, "broadcast")          \
+  X(kReduce, "reduce")                \
+  X(kAllToAll, "all_to_all")          \
+  X(kSendRecv, "send_recv")           \
+  X(kSend, "send")                    \
+  X(kRecv, "recv")                    \
+  X(kBarrier, "barrier")              \
+  X(kGather, "gather")                \
+  X(kScatter, "scatter")
+CHOPPER_ENUM(CollType, CHOPPER_COLL_TYPES)
+inline std::string_view coll_type_name(CollType t) {
+  return enum_name(t);
+}
 
 // One communication GPU activity, classified (link/classify.cpp).
 struct Collective {

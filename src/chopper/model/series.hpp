@@ -10,31 +10,48 @@
 #include <vector>
 
 #include "chopper/base/diagnostics.hpp"
+#include "chopper/base/enum_names.hpp"
 #include "chopper/base/time.hpp"
 
 namespace chopper {
 
-// What a series measures; the unit is part of the name.
-enum class Metric : uint8_t {
-  kPowerW,           // instantaneous (or the tool's shortest-window) board power
-  kPowerAvgW,        // averaged power as the tool reports it (nvidia-smi power.draw.average)
-  kEnergyJ,          // cumulative energy counter since an arbitrary origin
-  kSmClockMhz,       // graphics / SM / gfx clock
-  kMemClockMhz,      // memory clock
-  kTempGpuC,         // GPU (edge) temperature
-  kTempHotspotC,     // hotspot / junction temperature
-  kTempMemC,         // memory (HBM) temperature
-  kUtilGpuPct,       // GPU busy share of the tool's window, 0-100
-  kUtilMemPct,       // memory-controller busy share, 0-100
-  kThrottleReasons,  // bit mask in NVML's encoding (see ThrottleBit); 0 = none
-  kLinkTxBytes,      // NVLink / XGMI bytes sent, cumulative
-  kLinkRxBytes,      // NVLink / XGMI bytes received, cumulative
-  kPcieTxBytes,      // PCIe bytes sent, cumulative
-  kPcieRxBytes,      // PCIe bytes received, cumulative
-};
-inline constexpr int kMetricCount = 15;
-// "power_w", "sm_clock_mhz", ...: the column-style name with its unit.
-std::string_view metric_name(Metric m);
+// What a series measures; its name is the column-style name with its unit (metric_name):
+//   kPowerW: instantaneous (or the tool's shortest-window) board power
+//   kPowerAvgW: averaged power as the tool reports it (nvidia-smi power.draw.average)
+//   kEnergyJ: cumulative energy counter since an arbitrary origin
+//   kSmClockMhz: graphics / SM / gfx clock
+//   kMemClockMhz: memory clock
+//   kTempGpuC: GPU (edge) temperature
+//   kTempHotspotC: hotspot / junction temperature
+//   kTempMemC: memory (HBM) temperature
+//   kUtilGpuPct: GPU busy share of the tool's window, 0-100
+//   kUtilMemPct: memory-controller busy share, 0-100
+//   kThrottleReasons: bit mask in NVML's encoding (see ThrottleBit); 0 = none
+//   kLinkTxBytes: NVLink / XGMI bytes sent, cumulative
+//   kLinkRxBytes: NVLink / XGMI bytes received, cumulative
+//   kPcieTxBytes: PCIe bytes sent, cumulative
+//   kPcieRxBytes: PCIe bytes received, cumulative
+#define CHOPPER_METRICS(X)                \
+  X(kPowerW, "power_w")                   \
+  X(kPowerAvgW, "power_avg_w")            \
+  X(kEnergyJ, "energy_j")                 \
+  X(kSmClockMhz, "sm_clock_mhz")          \
+  X(kMemClockMhz, "mem_clock_mhz")        \
+  X(kTempGpuC, "temp_gpu_c")              \
+  X(kTempHotspotC, "temp_hotspot_c")      \
+  X(kTempMemC, "temp_mem_c")              \
+  X(kUtilGpuPct, "util_gpu_pct")          \
+  X(kUtilMemPct, "util_mem_pct")          \
+  X(kThrottleReasons, "throttle_reasons") \
+  X(kLinkTxBytes, "link_tx_bytes")        \
+  X(kLinkRxBytes, "link_rx_bytes")        \
+  X(kPcieTxBytes, "pcie_tx_bytes")        \
+  X(kPcieRxBytes, "pcie_rx_bytes")
+CHOPPER_ENUM(Metric, CHOPPER_METRICS)
+inline constexpr int kMetricCount = static_cast<int>(enum_count<Metric>);
+inline std::string_view metric_name(Metric m) {
+  return enum_name(m);
+}
 
 // Throttle / clock-event reasons in NVML's bit encoding (nvmlClocksEventReasons); AMD's text
 // reasons are mapped onto the same bits.
@@ -55,14 +72,19 @@ enum ThrottleBit : uint32_t {
 std::string_view throttle_bit_name(uint32_t bit);
 
 // Which clock a file's timestamps are on, before alignment.
-enum class ClockDomain : uint8_t {
-  kUnknown,
-  kRealtimeUtc,    // seconds since the Unix epoch (UTC)
-  kRealtimeLocal,  // a calendar date and time with no zone (nvidia-smi, dcgmi): local wall time
-  kMonotonic,      // CLOCK_MONOTONIC / BOOTTIME: time since boot
-  kRelative,       // seconds from the start of the recording, origin unknown
-};
-std::string_view clock_domain_name(ClockDomain d);
+// kUnknown; kRealtimeUtc: seconds since the Unix epoch (UTC); kRealtimeLocal: a calendar date and
+// time with no zone (nvidia-smi, dcgmi): local wall time; kMonotonic: CLOCK_MONOTONIC / BOOTTIME,
+// time since boot; kRelative: seconds from the start of the recording, origin unknown.
+#define CHOPPER_CLOCK_DOMAINS(X)      \
+  X(kUnknown, "unknown")              \
+  X(kRealtimeUtc, "realtime_utc")     \
+  X(kRealtimeLocal, "realtime_local") \
+  X(kMonotonic, "monotonic")          \
+  X(kRelative, "relative")
+CHOPPER_ENUM(ClockDomain, CHOPPER_CLOCK_DOMAINS)
+inline std::string_view clock_domain_name(ClockDomain d) {
+  return enum_name(d);
+}
 
 // Which GPU a series or counter row belongs to, as the file names it. Any part may be unknown.
 struct GpuRef {
