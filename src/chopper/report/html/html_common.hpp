@@ -1,0 +1,179 @@
+#pragma once
+// Internal to report/html (not a public header): what the HTML report's files share. The page
+// and its plumbing are in report_html.cpp; the sections in sections_*.cpp, declared here.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+#include "chopper/base/error.hpp"
+#include "chopper/model/table.hpp"
+#include "chopper/model/table_def.hpp"
+#include "chopper/report/html/report_html.hpp"
+#include "chopper/report/html/svg.hpp"
+
+namespace chopper::html {
+
+constexpr double kMs = 1e6;
+constexpr int64_t kNull = std::numeric_limits<int64_t>::min();
+
+// A table read through its declaration (model/table_def.hpp): columns by typed handle, so a name
+// that is not a column of the table does not compile (View<kXxxTable>::Col is made at compile
+// time). A missing table has no rows; a table whose columns are not the declaration's is an error.
+template <const auto& Def>
+class View {
+ public:
+  // A column of Def, found when compiled.
+  struct Col {
+    consteval Col(const char* name) : h(Def.handle(name)) {}  // NOLINT: implicit by design
+    ColumnHandle h;
+  };
+
+  explicit View(const TableStore& ts) : View(ts.get(std::string(Def.name))) {}
+  explicit View(const Table* t) : t_(t) {
+    if (t_ == nullptr) return;
+    const auto& cols = t_->schema().columns;
+    bool same = t_->name() == Def.name && cols.size() == Def.columns.size();
+    for (size_t k = 0; same && k < cols.size(); ++k) same = cols[k].name == Def.columns[k].name;
+    if (!same)
+      throw Error(fmt::format("report: table {} is not as declared ({} columns)", t_->name(),
+                              Def.columns.size()));
+  }
+  size_t rows() const { return t_ ? t_->rows() : 0; }
+  bool null(size_t r, Col c) const { return t_->is_null(r, c.h.index); }
+  double d(size_t r, Col c) const {
+    const Cell x = t_->cell(r, c.h.index);
+    return x.kind == Cell::kInt    ? static_cast<double>(x.i)
+           : x.kind == Cell::kReal ? x.r
+                                   : std::nan("");
+  }
+  int64_t i(size_t r, Col c) const {
+    return t_->is_null(r, c.h.index) ? kNull : t_->get_int(r, c.h.index);
+  }
+  std::string s(size_t r, Col c) const { return std::string(t_->get_text(r, c.h.index)); }
+  const Table* table() const { return t_; }
+
+ private:
+  const Table* t_;
+};
+
+// Base64 (RFC 4648, with padding) of `in`.
+std::string base64(std::string_view in);
+
+// One CSV field, quoted where it must be.
+std::string csv_field(std::string_view s);
+
+// The rows of a table as CSV, as the CSV files write them (docs/schema.md): every column, NULL an
+// empty field, empty text "".
+std::string csv_of(const Table* t, const std::vector<size_t>& rows);
+
+// Every row of a View, in order.
+template <class V>
+std::vector<size_t> all_rows(const V& v) {
+  std::vector<size_t> r(v.rows());
+  for (size_t i = 0; i < r.size(); ++i) r[i] = i;
+  return r;
+}
+
+// A small CSV of derived (aggregated for display) values.
+struct Csv {
+  std::string text;
+  explicit Csv(const std::vector<std::string>& header) {
+    for (size_t i = 0; i < header.size(); ++i) text += (i ? "," : "") + csv_field(header[i]);
+    text += "\n";
+  }
+  void add(const std::vector<std::string>& cells) {
+    for (size_t i = 0; i < cells.size(); ++i) text += (i ? "," : "") + csv_field(cells[i]);
+    text += "\n";
+  }
+};
+
+// One figure of the page: its chart, caption, definition and data.
+struct Figure {
+  std::string id, table, title, svg, caption;
+  std::string section;  // docs/metrics.md heading the metric is defined under
+  std::string csv, csv_note;
+};
+
+// The page being built: its sections, figures and table of contents.
+struct Doc {
+  std::string body;
+  std::vector<std::string> ids;
+  std::vector<std::pair<std::string, std::string>> toc;  // section id, title
+
+  void section(const std::string& id, const std::string& title, const std::string& intro = "");
+  void figure(const Figure& f);
+  void empty_note(const std::string& what) { body += "<p class=\"none\">" + what + "</p>\n"; }
+};
+
+// Nanoseconds as "1.234 ms".
+std::string ms_text(double ns);
+// `v` sorted, duplicates dropped.
+std::vector<std::string> sorted_unique_s(std::vector<std::string> v);
+std::vector<int64_t> sorted_unique(std::vector<int64_t> v);
+
+// The figures' colours for the named parts of an iteration.
+std::string component_color(const std::string& k);
+
+// A rank x iteration heatmap of one column of a table with rank and iteration columns.
+template <const auto& Def>
+Heatmap rank_iter_heatmap(const View<Def>& v, typename View<Def>::Col value, const char* label,
+                          double scale) {
+  std::vector<int64_t> ranks, iters;
+  for (size_t r = 0; r < v.rows(); ++r)
+    if (!v.null(r, "iteration"))
+      ranks.push_back(v.i(r, "rank")), iters.push_back(v.i(r, "iteration"));
+  ranks = sorted_unique(ranks);
+  iters = sorted_unique(iters);
+  Heatmap h;
+  h.row_label = "rank";
+  h.col_label = "iteration";
+  h.value_label = label;
+  h.scale = scale;
+  h.row_attr = "data-rank";
+  h.col_attr = "data-iteration";
+  for (int64_t r : ranks) h.rows.push_back(std::to_string(r));
+  for (int64_t i : iters) h.cols.push_back(std::to_string(i));
+  h.values.assign(ranks.size(), std::vector<double>(iters.size(), std::nan("")));
+  for (size_t r = 0; r < v.rows(); ++r) {
+    if (v.null(r, "iteration")) continue;
+    const size_t ri = static_cast<size_t>(
+        std::lower_bound(ranks.begin(), ranks.end(), v.i(r, "rank")) - ranks.begin());
+    const size_t ci = static_cast<size_t>(
+        std::lower_bound(iters.begin(), iters.end(), v.i(r, "iteration")) - iters.begin());
+    h.values[ri][ci] = v.d(r, value);
+  }
+  return h;
+}
+
+// The sections of `chopper report` (render_report), in page order.
+// sections_time.cpp
+void summary_section(Doc& doc, const TableStore& ts, const ReportInfo& info);
+void findings_section(Doc& doc, const TableStore& ts);
+void time_section(Doc& doc, const TableStore& ts, const ReportInfo& info);
+void throughput_section(Doc& doc, const TableStore& ts);
+void waterfall_section(Doc& doc, const TableStore& ts);
+void launch_section(Doc& doc, const TableStore& ts);
+// sections_parallel.cpp
+void distributions_section(Doc& doc, const TableStore& ts);
+void collectives_section(Doc& doc, const TableStore& ts);
+void stragglers_section(Doc& doc, const TableStore& ts);
+void overlap_section(Doc& doc, const TableStore& ts);
+// sections_hardware.cpp
+void hardware_section(Doc& doc, const TableStore& ts, const ReportInfo& info);
+void coverage_section(Doc& doc, const TableStore& ts);
+
+// The sections of `chopper compare --html` (render_compare_report), in page order
+// (sections_compare.cpp).
+void compare_runs_section(Doc& doc, const TableStore& ts);
+void compare_components_section(Doc& doc, const TableStore& ts);
+void compare_operations_section(Doc& doc, const TableStore& ts);
+void compare_findings_section(Doc& doc, const TableStore& ts);
+
+}  // namespace chopper::html
