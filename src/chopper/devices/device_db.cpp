@@ -94,6 +94,7 @@ int xcd_count(const DeviceSpec& d) {
   return d.name == "mi300x" ? 8 : 1;
 }
 
+// Over 120 lines: the table itself, one entry per device.
 const std::vector<DeviceSpec>& device_db() {
   // Dense peak rates (data sheets: NVIDIA H100/H200 SXM5, B200 HGX, A100 SXM4 80GB; AMD Instinct
   // MI300X OAM, MI250X OAM). Network: NVLink 4 450 GB/s per direction (H100/H200), NVLink 5

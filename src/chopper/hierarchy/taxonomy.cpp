@@ -1,3 +1,5 @@
+// Over 800 lines: the built-in labelling rules (a table, builtin_rules) and the TOML rules
+// parser that extends them (docs/architecture.md, "Exceptions to the size rules").
 #include "chopper/hierarchy/taxonomy.hpp"
 
 #include <fmt/format.h>
@@ -128,6 +130,7 @@ NameRule class_rule(std::string name, std::string pattern, OpClass c, bool kerne
   return r;
 }
 
+// Over 120 lines: the table itself, one entry per rule.
 std::vector<NameRule> builtin_rules() {
   using P = Phase;
   using C = OpClass;
