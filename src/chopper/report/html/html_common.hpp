@@ -121,6 +121,22 @@ std::vector<int64_t> sorted_unique(std::vector<int64_t> v);
 // The figures' colours for the named parts of an iteration.
 std::string component_color(const std::string& k);
 
+// An empty rank x iteration heatmap (every cell NaN) over sorted, unique ranks and iterations.
+inline Heatmap rank_iter_grid(const std::vector<int64_t>& ranks, const std::vector<int64_t>& iters,
+                              std::string label, double scale) {
+  Heatmap h;
+  h.row_label = "rank";
+  h.col_label = "iteration";
+  h.value_label = std::move(label);
+  h.scale = scale;
+  h.row_attr = "data-rank";
+  h.col_attr = "data-iteration";
+  for (int64_t r : ranks) h.rows.push_back(std::to_string(r));
+  for (int64_t i : iters) h.cols.push_back(std::to_string(i));
+  h.values.assign(ranks.size(), std::vector<double>(iters.size(), std::nan("")));
+  return h;
+}
+
 // A rank x iteration heatmap of one column of a table with rank and iteration columns.
 template <const auto& Def>
 Heatmap rank_iter_heatmap(const View<Def>& v, typename View<Def>::Col value, const char* label,
@@ -131,16 +147,7 @@ Heatmap rank_iter_heatmap(const View<Def>& v, typename View<Def>::Col value, con
       ranks.push_back(v.i(r, "rank")), iters.push_back(v.i(r, "iteration"));
   ranks = sorted_unique(ranks);
   iters = sorted_unique(iters);
-  Heatmap h;
-  h.row_label = "rank";
-  h.col_label = "iteration";
-  h.value_label = label;
-  h.scale = scale;
-  h.row_attr = "data-rank";
-  h.col_attr = "data-iteration";
-  for (int64_t r : ranks) h.rows.push_back(std::to_string(r));
-  for (int64_t i : iters) h.cols.push_back(std::to_string(i));
-  h.values.assign(ranks.size(), std::vector<double>(iters.size(), std::nan("")));
+  Heatmap h = rank_iter_grid(ranks, iters, label, scale);
   for (size_t r = 0; r < v.rows(); ++r) {
     if (v.null(r, "iteration")) continue;
     const size_t ri = static_cast<size_t>(

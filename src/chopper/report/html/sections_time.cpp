@@ -336,15 +336,7 @@ RankIterations split_figure(Doc& doc, const TableStore& ts, const ReportInfo& in
          "(temporal_breakdown, iteration rows).",
          "Temporal breakdown (`temporal_breakdown`, `overlap`)", csv_of(b.table(), order), ""});
   } else if (!rows.empty()) {
-    Heatmap h;
-    h.row_label = "rank";
-    h.col_label = "iteration";
-    h.value_label = "compute share";
-    h.row_attr = "data-rank";
-    h.col_attr = "data-iteration";
-    for (int64_t r : ranks) h.rows.push_back(std::to_string(r));
-    for (int64_t i : iters) h.cols.push_back(std::to_string(i));
-    h.values.assign(ranks.size(), std::vector<double>(iters.size(), std::nan("")));
+    Heatmap h = rank_iter_grid(ranks, iters, "compute share", 1);
     for (size_t r : rows) {
       const size_t ri = static_cast<size_t>(
           std::lower_bound(ranks.begin(), ranks.end(), b.i(r, "rank")) - ranks.begin());
@@ -398,16 +390,7 @@ void idle_figure(Doc& doc, const TableStore& ts, const ReportInfo& info,
            "(shorter than the 30 µs threshold), other (idle_breakdown).",
            "Idle by cause (`idle_breakdown`)", csv.text, "idle_breakdown summed over streams"});
     } else {
-      Heatmap h;
-      h.row_label = "rank";
-      h.col_label = "iteration";
-      h.value_label = "host wait (ms)";
-      h.scale = kMs;
-      h.row_attr = "data-rank";
-      h.col_attr = "data-iteration";
-      for (int64_t r : ranks) h.rows.push_back(std::to_string(r));
-      for (int64_t i : iters) h.cols.push_back(std::to_string(i));
-      h.values.assign(ranks.size(), std::vector<double>(iters.size(), std::nan("")));
+      Heatmap h = rank_iter_grid(ranks, iters, "host wait (ms)", kMs);
       for (const auto& kv : idle) {
         const auto ri = std::lower_bound(ranks.begin(), ranks.end(), kv.first.first);
         const auto ci = std::lower_bound(iters.begin(), iters.end(), kv.first.second);
