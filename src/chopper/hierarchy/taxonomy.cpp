@@ -19,22 +19,6 @@
 
 namespace chopper {
 
-std::string_view rule_level_name(RuleLevel l) {
-  switch (l) {
-    case RuleLevel::kIteration:
-      return "iteration";
-    case RuleLevel::kPhase:
-      return "phase";
-    case RuleLevel::kLayer:
-      return "layer";
-    case RuleLevel::kOperation:
-      return "operation";
-    case RuleLevel::kClass:
-      return "class";
-  }
-  return "?";
-}
-
 const std::vector<InferredRule>& inferred_rules() {
   static const std::vector<InferredRule> r = {
       {"gpu_step_span", RuleLevel::kIteration,
@@ -731,14 +715,7 @@ void apply_user_rules(const toml::table& tbl, const std::string& source,
     r.source = at;
     const auto level = str("level");
     if (!level) throw Error(fmt::format("{}: rule '{}' needs a level", at, *name));
-    bool found = false;
-    for (auto l : {RuleLevel::kIteration, RuleLevel::kPhase, RuleLevel::kLayer,
-                   RuleLevel::kOperation, RuleLevel::kClass})
-      if (rule_level_name(l) == *level) {
-        r.level = l;
-        found = true;
-      }
-    if (!found)
+    if (!parse_enum(*level, r.level))
       throw Error(fmt::format(
           "{}: rule '{}': level '{}' is not iteration, phase, layer, operation or class", at, *name,
           *level));
