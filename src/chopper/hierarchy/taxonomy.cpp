@@ -1,5 +1,3 @@
-// Over 800 lines: the built-in labelling rules (a table, builtin_rules) and the TOML rules
-// parser that extends them (docs/architecture.md, "Exceptions to the size rules").
 #include "chopper/hierarchy/taxonomy.hpp"
 
 #include <fmt/format.h>
