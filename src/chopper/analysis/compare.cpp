@@ -21,40 +21,6 @@ void sort_by_diff(std::vector<T>& v) {
 
 }  // namespace
 
-std::string_view change_status_name(ChangeStatus s) {
-  switch (s) {
-    case ChangeStatus::kSame:
-      return "same";
-    case ChangeStatus::kSlower:
-      return "slower";
-    case ChangeStatus::kFaster:
-      return "faster";
-    case ChangeStatus::kAdded:
-      return "added";
-    case ChangeStatus::kRemoved:
-      return "removed";
-  }
-  return "same";
-}
-
-std::string_view finding_change_name(FindingChange c) {
-  switch (c) {
-    case FindingChange::kAppeared:
-      return "appeared";
-    case FindingChange::kDisappeared:
-      return "disappeared";
-    case FindingChange::kGrew:
-      return "grew";
-    case FindingChange::kShrank:
-      return "shrank";
-    case FindingChange::kSame:
-      return "same";
-    case FindingChange::kNeither:
-      return "neither";
-  }
-  return "neither";
-}
-
 ChangeStatus classify_change(double a_ns, double b_ns, double iteration_a_ns) {
   if (a_ns <= 0 && b_ns > 0) return ChangeStatus::kAdded;
   if (b_ns <= 0 && a_ns > 0) return ChangeStatus::kRemoved;

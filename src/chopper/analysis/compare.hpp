@@ -17,6 +17,7 @@
 
 #include "chopper/analysis/analysis.hpp"
 #include "chopper/analysis/findings.hpp"
+#include "chopper/base/enum_names.hpp"
 #include "chopper/model/run.hpp"
 
 namespace chopper {
@@ -86,15 +87,31 @@ struct CompareRun {
 CompareRun profile_run(const Run& run, const RunAnalysis& ra, const Findings& f,
                        const AnalysisOptions& o, std::string label, std::string path);
 
-enum class ChangeStatus : uint8_t { kSame, kSlower, kFaster, kAdded, kRemoved };
-std::string_view change_status_name(ChangeStatus s);  // same, slower, faster, added, removed
+#define CHOPPER_CHANGE_STATUSES(X) \
+  X(kSame, "same")                 \
+  X(kSlower, "slower")             \
+  X(kFaster, "faster")             \
+  X(kAdded, "added")               \
+  X(kRemoved, "removed")
+CHOPPER_ENUM(ChangeStatus, CHOPPER_CHANGE_STATUSES)
+inline std::string_view change_status_name(ChangeStatus s) {
+  return enum_name(s);
+}
 // kAdded when a == 0 < b, kRemoved when b == 0 < a, else slower/faster past the noise thresholds
 // (kNoiseRelative of a and kNoiseIterationShare of iteration_a_ns), else kSame.
 ChangeStatus classify_change(double a_ns, double b_ns, double iteration_a_ns);
 
-enum class FindingChange : uint8_t { kAppeared, kDisappeared, kGrew, kShrank, kSame, kNeither };
-// appeared, disappeared, grew, shrank, same, neither
-std::string_view finding_change_name(FindingChange c);
+#define CHOPPER_FINDING_CHANGES(X) \
+  X(kAppeared, "appeared")         \
+  X(kDisappeared, "disappeared")   \
+  X(kGrew, "grew")                 \
+  X(kShrank, "shrank")             \
+  X(kSame, "same")                 \
+  X(kNeither, "neither")
+CHOPPER_ENUM(FindingChange, CHOPPER_FINDING_CHANGES)
+inline std::string_view finding_change_name(FindingChange c) {
+  return enum_name(c);
+}
 
 // B − A of one end-to-end component (ns per iteration; points = 100 × diff / A's iteration time).
 struct ComponentDiff {

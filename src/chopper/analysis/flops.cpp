@@ -1025,24 +1025,4 @@ OpCost op_cost(std::string_view op_name, std::string_view input_dims, std::strin
   return {};
 }
 
-std::string_view cost_family_name(CostFamily f) {
-  switch (f) {
-    case CostFamily::kNone:
-      return "";
-    case CostFamily::kGemm:
-      return "gemm";
-    case CostFamily::kAttentionFwd:
-      return "attention_fwd";
-    case CostFamily::kAttentionBwd:
-      return "attention_bwd";
-    case CostFamily::kConv:
-      return "conv";
-    case CostFamily::kNorm:
-      return "norm";
-    case CostFamily::kElementwise:
-      return "elementwise";
-  }
-  return "";
-}
-
 }  // namespace chopper

@@ -16,17 +16,21 @@
 #include <cstdint>
 #include <string_view>
 
+#include "chopper/base/enum_names.hpp"
+
 namespace chopper {
 
-enum class CostFamily : uint8_t {
-  kNone,  // unknown op, or shapes missing or not understood
-  kGemm,
-  kAttentionFwd,
-  kAttentionBwd,
-  kConv,
-  kNorm,
-  kElementwise,  // includes copies and fills (0 FLOPs, bytes only)
-};
+// kNone (""): unknown op, or shapes missing or not understood; kElementwise includes copies and
+// fills (0 FLOPs, bytes only).
+#define CHOPPER_COST_FAMILIES(X)    \
+  X(kNone, "")                      \
+  X(kGemm, "gemm")                  \
+  X(kAttentionFwd, "attention_fwd") \
+  X(kAttentionBwd, "attention_bwd") \
+  X(kConv, "conv")                  \
+  X(kNorm, "norm")                  \
+  X(kElementwise, "elementwise")
+CHOPPER_ENUM(CostFamily, CHOPPER_COST_FAMILIES)
 
 struct OpCost {
   double flops = 0;  // floating-point operations
@@ -43,6 +47,8 @@ OpCost op_cost(std::string_view op_name, std::string_view input_dims, std::strin
                std::string_view concrete_inputs) noexcept;
 
 // "gemm", "attention_fwd", "attention_bwd", "conv", "norm", "elementwise"; "" for kNone.
-std::string_view cost_family_name(CostFamily f);
+inline std::string_view cost_family_name(CostFamily f) {
+  return enum_name(f);
+}
 
 }  // namespace chopper

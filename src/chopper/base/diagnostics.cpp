@@ -4,18 +4,6 @@
 
 namespace chopper {
 
-std::string_view severity_name(Severity s) {
-  switch (s) {
-    case Severity::kError:
-      return "error";
-    case Severity::kWarning:
-      return "warning";
-    case Severity::kInfo:
-      return "info";
-  }
-  return "?";
-}
-
 namespace {
 struct RunDiagInfo {
   RunDiag kind;

@@ -8,13 +8,21 @@
 #include <unordered_map>
 #include <vector>
 
+#include "chopper/base/enum_names.hpp"
+
 namespace chopper {
 
 // How bad a problem is. error: the result would be wrong or partial (a file unread, files of two
 // runs mixed); warning: the result holds, with less in it than the input (events skipped, ranks
 // missing); info: worth knowing (the link rate, a file that is not a trace).
-enum class Severity : uint8_t { kError, kWarning, kInfo };
-std::string_view severity_name(Severity s);  // "error", "warning", "info"
+#define CHOPPER_SEVERITIES(X) \
+  X(kError, "error")          \
+  X(kWarning, "warning")      \
+  X(kInfo, "info")
+CHOPPER_ENUM(Severity, CHOPPER_SEVERITIES)
+inline std::string_view severity_name(Severity s) {
+  return enum_name(s);
+}
 
 // The run-level diagnostic kinds: what loading and validating a run (ingest/load, link/validate)
 // find, declared once here with their severity and meaning. X(enumerator, name, severity, doc).

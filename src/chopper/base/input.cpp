@@ -19,18 +19,6 @@
 
 namespace chopper {
 
-std::string_view compression_name(Compression c) {
-  switch (c) {
-    case Compression::kNone:
-      return "none";
-    case Compression::kGzip:
-      return "gzip";
-    case Compression::kZstd:
-      return "zstd";
-  }
-  return "?";
-}
-
 namespace {
 std::atomic<uint64_t> g_max_decompressed{kDefaultMaxDecompressedBytes};
 }  // namespace

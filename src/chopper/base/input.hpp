@@ -14,10 +14,18 @@
 #include <string_view>
 #include <vector>
 
+#include "chopper/base/enum_names.hpp"
+
 namespace chopper {
 
-enum class Compression : uint8_t { kNone, kGzip, kZstd };
-std::string_view compression_name(Compression c);
+#define CHOPPER_COMPRESSIONS(X) \
+  X(kNone, "none")              \
+  X(kGzip, "gzip")              \
+  X(kZstd, "zstd")
+CHOPPER_ENUM(Compression, CHOPPER_COMPRESSIONS)
+inline std::string_view compression_name(Compression c) {
+  return enum_name(c);
+}
 
 // The most bytes one compressed file may decompress to, for sources made after the call
 // (process-wide; default 64 GiB). Past it, read() throws InputError.

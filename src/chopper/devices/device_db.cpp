@@ -15,17 +15,16 @@ namespace chopper {
 
 namespace {
 
-// The dtypes: name, the longer spelling also accepted ("" = none), bytes per element. The order
-// is the one messages list them in.
+// The dtypes (their names: CHOPPER_DTYPES): the longer spelling also accepted ("" = none), bytes
+// per element. The order is the one messages list them in.
 struct DTypeInfo {
   DType dtype;
-  std::string_view name, long_name;
+  std::string_view long_name;
   int bytes;
 };
 constexpr DTypeInfo kDTypes[] = {
-    {DType::kBf16, "bf16", "bfloat16", 2}, {DType::kFp16, "fp16", "float16", 2},
-    {DType::kFp8, "fp8", "", 1},           {DType::kTf32, "tf32", "", 4},
-    {DType::kFp32, "fp32", "float32", 4},
+    {DType::kBf16, "bfloat16", 2}, {DType::kFp16, "float16", 2}, {DType::kFp8, "", 1},
+    {DType::kTf32, "", 4},         {DType::kFp32, "float32", 4},
 };
 
 const DTypeInfo* dtype_info(DType d) {
@@ -45,14 +44,11 @@ const std::vector<DType>& all_dtypes() {
   return v;
 }
 
-std::string_view dtype_name(DType d) {
-  const DTypeInfo* t = dtype_info(d);
-  return t != nullptr ? t->name : "?";
-}
-
 std::optional<DType> parse_dtype(std::string_view s) {
+  DType d{};
+  if (parse_enum(s, d)) return d;
   for (const DTypeInfo& t : kDTypes)
-    if (s == t.name || (!t.long_name.empty() && s == t.long_name)) return t.dtype;
+    if (!t.long_name.empty() && s == t.long_name) return t.dtype;
   return std::nullopt;
 }
 
@@ -63,7 +59,7 @@ int dtype_bytes(DType d) {
 
 std::vector<std::string> dtype_spellings() {
   std::vector<std::string> v;
-  for (const DTypeInfo& t : kDTypes) v.emplace_back(t.name);
+  for (const DTypeInfo& t : kDTypes) v.emplace_back(dtype_name(t.dtype));
   for (const DTypeInfo& t : kDTypes)
     if (!t.long_name.empty()) v.emplace_back(t.long_name);
   return v;
@@ -71,7 +67,8 @@ std::vector<std::string> dtype_spellings() {
 
 std::string known_dtype_names() {
   std::string s;
-  for (const DTypeInfo& t : kDTypes) s += fmt::format("{}{}", s.empty() ? "" : ", ", t.name);
+  for (const DTypeInfo& t : kDTypes)
+    s += fmt::format("{}{}", s.empty() ? "" : ", ", dtype_name(t.dtype));
   return s;
 }
 

@@ -8,14 +8,24 @@
 #include <utility>
 #include <vector>
 
+#include "chopper/base/enum_names.hpp"
+
 namespace chopper {
 
 enum class Vendor { kNvidia, kAmd };
-enum class DType { kFp32, kTf32, kBf16, kFp16, kFp8 };
+#define CHOPPER_DTYPES(X) \
+  X(kFp32, "fp32")        \
+  X(kTf32, "tf32")        \
+  X(kBf16, "bf16")        \
+  X(kFp16, "fp16")        \
+  X(kFp8, "fp8")
+CHOPPER_ENUM(DType, CHOPPER_DTYPES)
 // Every dtype, in the order messages list them: bf16, fp16, fp8, tf32, fp32 (device_db.cpp's
-// table of names, long spellings and sizes).
+// table of long spellings and sizes).
 const std::vector<DType>& all_dtypes();
-std::string_view dtype_name(DType d);
+inline std::string_view dtype_name(DType d) {
+  return enum_name(d);
+}
 // A dtype's name or long spelling ("bf16", "bfloat16"); nullopt for any other.
 std::optional<DType> parse_dtype(std::string_view s);
 int dtype_bytes(DType d);

@@ -16,22 +16,6 @@
 
 namespace chopper {
 
-std::string_view level_name(Level l) {
-  switch (l) {
-    case Level::kGpu:
-      return "gpu";
-    case Level::kIteration:
-      return "iteration";
-    case Level::kPhase:
-      return "phase";
-    case Level::kLayer:
-      return "layer";
-    case Level::kOperation:
-      return "operation";
-  }
-  return "?";
-}
-
 std::vector<Level> parse_levels(std::string_view csv) {
   std::vector<Level> out;
   size_t pos = 0;
@@ -39,18 +23,13 @@ std::vector<Level> parse_levels(std::string_view csv) {
     size_t end = csv.find(',', pos);
     if (end == std::string_view::npos) end = csv.size();
     const std::string_view w = csv.substr(pos, end - pos);
-    bool found = false;
-    for (Level l :
-         {Level::kGpu, Level::kIteration, Level::kPhase, Level::kLayer, Level::kOperation})
-      if (level_name(l) == w) {
-        if (std::find(out.begin(), out.end(), l) != out.end())
-          throw Error(fmt::format("level '{}' given twice", w));
-        out.push_back(l);
-        found = true;
-      }
-    if (!found)
+    Level l{};
+    if (!parse_enum(w, l))
       throw Error(
           fmt::format("unknown level '{}' (expected gpu, iteration, phase, layer, operation)", w));
+    if (std::find(out.begin(), out.end(), l) != out.end())
+      throw Error(fmt::format("level '{}' given twice", w));
+    out.push_back(l);
     pos = end + 1;
   }
   return out;

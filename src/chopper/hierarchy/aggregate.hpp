@@ -9,13 +9,22 @@
 #include <tuple>
 #include <vector>
 
+#include "chopper/base/enum_names.hpp"
 #include "chopper/base/intern.hpp"
 #include "chopper/model/run.hpp"
 
 namespace chopper {
 
-enum class Level : uint8_t { kGpu, kIteration, kPhase, kLayer, kOperation };
-std::string_view level_name(Level l);
+#define CHOPPER_LEVELS(X)    \
+  X(kGpu, "gpu")             \
+  X(kIteration, "iteration") \
+  X(kPhase, "phase")         \
+  X(kLayer, "layer")         \
+  X(kOperation, "operation")
+CHOPPER_ENUM(Level, CHOPPER_LEVELS)
+inline std::string_view level_name(Level l) {
+  return enum_name(l);
+}
 // "gpu,iteration,phase" -> levels; throws Error on an unknown name.
 std::vector<Level> parse_levels(std::string_view csv);
 

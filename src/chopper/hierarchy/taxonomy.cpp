@@ -1,5 +1,3 @@
-// Over 800 lines: the built-in labelling rules (a table, builtin_rules) and the TOML rules
-// parser that extends them (docs/architecture.md, "Exceptions to the size rules").
 #include "chopper/hierarchy/taxonomy.hpp"
 
 #include <fmt/format.h>
@@ -18,22 +16,6 @@
 #include "chopper/base/text.hpp"
 
 namespace chopper {
-
-std::string_view rule_level_name(RuleLevel l) {
-  switch (l) {
-    case RuleLevel::kIteration:
-      return "iteration";
-    case RuleLevel::kPhase:
-      return "phase";
-    case RuleLevel::kLayer:
-      return "layer";
-    case RuleLevel::kOperation:
-      return "operation";
-    case RuleLevel::kClass:
-      return "class";
-  }
-  return "?";
-}
 
 const std::vector<InferredRule>& inferred_rules() {
   static const std::vector<InferredRule> r = {
@@ -731,14 +713,7 @@ void apply_user_rules(const toml::table& tbl, const std::string& source,
     r.source = at;
     const auto level = str("level");
     if (!level) throw Error(fmt::format("{}: rule '{}' needs a level", at, *name));
-    bool found = false;
-    for (auto l : {RuleLevel::kIteration, RuleLevel::kPhase, RuleLevel::kLayer,
-                   RuleLevel::kOperation, RuleLevel::kClass})
-      if (rule_level_name(l) == *level) {
-        r.level = l;
-        found = true;
-      }
-    if (!found)
+    if (!parse_enum(*level, r.level))
       throw Error(fmt::format(
           "{}: rule '{}': level '{}' is not iteration, phase, layer, operation or class", at, *name,
           *level));

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "chopper/base/enum_names.hpp"
 #include "chopper/model/rank_trace.hpp"
 
 namespace re2 {
@@ -19,8 +20,16 @@ class RE2;
 
 namespace chopper {
 
-enum class RuleLevel : uint8_t { kIteration, kPhase, kLayer, kOperation, kClass };
-std::string_view rule_level_name(RuleLevel l);
+#define CHOPPER_RULE_LEVELS(X) \
+  X(kIteration, "iteration")   \
+  X(kPhase, "phase")           \
+  X(kLayer, "layer")           \
+  X(kOperation, "operation")   \
+  X(kClass, "class")
+CHOPPER_ENUM(RuleLevel, CHOPPER_RULE_LEVELS)
+inline std::string_view rule_level_name(RuleLevel l) {
+  return enum_name(l);
+}
 
 struct NameRule {
   std::string name;

@@ -38,18 +38,6 @@ bool fits(Cell::Kind k, ColType t) {
 
 }  // namespace
 
-std::string_view col_type_name(ColType t) {
-  switch (t) {
-    case ColType::kInt:
-      return "INTEGER";
-    case ColType::kReal:
-      return "REAL";
-    case ColType::kText:
-      return "TEXT";
-  }
-  return "?";
-}
-
 void Cell::unsigned_out_of_range() {
   throw Error("Cell::of: unsigned value does not fit in int64");
 }

@@ -14,13 +14,20 @@
 #include <utility>
 #include <vector>
 
+#include "chopper/base/enum_names.hpp"
 #include "chopper/base/error.hpp"
 
 namespace chopper {
 
-enum class ColType : uint8_t { kInt, kReal, kText };
-// "INTEGER", "REAL", "TEXT" (the SQL type names).
-std::string_view col_type_name(ColType t);
+// The SQL type names.
+#define CHOPPER_COL_TYPES(X) \
+  X(kInt, "INTEGER")         \
+  X(kReal, "REAL")           \
+  X(kText, "TEXT")
+CHOPPER_ENUM(ColType, CHOPPER_COL_TYPES)
+inline std::string_view col_type_name(ColType t) {
+  return enum_name(t);
+}
 
 struct ColumnSpec {
   ColumnSpec(std::string name_, ColType type_, std::string doc_ = {}, std::string unit_ = {},

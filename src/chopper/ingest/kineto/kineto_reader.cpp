@@ -13,18 +13,6 @@
 
 namespace chopper {
 
-std::string_view kineto_isa_name(KinetoIsa isa) {
-  switch (isa) {
-    case KinetoIsa::kBaseline:
-      return "baseline";
-    case KinetoIsa::kV2:
-      return "v2";
-    case KinetoIsa::kV3:
-      return "v3";
-  }
-  return "?";
-}
-
 bool kineto_isa_supported(KinetoIsa isa) {
 #if defined(__x86_64__)
   __builtin_cpu_init();
@@ -54,8 +42,7 @@ KinetoIsa choose_kineto_isa(const char* forced, std::string* warning) {
   if (warning != nullptr) warning->clear();
   const std::string_view want = forced == nullptr ? std::string_view() : std::string_view(forced);
   if (want.empty() || want == "auto") return best;
-  for (KinetoIsa isa : kKinetoIsas) {
-    if (want != kineto_isa_name(isa)) continue;
+  if (KinetoIsa isa{}; parse_enum(want, isa)) {
     if (kineto_isa_supported(isa)) return isa;
     if (warning != nullptr)
       *warning = fmt::format("CHOPPER_ISA={}: this CPU cannot run it; using {}", want,

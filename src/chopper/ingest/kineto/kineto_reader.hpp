@@ -7,6 +7,7 @@
 #include <string>
 #include <string_view>
 
+#include "chopper/base/enum_names.hpp"
 #include "chopper/base/input.hpp"
 #include "chopper/model/rank_trace.hpp"
 
@@ -36,13 +37,17 @@ RankTrace read_kineto_file(const std::string& path, const KinetoReadOptions& opt
 // (baseline, v2 or v3; auto or empty: the fastest) for tests and benchmarks. A value that is not
 // a level, or a level this CPU lacks, is reported once on stderr and the fastest used instead.
 // Every level gives the same RankTrace. Elsewhere than on x86-64 there is only the baseline.
-enum class KinetoIsa : uint8_t {
-  kBaseline,  // x86-64: SSE2
-  kV2,        // x86-64-v2: SSSE3, SSE4.1 (and SSE4.2, POPCNT)
-  kV3,        // x86-64-v3's AVX, AVX2, BMI1 and BMI2 (and v2's)
-};
+// kBaseline: x86-64: SSE2; kV2: x86-64-v2: SSSE3, SSE4.1 (and SSE4.2, POPCNT); kV3: x86-64-v3's
+// AVX, AVX2, BMI1 and BMI2 (and v2's).
+#define CHOPPER_KINETO_ISAS(X) \
+  X(kBaseline, "baseline")     \
+  X(kV2, "v2")                 \
+  X(kV3, "v3")
+CHOPPER_ENUM(KinetoIsa, CHOPPER_KINETO_ISAS)
 inline constexpr KinetoIsa kKinetoIsas[] = {KinetoIsa::kBaseline, KinetoIsa::kV2, KinetoIsa::kV3};
-std::string_view kineto_isa_name(KinetoIsa isa);  // "baseline", "v2", "v3"
+inline std::string_view kineto_isa_name(KinetoIsa isa) {
+  return enum_name(isa);
+}
 // Built in, and this CPU (and, for AVX, its OS) runs it.
 bool kineto_isa_supported(KinetoIsa isa);
 // The level for a CHOPPER_ISA value (null: unset): the one it names if this CPU runs it, else the
