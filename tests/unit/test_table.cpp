@@ -280,12 +280,11 @@ TEST_F(TableSinkTest, SqliteValuesTypesNullsAndDocs) {
 
   EXPECT_EQ(db.query("SELECT table_name, doc FROM chopper_tables"),
             (std::vector<R>{{"mixed", "one column of each type"}}));
-  EXPECT_EQ(
-      db.query("SELECT column_name, type, doc, unit, null_when FROM chopper_columns WHERE "
-               "table_name = 'mixed' ORDER BY rowid"),
-      (std::vector<R>{{"id", "INTEGER", "an integer", "", "never"},
-                      {"val", "REAL", "a real, in units", "J", "not measured"},
-                      {"label", "TEXT", "free text", "", ""}}));
+  EXPECT_EQ(db.query("SELECT column_name, type, doc, unit, null_when FROM chopper_columns WHERE "
+                     "table_name = 'mixed' ORDER BY rowid"),
+            (std::vector<R>{{"id", "INTEGER", "an integer", "", "never"},
+                            {"val", "REAL", "a real, in units", "J", "not measured"},
+                            {"label", "TEXT", "free text", "", ""}}));
   EXPECT_EQ(db.query("SELECT name, type FROM pragma_table_info('mixed') ORDER BY cid"),
             (std::vector<R>{{"id", "INTEGER"}, {"val", "REAL"}, {"label", "TEXT"}}));
 }

@@ -118,21 +118,19 @@ inline constexpr auto kSweepTable = table<SweepRow>(
                        return s.run.tokens_per_step > 0 ? Cell::of(s.run.tokens_per_step)
                                                         : Cell::null();
                      }),
-    with_unit(
-        column<SweepRow>("tokens_per_s", ColType::kReal, "tokens_per_step / iteration time",
-                         "tokens per step unknown, or no iterations",
-                         [](const SweepRow& s) { return opt_real(s.run.tokens_per_s); }),
-        "1/s"),
+    with_unit(column<SweepRow>("tokens_per_s", ColType::kReal, "tokens_per_step / iteration time",
+                               "tokens per step unknown, or no iterations",
+                               [](const SweepRow& s) { return opt_real(s.run.tokens_per_s); }),
+              "1/s"),
     column<SweepRow>("time_per_token_ns", ColType::kReal, "iteration_ns / tokens_per_step",
                      "tokens per step unknown, or no iterations",
                      [](const SweepRow& s) { return opt_real(s.run.time_per_token_ns); }),
-    with_unit(
-        column<SweepRow>(
-            "tflops_per_gpu", ColType::kReal,
-            "mean achieved FLOP rate per GPU over the iterations whose FLOPs are known",
-            "no iteration's FLOPs are known",
-            [](const SweepRow& s) { return opt_real(s.run.tflops_per_gpu); }),
-        "TFLOP/s"),
+    with_unit(column<SweepRow>(
+                  "tflops_per_gpu", ColType::kReal,
+                  "mean achieved FLOP rate per GPU over the iterations whose FLOPs are known",
+                  "no iteration's FLOPs are known",
+                  [](const SweepRow& s) { return opt_real(s.run.tflops_per_gpu); }),
+              "TFLOP/s"),
     with_unit(
         column<SweepRow>("mfu", ColType::kReal,
                          "mean MFU (share of the device's peak) over the iterations that have one",
@@ -153,26 +151,24 @@ inline constexpr auto kSweepTable = table<SweepRow>(
                      [](const SweepRow& s) { return opt_real(s.run.energy_per_token_j); }),
     column<SweepRow>("iteration_diff_ns", ColType::kReal, "iteration_ns − the baseline's", kNever,
                      [](const SweepRow& s) { return Cell::of(s.run.iteration_ns - s.base_ns); }),
+    with_unit(column<SweepRow>("iteration_diff_points", ColType::kReal,
+                               "100 × iteration_diff_ns / the baseline's iteration_ns",
+                               "the baseline's iteration_ns is 0 (no iterations)",
+                               [](const SweepRow& s) {
+                                 return s.base_ns > 0
+                                            ? Cell::of(100.0 * (s.run.iteration_ns - s.base_ns) /
+                                                       s.base_ns)
+                                            : Cell::null();
+                               }),
+              "%"),
     with_unit(
-        column<SweepRow>("iteration_diff_points", ColType::kReal,
-                         "100 × iteration_diff_ns / the baseline's iteration_ns",
-                         "the baseline's iteration_ns is 0 (no iterations)",
+        column<SweepRow>("speedup", ColType::kReal, "the baseline's iteration_ns / iteration_ns",
+                         "this run's iteration_ns is 0 (no iterations)",
                          [](const SweepRow& s) {
-                           return s.base_ns > 0
-                                      ? Cell::of(100.0 * (s.run.iteration_ns - s.base_ns) /
-                                                 s.base_ns)
-                                      : Cell::null();
+                           return s.run.iteration_ns > 0 ? Cell::of(s.base_ns / s.run.iteration_ns)
+                                                         : Cell::null();
                          }),
-        "%"),
-    with_unit(column<SweepRow>("speedup", ColType::kReal,
-                                             "the baseline's iteration_ns / iteration_ns",
-                                             "this run's iteration_ns is 0 (no iterations)",
-                                             [](const SweepRow& s) {
-                                               return s.run.iteration_ns > 0
-                                                          ? Cell::of(s.base_ns / s.run.iteration_ns)
-                                                          : Cell::null();
-                                             }),
-                            "ratio"));
+        "ratio"));
 
 inline constexpr auto kCompareComponentsTable = table<ComponentRow>(
     "compare_components",
