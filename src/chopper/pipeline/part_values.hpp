@@ -57,7 +57,7 @@ struct Enc {
       value(v.first);
       value(v.second);
     } else {
-      for_each_member(v, [this](const auto& m) { value(m); });
+      for_each_member(v, [this](const auto& m) { this->value(m); });
     }
   }
 };
@@ -92,7 +92,7 @@ struct Dec {
       value(v.first);
       value(v.second);
     } else {
-      for_each_member(v, [this](auto& m) { value(m); });
+      for_each_member(v, [this](auto& m) { this->value(m); });
     }
   }
 };
