@@ -14,6 +14,10 @@ PKGS=(
   # a skip): zstd and pzstd (hostile_cli_pzstd), sqlite3 (hostile_cli_corrupt_first_byte),
   # python3 (the schema, report and comparison checks, mpi_tables_identical)
   zstd sqlite3 python3
+  # The Python module (src/python/, docs/python.md) and its tests: pybind11, Python's headers,
+  # numpy, pandas, pytest, matplotlib (the docs' figure), all Debian's
+  pybind11-dev python3-pybind11 python3-dev python3-numpy python3-pandas python3-pytest
+  python3-matplotlib
 )
 if [ "${1:-}" = "--ci" ]; then
   PKGS+=(clang libclang-rt-14-dev clang-format)

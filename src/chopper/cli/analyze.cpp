@@ -69,11 +69,45 @@ std::string iteration_source_text(const std::vector<DiagnosticRow>& rows) {
   return o + "\n";
 }
 
+}  // namespace
+
+std::string write_analysis_tables(const AnalyzeOptions& o, const Taxonomy& taxonomy,
+                                  StreamedRun& sr, TableSink& sink, std::string* json) {
+  {
+    // gpu_activities needs no finalize: written while the run finalizes on another thread.
+    std::future<void> finalized = std::async(std::launch::async, [&sr] { finalize_streamed(sr); });
+    write_rank_table(RankStream::kGpuActivities, *sr.rows, sink);
+    phase_mark("gpu_activities written");
+    finalized.get();
+  }
+  analysis_tables(sr.ra, o.analysis, sink, *sr.rows);
+  phase_mark("analysis tables written");
+  hardware_tables(sr.ra, o.analysis, sink, *sr.rows);
+  phase_mark("hardware tables written");
+  const Findings findings = decide_findings(sr.ra, o.analysis);
+  findings_table(findings, sink);
+  std::string out =
+      o.json ? findings_json(findings) : analysis_summary(sr.ra, o.analysis, findings);
+  if (json != nullptr) *json = o.json ? out : findings_json(findings);
+  write_hierarchy(sr.gpu_level, *sr.rows, sink);
+  write_coverage(sr.coverage, sink);
+  write_table(rules_table(taxonomy), sink);
+  write_diagnostics(sr.diagnostics, sink);
+  return out;
+}
+
+std::string analysis_notes(const StreamedRun& sr) {
+  std::string out = "\n" + iteration_source_text(sr.diagnostics) + coverage_text(sr.coverage);
+  if (const std::string d = diagnostics_text(sr.diagnostics); !d.empty()) out += "\n" + d;
+  return out;
+}
+
+namespace {
+
 // The tables of a streamed run, and the terminal text.
 int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRun& sr,
                    OutputDir& outdir) {
   std::string out;
-  const std::vector<CoverageRow>& coverage = sr.coverage;
   try {
     SqliteSink db(outdir.stage("chopper.sqlite"));
     std::optional<CsvSink> csv;
@@ -89,25 +123,7 @@ int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRu
       csv_thread.emplace(*csv);
       sink.add(*csv_thread);
     }
-    {
-      // gpu_activities needs no finalize: written while the run finalizes on another thread.
-      std::future<void> finalized =
-          std::async(std::launch::async, [&sr] { finalize_streamed(sr); });
-      write_rank_table(RankStream::kGpuActivities, *sr.rows, sink);
-      phase_mark("gpu_activities written");
-      finalized.get();
-    }
-    analysis_tables(sr.ra, o.analysis, sink, *sr.rows);
-    phase_mark("analysis tables written");
-    hardware_tables(sr.ra, o.analysis, sink, *sr.rows);
-    phase_mark("hardware tables written");
-    const Findings findings = decide_findings(sr.ra, o.analysis);
-    findings_table(findings, sink);
-    out = o.json ? findings_json(findings) : analysis_summary(sr.ra, o.analysis, findings);
-    write_hierarchy(sr.gpu_level, *sr.rows, sink);
-    write_coverage(coverage, sink);
-    write_table(rules_table(taxonomy), sink);
-    write_diagnostics(sr.diagnostics, sink);
+    out = write_analysis_tables(o, taxonomy, sr, sink, nullptr);
     if (csv_thread) csv_thread->finish();
     db_thread.finish();
     phase_mark("all tables written");
@@ -122,8 +138,7 @@ int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRu
     return 2;
   }
   if (!o.json) {
-    out += "\n" + iteration_source_text(sr.diagnostics) + coverage_text(coverage);
-    if (const std::string d = diagnostics_text(sr.diagnostics); !d.empty()) out += "\n" + d;
+    out += analysis_notes(sr);
     out += fmt::format("\nwrote {}/chopper.sqlite{}; per GPU and level: chopper tree\n", o.out,
                        o.no_csv ? "" : fmt::format(" and {}/*.csv", o.out));
   }
@@ -192,6 +207,26 @@ int analyze_split_runs(const AnalyzeOptions& o, Comm& c) {
 }
 
 }  // namespace
+
+std::unique_ptr<StreamedRun> analyze_into(const AnalyzeOptions& in, const std::string& scratch,
+                                          TableSink& sink, AnalysisText& text) {
+  AnalyzeOptions o = in;
+  o.json = false;
+  o.distributed = false;
+  if (!o.manifest.empty()) read_manifest(o.manifest, o.analysis, o.dtype_given);
+  const Taxonomy taxonomy = run_taxonomy(o.run);
+  o.analysis.threads = o.run.threads;
+  std::unique_ptr<StreamedRun> sr = stream_run(stream_options(o), taxonomy, scratch, self_comm());
+  if (!sr->analysed) return sr;
+  if (!sr->kept) {
+    release_free_memory();
+    return_freed_memory();
+  }
+  text.summary =
+      terminal_safe(write_analysis_tables(o, taxonomy, *sr, sink, &text.findings_json), true);
+  text.notes = terminal_safe(analysis_notes(*sr), true);
+  return sr;
+}
 
 int analyze_run(const AnalyzeOptions& in) {
   AnalyzeOptions o = in;

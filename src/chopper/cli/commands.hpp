@@ -1,5 +1,6 @@
 #pragma once
 #include <CLI/CLI.hpp>
+#include <memory>
 #include <string>
 
 #include "chopper/analysis/analysis.hpp"
@@ -46,6 +47,35 @@ struct AnalyzeOptions : AnalysisCliOptions {
   bool distributed = false;
 };
 int analyze_run(const AnalyzeOptions& o);
+
+// The parts of analyze that make its results, for the command and for callers that keep the
+// tables instead of writing them (the Python module, src/python/): the same tables, in the same
+// order, from the same code.
+//
+// Every table analyze writes (gpu_activities, the analysis and hardware tables, findings,
+// hierarchy, coverage, rules, diagnostics) into `sink`, after finalizing the run; returns the
+// summary analyze prints (the findings as JSON with o.json), and, when `json` is not null, the
+// findings as JSON in *json.
+std::string write_analysis_tables(const AnalyzeOptions& o, const Taxonomy& taxonomy,
+                                  StreamedRun& sr, TableSink& sink, std::string* json);
+// What analyze prints after the summary: the iteration windows, the label coverage and the
+// diagnostics (each after a blank line).
+std::string analysis_notes(const StreamedRun& sr);
+
+// The terminal text of analyze_into: the summary (without the "wrote ..." line), the notes that
+// follow it, the findings as JSON. Control characters escaped as analyze prints them.
+struct AnalysisText {
+  std::string summary, notes, findings_json;
+};
+// The analysis `chopper analyze` runs, on this process alone, its tables into `sink` instead of an
+// output directory: the manifest read, the run streamed (spool files, if any, in `scratch`, a
+// directory that must exist) and, when the run was analysed, every table written as
+// write_analysis_tables writes it. Throws Error for a manifest, rules file or paths that cannot
+// be read (the message names the file); the run's own problems (unreadable files, files that are
+// not one run: StreamedRun::analysed false) are in the returned run, as analyze prints them.
+// o.run.paths must be files or directories (not standard input or pipes).
+std::unique_ptr<StreamedRun> analyze_into(const AnalyzeOptions& o, const std::string& scratch,
+                                          TableSink& sink, AnalysisText& text);
 
 // chopper timeline: every rank in one Chrome-trace JSON file on the aligned clock.
 struct TimelineCliOptions {

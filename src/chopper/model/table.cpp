@@ -128,6 +128,40 @@ void Table::check(size_t row, size_t col, ColType want) const {
                             col_type_name(spec.type), col_type_name(want)));
 }
 
+const Table::Column& Table::column(size_t col, ColType want) const {
+  if (col >= schema_.columns.size())
+    throw Error(fmt::format("table '{}': column {} out of range ({} columns)", schema_.name, col,
+                            schema_.columns.size()));
+  const ColumnSpec& spec = schema_.columns[col];
+  if (spec.type != want)
+    throw Error(fmt::format("table '{}': column '{}' is {}, not {}", schema_.name, spec.name,
+                            col_type_name(spec.type), col_type_name(want)));
+  return columns_[col];
+}
+
+std::span<const uint8_t> Table::null_flags(size_t col) const {
+  if (col >= schema_.columns.size())
+    throw Error(fmt::format("table '{}': column {} out of range ({} columns)", schema_.name, col,
+                            schema_.columns.size()));
+  return columns_[col].null;
+}
+
+std::span<const int64_t> Table::int_values(size_t col) const {
+  return column(col, ColType::kInt).ints;
+}
+
+std::span<const double> Table::real_values(size_t col) const {
+  return column(col, ColType::kReal).reals;
+}
+
+std::string_view Table::text_bytes(size_t col) const {
+  return column(col, ColType::kText).text;
+}
+
+std::span<const uint64_t> Table::text_ends(size_t col) const {
+  return column(col, ColType::kText).text_end;
+}
+
 bool Table::is_null(size_t row, size_t col) const {
   if (col >= schema_.columns.size() || row >= rows_)
     throw Error(fmt::format("table '{}': cell ({}, {}) out of range ({} rows, {} columns)",

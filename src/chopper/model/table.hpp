@@ -133,6 +133,18 @@ class Table {
   // The cell as a Cell (kNull for NULL; a REAL column's cells are kReal).
   Cell cell(size_t row, size_t col) const;
 
+  // A whole column's storage, for readers that take columns at once (the Python module hands them
+  // to numpy without a copy); valid until the table is modified. Each throws chopper::Error if
+  // `col` is out of range or, for the typed ones, not of that type.
+  // One flag per row, 1 where the cell is NULL.
+  std::span<const uint8_t> null_flags(size_t col) const;
+  // An INTEGER column's values (0 where NULL), a REAL column's (0.0 where NULL).
+  std::span<const int64_t> int_values(size_t col) const;
+  std::span<const double> real_values(size_t col) const;
+  // A TEXT column: every cell's bytes back to back ("" where NULL), and each cell's end offset.
+  std::string_view text_bytes(size_t col) const;
+  std::span<const uint64_t> text_ends(size_t col) const;
+
  private:
   struct Column {
     std::vector<uint8_t> null;
@@ -142,6 +154,8 @@ class Table {
     std::vector<uint64_t> text_end;  // kText columns: end offset of each cell in `text`
   };
   void check(size_t row, size_t col, ColType want) const;
+  // Throws unless `col` is a column of type `want`.
+  const Column& column(size_t col, ColType want) const;
 
   TableSchema schema_;
   std::vector<Column> columns_;

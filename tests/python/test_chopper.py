@@ -1,0 +1,237 @@
+"""The Python module against the command line: the same tables, findings and text; errors as
+exceptions; chopper.open; the zero-copy columns; the GIL released while C++ works."""
+import os
+import re
+import shutil
+import sqlite3
+import threading
+import warnings
+
+import numpy as np
+import pytest
+
+import chopper
+from conftest import assert_frames_equal, cli, real_trace, sqlite_tables
+
+
+def test_every_table_equals_the_cli_database(synth_analysis, synth_cli):
+    # The CLI's chopper.sqlite on the same run with the same options is the reference: every
+    # table it holds (chopper_tables and chopper_columns included) is in Analysis.tables, in the
+    # same order, with identical values row for row.
+    out, _ = synth_cli
+    ref = sqlite_tables(os.path.join(out, "chopper.sqlite"))
+    assert list(synth_analysis.tables) == list(ref)
+    assert len(ref) > 30  # every analysis and hardware table of a run with telemetry
+    for name, df in ref.items():
+        assert_frames_equal(synth_analysis.tables[name], df, name)
+
+
+def test_gpu_activities_rows_are_the_generated_activities(synth_analysis, synth_run):
+    # truth.json lists every GPU activity the generator wrote (kernels, memcpys, memsets), rank
+    # by rank: each is one gpu_activities row.
+    _, truth = synth_run
+    df = synth_analysis.tables["gpu_activities"]
+    for r in truth["ranks"]:
+        assert (df["rank"] == r["rank"]).sum() == len(r["kernels"]["rows"])
+    assert set(df["rank"]) == {0, 1}
+
+
+def test_findings_are_the_table_and_name_the_straggler(synth_analysis, synth_run):
+    _, truth = synth_run
+    f = synth_analysis.findings
+    table = synth_analysis.tables["findings"]
+    assert len(f) == len(table)
+    assert [x.finding for x in f] == list(table["finding"])
+    # The scenario slows the last rank down (truth.json's straggler_rank): a finding names it.
+    stragglers = [x for x in f if x.finding == "straggler"]
+    assert truth["config"]["straggler_rank"] == 1
+    assert stragglers and stragglers[0].rank == 1
+    assert "<table>" in stragglers[0]._repr_html_()
+    assert isinstance(stragglers[0].cost_ns, float) and stragglers[0].cost_ns > 0
+
+
+def test_summary_is_what_analyze_prints(synth_analysis, synth_cli):
+    # analyze prints the summary, the notes, then "wrote DIR/chopper.sqlite ..." (a line the
+    # module has no directory for).
+    _, stdout = synth_cli
+    printed = re.sub(r"\nwrote [^\n]*\n$", "", stdout)
+    assert synth_analysis.summary() == printed
+    assert "straggler" in synth_analysis.summary().lower()
+
+
+def test_open_reads_back_the_same_tables(synth_analysis, synth_cli):
+    out, _ = synth_cli
+    opened = chopper.open(out)
+    assert list(opened.tables) == list(synth_analysis.tables)
+    for name in opened.tables:
+        assert_frames_equal(opened.tables[name], synth_analysis.tables[name], name)
+    assert [x.as_dict() for x in opened.findings] == [x.as_dict() for x in synth_analysis.findings]
+    assert "not stored" in opened.summary()
+
+
+def test_write_gives_the_cli_database(synth_analysis, synth_cli, scratch):
+    out, _ = synth_cli
+    d = os.path.join(scratch, "written")
+    shutil.rmtree(d, ignore_errors=True)
+    synth_analysis.write(d)
+    ours, ref = sqlite_tables(os.path.join(d, "chopper.sqlite")), sqlite_tables(
+        os.path.join(out, "chopper.sqlite"))
+    assert list(ours) == list(ref)
+    for name in ref:
+        assert_frames_equal(ours[name], ref[name], name)
+    # The same CSV files, byte for byte.
+    for name in ref:
+        if name.startswith("chopper_"):
+            continue
+        with open(os.path.join(d, name + ".csv"), "rb") as a, \
+                open(os.path.join(out, name + ".csv"), "rb") as b:
+            assert a.read() == b.read(), name
+
+
+def test_report_and_timeline(synth_analysis, scratch):
+    html = synth_analysis.report(os.path.join(scratch, "report.html"))
+    with open(html, encoding="utf-8") as f:
+        doc = f.read()
+    assert doc.startswith("<!DOCTYPE html>") and doc.count("<svg") >= 5
+    tl = synth_analysis.timeline(os.path.join(scratch, "timeline.json"))
+    import json
+
+    with open(tl) as f:
+        events = json.load(f)["traceEvents"]
+    # Every kernel of gpu_activities is a slice on the timeline's GPU tracks (tid 10 and above).
+    kernels = (synth_analysis.tables["gpu_activities"]["kind"] == "kernel").sum()
+    gpu = [e for e in events if e.get("ph") == "X" and 10 <= e.get("tid", 0) < 1000000]
+    assert len(gpu) >= kernels
+
+
+def test_numeric_columns_are_views_without_copy(synth_analysis):
+    df = synth_analysis.tables["gpu_activities"]
+    col = df["start_ns"].to_numpy()
+    assert col.dtype == np.int64
+    # A view of chopper's storage: not owning its data, read-only.
+    assert not col.flags.owndata and not col.flags.writeable
+    assert df.memory_usage(deep=False)["start_ns"] == 8 * len(df)
+
+
+def test_gil_released_while_analyzing(synth_run):
+    # A Python thread counts while analyze runs: with the GIL held by analyze it could not.
+    run, _ = synth_run
+    stop = threading.Event()
+    count = [0]
+
+    def spin():
+        while not stop.is_set():
+            count[0] += 1
+
+    t = threading.Thread(target=spin)
+    t.start()
+    try:
+        before = count[0]
+        chopper.analyze(run, threads=1, hardware=False)
+        during = count[0] - before
+    finally:
+        stop.set()
+        t.join()
+    assert during > 1000
+
+
+def test_options_change_the_results(synth_run):
+    run, _ = synth_run
+    a = chopper.analyze(run, threads=2, top=3, hardware=False)
+    kb = a.tables["kernel_breakdown"]
+    # top=3: at most 3 named kernels per rank, then "others".
+    per_rank = kb[kb["kernel"] != "others"].groupby("rank").size() if "kernel" in kb else None
+    if per_rank is not None:
+        assert per_rank.max() <= 3
+    assert a.tables["telemetry"].empty  # hardware=False: no telemetry rows
+
+
+# Hostile inputs: errors as exceptions carrying chopper's message.
+
+def test_truncated_trace_raises_trace_error_with_file_and_offset(synth_run, scratch):
+    run, _ = synth_run
+    src = os.path.join(run, sorted(f for f in os.listdir(run) if f.startswith("rank"))[0])
+    bad = os.path.join(scratch, "truncated.json")
+    data = open(src, "rb").read()
+    if src.endswith(".gz"):
+        import gzip
+
+        data = gzip.decompress(data)
+    with open(bad, "wb") as f:
+        f.write(data[: len(data) // 2])
+    with pytest.raises(chopper.TraceError) as e:
+        chopper.analyze(bad)
+    assert "truncated.json" in str(e.value)
+    assert re.search(r"(byte|offset) \d+", str(e.value)), str(e.value)
+
+
+def test_missing_path_raises_trace_error(scratch):
+    with pytest.raises(chopper.TraceError, match="no-such-run"):
+        chopper.analyze(os.path.join(scratch, "no-such-run"))
+
+
+def test_not_json_raises_trace_error(scratch):
+    p = os.path.join(scratch, "not_a_trace.json")
+    with open(p, "w") as f:
+        f.write("this is not JSON\n")
+    with pytest.raises(chopper.TraceError, match="not_a_trace.json"):
+        chopper.analyze(p)
+
+
+def test_one_bad_file_among_good_ones_warns(synth_run, scratch):
+    run, _ = synth_run
+    d = os.path.join(scratch, "partly_bad")
+    shutil.rmtree(d, ignore_errors=True)
+    shutil.copytree(run, d)
+    bad = os.path.join(d, sorted(f for f in os.listdir(d) if f.startswith("rank"))[-1])
+    with open(bad, "wb") as f:
+        f.write(b'{"traceEvents": [')
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        a = chopper.analyze(d, hardware=False)
+    msgs = [str(x.message) for x in w if issubclass(x.category, chopper.ChopperWarning)]
+    assert any(os.path.basename(bad) in m for m in msgs), msgs
+    assert set(a.tables["gpu_activities"]["rank"]) == {0}
+
+
+def test_duplicate_rank_raises_run_error(synth_run, scratch):
+    run, _ = synth_run
+    d = os.path.join(scratch, "dup")
+    shutil.rmtree(d, ignore_errors=True)
+    os.makedirs(d)
+    first = sorted(f for f in os.listdir(run) if f.startswith("rank"))[0]
+    shutil.copy(os.path.join(run, first), os.path.join(d, "a_" + first))
+    shutil.copy(os.path.join(run, first), os.path.join(d, "b_" + first))
+    with pytest.raises(chopper.RunError, match="duplicate_rank"):
+        chopper.analyze(d, hardware=False)
+
+
+def test_bad_options_raise(synth_run):
+    run, _ = synth_run
+    with pytest.raises(ValueError, match="dtype"):
+        chopper.analyze(run, dtype="fp64")
+    with pytest.raises(ValueError, match="unknown device 'z9000'"):
+        chopper.analyze(run, device="z9000")
+    with pytest.raises(chopper.ChopperError, match="nothing.toml"):
+        chopper.analyze(run, rules="/nonexistent/nothing.toml")
+    with pytest.raises(chopper.ChopperError):
+        chopper.open("/nonexistent/dir")
+
+
+# Real traces (skip when ../shared/traces is absent).
+
+@pytest.mark.parametrize("rel", ["kineto/hta_sampled_2rank", "kineto/tracelens_h100_qwen0.5b.json.gz"])
+def test_real_trace_tables_equal_the_cli_database(rel, scratch):
+    path = real_trace(rel)
+    out = os.path.join(scratch, "real_" + re.sub(r"\W", "_", rel))
+    p = cli("analyze", path, "-o", out, "-j", "2", "--no-csv", check=False)
+    assert p.returncode in (0, 1), p.stderr
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", chopper.ChopperWarning)
+        a = chopper.analyze(path, threads=2)
+    ref = sqlite_tables(os.path.join(out, "chopper.sqlite"))
+    assert list(a.tables) == list(ref)
+    assert len(a.tables["gpu_activities"]) > 100
+    for name, df in ref.items():
+        assert_frames_equal(a.tables[name], df, name)
+    assert a.summary() == re.sub(r"\nwrote [^\n]*\n$", "", p.stdout)
