@@ -80,7 +80,7 @@ def _frame(cols):
 
 class Tables(_Mapping):
     """Every table of ``chopper.sqlite`` by name, as pandas DataFrames, in the database's order
-    (``chopper_tables`` and ``chopper_columns``, which document the others, come last). A frame is
+    (``chopper_tables`` and ``chopper_columns``, which document the others, first). A frame is
     made when first asked for, then kept. ``doc(name)`` says what a table and its columns mean."""
 
     def __init__(self, result):

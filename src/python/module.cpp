@@ -49,7 +49,8 @@ struct Result {
 template <class T>
 py::array view(const T* p, size_t n, const py::object& owner) {
   if (n == 0) return py::array_t<T>(0);
-  py::array a(py::dtype::of<T>(), {n}, {sizeof(T)}, p, owner);
+  py::array a(py::dtype::of<T>(), {static_cast<py::ssize_t>(n)},
+              {static_cast<py::ssize_t>(sizeof(T))}, p, owner);
   a.attr("setflags")(py::arg("write") = false);
   return a;
 }
@@ -79,7 +80,8 @@ py::array text_column(const Table& t, size_t c) {
   const std::span<const uint8_t> nulls = t.null_flags(c);
   const std::string_view bytes = t.text_bytes(c);
   const std::span<const uint64_t> ends = t.text_ends(c);
-  py::array a(py::dtype("O"), {t.rows()}, {sizeof(PyObject*)});
+  py::array a(py::dtype("O"), {static_cast<py::ssize_t>(t.rows())},
+              {static_cast<py::ssize_t>(sizeof(PyObject*))});
   auto** out = static_cast<PyObject**>(a.mutable_data());
   std::unordered_map<std::string_view, py::object> strs;
   uint64_t begin = 0;
@@ -274,10 +276,11 @@ std::shared_ptr<Result> open_database(const std::string& path) {
   return res;
 }
 
-// The tables of `r`, then chopper_tables and chopper_columns: every table of chopper.sqlite.
+// Every table of chopper.sqlite in its order: chopper_tables and chopper_columns (made first),
+// then the tables of `r`.
 std::vector<std::shared_ptr<Table>> all_tables(const Result& r) {
-  std::vector<std::shared_ptr<Table>> all = r.tables;
-  for (auto& t : self_description(r.tables)) all.push_back(std::move(t));
+  std::vector<std::shared_ptr<Table>> all = self_description(r.tables);
+  all.insert(all.end(), r.tables.begin(), r.tables.end());
   return all;
 }
 
