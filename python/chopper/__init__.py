@@ -366,10 +366,11 @@ def open(dir: PathLike) -> Analysis:  # noqa: A001 (chopper.open, as the issue n
 
 def _flags(options: dict) -> list:
     """keyword arguments as command-line flags: data_loader_stall_ns=3 -> --data-loader-stall-ns 3,
-    True -> the flag alone, False and None -> left out, a list -> the flag once per value."""
+    j=2 -> -j 2, True -> the flag alone, False and None -> left out, a list -> the flag once per
+    value."""
     args = []
     for k, v in options.items():
-        flag = "--" + k.replace("_", "-")
+        flag = ("-" if len(k) == 1 else "--") + k.replace("_", "-")
         if v is None or v is False:
             continue
         if v is True:

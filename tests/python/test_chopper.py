@@ -239,3 +239,23 @@ def test_real_trace_tables_equal_the_cli_database(rel, scratch):
     for name, df in ref.items():
         assert_frames_equal(a.tables[name], df, name)
     assert a.summary() == re.sub(r"\nwrote [^\n]*\n$", "", p.stdout)
+
+
+def test_compare_and_synth_run_the_commands(scratch):
+    # Two runs differing only by a 3 ms data-loader stall per iteration (same seed otherwise):
+    # chopper.compare's largest component difference is the data loading, about +3 ms (the
+    # stall, less what the GPU still had queued: the CLI's test cli_compare_html expects
+    # +2..3 ms too).
+    base = os.path.join(scratch, "cmp")
+    shutil.rmtree(base, ignore_errors=True)
+    a = chopper.synth(os.path.join(base, "a"), layers=1, ranks=2, iterations=2)
+    b = chopper.synth(os.path.join(base, "b"), layers=1, ranks=2, iterations=2,
+                      data_loader_stall_ns=3_000_000)
+    c = chopper.compare(a, b, out=os.path.join(base, "out"), no_csv=True, j=2)
+    sweep = c.tables["sweep"]
+    assert list(sweep["run"]) == ["a", "b"]
+    top = c.tables["compare_components"].sort_values("order").iloc[0]
+    assert top["component"] == "data_loading"
+    assert 2e6 <= top["diff_ns"] <= 3.1e6
+    with pytest.raises(ValueError):
+        chopper.synth(os.path.join(base, "c"), no_such_option=1)
