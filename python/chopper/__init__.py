@@ -11,6 +11,8 @@ table over as a pandas DataFrame:
     >>> a.tables["temporal_breakdown"].head()
 
 - :func:`analyze` analyses a run and returns an :class:`Analysis` (its tables in memory);
+- :func:`load` loads a run (linked and labelled, no analysis) and returns a :class:`Run`: its
+  GPU activities, host operations and hierarchy as DataFrames;
 - :func:`open` reads an analysis ``chopper analyze`` already wrote (its ``chopper.sqlite``);
 - :func:`synth` writes a synthetic run with known inefficiencies (``chopper synth``);
 - :func:`compare` compares runs (``chopper compare``) and returns the comparison's tables.
@@ -38,7 +40,7 @@ from . import _core
 from ._core import ChopperError, RunError, TraceError
 
 __all__ = [
-    "analyze", "open", "synth", "compare", "Analysis", "Finding", "Tables",
+    "analyze", "load", "open", "synth", "compare", "Analysis", "Run", "Finding", "Tables",
     "ChopperError", "TraceError", "RunError", "ChopperWarning",
 ]
 
@@ -348,6 +350,85 @@ def analyze(paths: Union[PathLike, Sequence[PathLike]], *,
     if threads:
         timeline_args += ["-j", str(threads)]
     return Analysis(result, " ".join(p), paths=p, timeline_args=timeline_args)
+
+
+class Run:
+    """A run loaded, linked and labelled (what ``chopper tree`` and ``chopper timeline`` load),
+    without the analyses: each table a DataFrame, made when first asked for.
+
+    - ``gpu_activities``: every GPU activity with its labels (the table ``chopper analyze``
+      writes, identical values);
+    - ``host_ops``: every host operation (rank, row, pid, tid, kind, category, name, start_ns,
+      dur_ns, parent: the row of the enclosing host op on its thread, external_id,
+      sequence_number), on the trace clock;
+    - ``hierarchy``: GPU time per rank over the levels gpu, iteration, phase, layer, operation
+      (analyze's hierarchy table);
+    - ``ranks``: every file (file, rank, ok, error, missing);
+    - ``diagnostics``: what reading and validating found (analyze's diagnostics table, without
+      the hardware files' rows: load reads no hardware file);
+    - ``tables``: all of them (and label_coverage) by name.
+    """
+
+    def __init__(self, result, title: str):
+        self._title = title
+        self.tables = Tables(result)
+
+    @property
+    def gpu_activities(self):
+        """Every GPU activity of every readable rank, labelled (one row each)."""
+        return self.tables["gpu_activities"]
+
+    @property
+    def host_ops(self):
+        """Every host operation of every readable rank, with its parent on its thread."""
+        return self.tables["host_ops"]
+
+    @property
+    def hierarchy(self):
+        """GPU time per rank and level (gpu, iteration, phase, layer, operation)."""
+        return self.tables["hierarchy"]
+
+    @property
+    def ranks(self):
+        """Every file of the run: file, rank, ok, error, missing."""
+        return self.tables["ranks"]
+
+    @property
+    def diagnostics(self):
+        """What reading and validation found, counted (kind, severity, rank, file, count, ...)."""
+        return self.tables["diagnostics"]
+
+    def __repr__(self) -> str:
+        return (f"<chopper.Run of {self._title}: {len(self.ranks)} files, "
+                f"{len(self.gpu_activities)} GPU activities>")
+
+
+def load(paths: Union[PathLike, Sequence[PathLike]], *,
+         rules: Optional[PathLike] = None,
+         iteration_regex: Optional[str] = None,
+         threads: Optional[int] = None,
+         keep_python: bool = False,
+         max_files: int = 16384,
+         max_decompressed_gib: int = 64,
+         max_event_mib: int = 16) -> Run:
+    """Loads a run as ``chopper tree`` does: every trace read, linked (kernel -> runtime call ->
+    host op), classified, validated as one run and labelled (iteration, phase, layer, operation),
+    without the analyses and without hardware files. Returns a :class:`Run`.
+
+    paths, rules, iteration_regex, threads, keep_python and the input limits are
+    :func:`analyze`'s. Raises TraceError when no file could be read, RunError when the files are
+    not one run; the problems of a run loaded anyway are issued as ChopperWarning. The GIL is
+    released while it runs.
+    """
+    p = _paths(paths)
+    opts = dict(rules=_os.fspath(rules) if rules is not None else None,
+                iteration_regex=iteration_regex, threads=threads, keep_python=keep_python,
+                max_files=max_files, max_decompressed_gib=max_decompressed_gib,
+                max_event_mib=max_event_mib)
+    result = _core.load(p, opts)
+    for w in result.warnings:
+        _warnings.warn(w, ChopperWarning, stacklevel=2)
+    return Run(result, " ".join(p))
 
 
 def open(dir: PathLike) -> Analysis:  # noqa: A001 (chopper.open, as the issue names it)

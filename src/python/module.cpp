@@ -20,7 +20,14 @@
 #include "chopper/base/error.hpp"
 #include "chopper/cli/commands.hpp"
 #include "chopper/devices/device_db.hpp"
+#include "chopper/hierarchy/aggregate.hpp"
+#include "chopper/hierarchy/label.hpp"
 #include "chopper/ingest/load.hpp"
+#include "chopper/link/validate.hpp"
+#include "chopper/pipeline/load.hpp"
+#include "chopper/report/diagnostics_report.hpp"
+#include "chopper/report/hierarchy_report.hpp"
+#include "run_tables.hpp"
 #include "tables.hpp"
 
 namespace py = pybind11;
@@ -225,6 +232,54 @@ struct Scratch {
   }
 };
 
+// The unreadable run's error (TraceFailure: no file read; RunFailure: not one run), or nothing.
+void check_readable(const Run& run, bool analysed) {
+  if (analysed) return;
+  std::vector<std::string> errors = problem_lines(run, true);
+  if (run.ranks.size() == run.failed()) {
+    errors.insert(errors.begin(), "no readable trace files" + cli::own_outputs_note(run));
+    throw TraceFailure(join_lines(errors));
+  }
+  errors.insert(errors.begin(), "the files are not one run: nothing analysed");
+  throw RunFailure(join_lines(errors));
+}
+
+// What a run analysed anyway printed on stderr: skipped files and its problems, one line each.
+std::vector<std::string> run_warnings(const Run& run) {
+  std::vector<std::string> w;
+  for (const auto& [file, why] : run.skipped)
+    if (!is_own_output(why)) w.push_back(fmt::format("skipped {} ({})", file, why));
+  for (std::string& l : problem_lines(run, true)) w.push_back(std::move(l));
+  for (std::string& l : problem_lines(run, false)) w.push_back(std::move(l));
+  return w;
+}
+
+// The linked, labelled run (read, link, classify, validate, label, as chopper tree loads it),
+// without the analyses: gpu_activities, host_ops, hierarchy, label_coverage, diagnostics and
+// ranks, in memory. Raises as analyze does.
+std::shared_ptr<Result> load(const std::vector<std::string>& paths, const py::dict& options) {
+  const cli::AnalyzeOptions o = analyze_options(paths, options);
+  auto res = std::make_shared<Result>();
+  py::gil_scoped_release release;
+  const Taxonomy taxonomy = cli::run_taxonomy(o.run);
+  Run run = load_run(o.run.paths, cli::load_options(o.run));
+  validate_run(run);
+  check_readable(run, run.ranks.size() != run.failed() && !run_is_mixed(run));
+  res->warnings = run_warnings(run);
+  label_run(taxonomy, run, o.run.threads);
+  TableList list;
+  write_gpu_activities(run, list);
+  list.add(host_ops_table(run));
+  const std::vector<Level> levels = {Level::kGpu, Level::kIteration, Level::kPhase, Level::kLayer,
+                                     Level::kOperation};
+  write_hierarchy(aggregate_prefixes(run, levels), list);
+  write_coverage(label_coverage(run), list);
+  write_diagnostics(run_diagnostics(run), list);
+  list.add(ranks_table(run));
+  res->tables = list.tables();
+  return res;
+}
+
 // chopper analyze's analysis of `paths`, its tables in memory. Raises TraceFailure when no file
 // could be read, RunFailure when the files are not one run; the problems of a run analysed anyway
 // (some files unreadable, hardware files skipped) are in Result::warnings.
@@ -240,20 +295,8 @@ std::shared_ptr<Result> analyze(const std::vector<std::string>& paths, const py:
     Scratch scratch;
     sr = cli::analyze_into(o, scratch.dir, list, text);
   }
-  const Run& run = sr->run;
-  if (!sr->analysed) {
-    std::vector<std::string> errors = problem_lines(run, true);
-    if (run.ranks.size() == run.failed()) {
-      errors.insert(errors.begin(), "no readable trace files" + cli::own_outputs_note(run));
-      throw TraceFailure(join_lines(errors));
-    }
-    errors.insert(errors.begin(), "the files are not one run: nothing analysed");
-    throw RunFailure(join_lines(errors));
-  }
-  for (const auto& [file, why] : run.skipped)
-    if (!is_own_output(why)) res->warnings.push_back(fmt::format("skipped {} ({})", file, why));
-  for (std::string& l : problem_lines(run, true)) res->warnings.push_back(std::move(l));
-  for (std::string& l : problem_lines(run, false)) res->warnings.push_back(std::move(l));
+  check_readable(sr->run, sr->analysed);
+  res->warnings = run_warnings(sr->run);
   for (const auto& [f, why] : sr->hw_skipped)
     res->warnings.push_back(fmt::format("skipped {} ({})", f, why));
   for (const std::string& e : sr->hw_errors) res->warnings.push_back(e);
@@ -375,6 +418,8 @@ PYBIND11_MODULE(_core, m) {
         "(doc, [(column, sql type, doc, unit, null_when)]).");
   m.def("analyze", &analyze, py::arg("paths"), py::arg("options"),
         "chopper analyze's analysis of `paths`, its tables in memory (GIL released).");
+  m.def("load", &load, py::arg("paths"), py::arg("options"),
+        "The linked, labelled run without the analyses, as tables (GIL released).");
   m.def("open_database", &open_database, py::arg("path"),
         "The tables of a chopper.sqlite that chopper analyze wrote.");
   m.def("run_command", &run_command, py::arg("args"),

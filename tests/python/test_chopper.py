@@ -259,3 +259,26 @@ def test_compare_and_synth_run_the_commands(scratch):
     assert 2e6 <= top["diff_ns"] <= 3.1e6
     with pytest.raises(ValueError):
         chopper.synth(os.path.join(base, "c"), no_such_option=1)
+
+
+def test_load_gives_the_labelled_run(synth_run, synth_analysis):
+    # The same gpu_activities, hierarchy and label_coverage as analyze (the same labels, without
+    # the analyses); host_ops: every host op, each parent an earlier-opened op on its thread that
+    # encloses it.
+    run, truth = synth_run
+    r = chopper.load(run, threads=2)
+    for name in ("gpu_activities", "hierarchy", "label_coverage"):
+        assert_frames_equal(r.tables[name], synth_analysis.tables[name], name)
+    assert list(r.ranks["rank"]) == [0, 1, 2, 3] and r.ranks["ok"].all()
+    h = r.host_ops
+    assert len(h) > 0 and set(h["rank"]) == {0, 1, 2, 3}
+    child = h[h["parent"].notna()]
+    assert len(child) > 0
+    parents = h.set_index(["rank", "row"]).loc[
+        list(zip(child["rank"], child["parent"].astype("int64")))]
+    assert (parents["tid"].to_numpy() == child["tid"].to_numpy()).all()
+    assert (parents["start_ns"].to_numpy() <= child["start_ns"].to_numpy()).all()
+    assert ((parents["start_ns"] + parents["dur_ns"]).to_numpy()
+            >= (child["start_ns"] + child["dur_ns"]).to_numpy()).all()
+    with pytest.raises(chopper.TraceError):
+        chopper.load("/nonexistent/run")
