@@ -62,6 +62,34 @@ def _paths(paths: Union[PathLike, Iterable[PathLike]]) -> list:
     return out
 
 
+def _progress(progress):
+    """The progress option as a callable(files_done, files, bytes_done), or None: True shows a
+    tqdm bar when tqdm is installed, else a line on stderr."""
+    if progress is None or progress is False:
+        return None
+    if callable(progress):
+        return progress
+    try:
+        from tqdm import tqdm
+    except ImportError:
+        import sys
+
+        def line(done, total, nbytes):
+            end = "\n" if done == total else ""
+            sys.stderr.write(f"\rchopper: {done} of {total} files, {nbytes / 1e6:.1f} MB{end}")
+            sys.stderr.flush()
+        return line
+    bar = {}
+
+    def update(done, total, nbytes):
+        if "bar" not in bar:
+            bar["bar"] = tqdm(total=total, unit="file", desc="chopper")
+        bar["bar"].update(done - bar["bar"].n)
+        if done == total:
+            bar["bar"].close()
+    return update
+
+
 def _frame(cols):
     """A DataFrame of [(name, type, array)] that keeps each array as its own block (no copy)."""
     import pandas as pd
@@ -276,7 +304,8 @@ def analyze(paths: Union[PathLike, Sequence[PathLike]], *,
             max_files: int = 16384,
             max_decompressed_gib: int = 64,
             max_event_mib: int = 16,
-            rows: str = "auto") -> Analysis:
+            rows: str = "auto",
+            progress=None) -> Analysis:
     """Analyses a run as ``chopper analyze`` does and returns its results in memory.
 
     The same C++ code, the same tables: ``chopper analyze PATHS -o DIR`` with these options
@@ -314,6 +343,9 @@ def analyze(paths: Union[PathLike, Sequence[PathLike]], *,
         --max-decompressed-gib, --max-event-mib).
     rows: where per-rank rows wait for the tables: "auto", "spool" (temporary files) or
         "memory" (--rows).
+    progress: a callable(files_done, files, bytes_done) called after each trace file is read
+        (from the loading threads, holding the GIL), or True: a tqdm bar when tqdm is installed,
+        else a line on stderr.
 
     Raises TraceError when no file could be read (the message names each file and the byte
     offset), RunError when the files are not one run, ChopperError or ValueError for bad
@@ -330,7 +362,8 @@ def analyze(paths: Union[PathLike, Sequence[PathLike]], *,
         hardware=hardware, telemetry_utc_offset=telemetry_utc_offset, top=top, align=align,
         launch_delay_cutoff_ns=launch_delay_cutoff_ns, kernel_wait_ns=kernel_wait_ns,
         iteration_regex=iteration_regex, keep_python=keep_python, max_files=max_files,
-        max_decompressed_gib=max_decompressed_gib, max_event_mib=max_event_mib, rows=rows)
+        max_decompressed_gib=max_decompressed_gib, max_event_mib=max_event_mib, rows=rows,
+        progress=_progress(progress))
     result = _core.analyze(p, opts)
     for w in result.warnings:
         _warnings.warn(w, ChopperWarning, stacklevel=2)
@@ -410,12 +443,13 @@ def load(paths: Union[PathLike, Sequence[PathLike]], *,
          keep_python: bool = False,
          max_files: int = 16384,
          max_decompressed_gib: int = 64,
-         max_event_mib: int = 16) -> Run:
+         max_event_mib: int = 16,
+         progress=None) -> Run:
     """Loads a run as ``chopper tree`` does: every trace read, linked (kernel -> runtime call ->
     host op), classified, validated as one run and labelled (iteration, phase, layer, operation),
     without the analyses and without hardware files. Returns a :class:`Run`.
 
-    paths, rules, iteration_regex, threads, keep_python and the input limits are
+    paths, rules, iteration_regex, threads, keep_python, the input limits and progress are
     :func:`analyze`'s. Raises TraceError when no file could be read, RunError when the files are
     not one run; the problems of a run loaded anyway are issued as ChopperWarning. The GIL is
     released while it runs.
@@ -424,7 +458,7 @@ def load(paths: Union[PathLike, Sequence[PathLike]], *,
     opts = dict(rules=_os.fspath(rules) if rules is not None else None,
                 iteration_regex=iteration_regex, threads=threads, keep_python=keep_python,
                 max_files=max_files, max_decompressed_gib=max_decompressed_gib,
-                max_event_mib=max_event_mib)
+                max_event_mib=max_event_mib, progress=_progress(progress))
     result = _core.load(p, opts)
     for w in result.warnings:
         _warnings.warn(w, ChopperWarning, stacklevel=2)

@@ -218,6 +218,26 @@ std::string join_lines(const std::vector<std::string>& lines) {
   return s;
 }
 
+// The `progress` option (a callable(files_done, files, bytes_done) or None) as the loader's
+// progress callback: called from the loading threads, each call under the GIL. An exception it
+// raises is reported as unraisable (the analysis goes on). The Python object is held by
+// `holder`, which the caller keeps (and drops with the GIL held), so that copies of the
+// callback never touch its reference count.
+std::function<void(size_t, size_t, uint64_t)> progress_callback(
+    const py::dict& options, std::shared_ptr<py::object>& holder) {
+  if (!options.contains("progress") || options["progress"].is_none()) return {};
+  holder = std::make_shared<py::object>(options["progress"]);
+  py::object* f = holder.get();
+  return [f](size_t done, size_t total, uint64_t bytes) {
+    py::gil_scoped_acquire gil;
+    try {
+      (*f)(done, total, bytes);
+    } catch (py::error_already_set& e) {
+      e.discard_as_unraisable("chopper progress callback");
+    }
+  };
+}
+
 // A scratch directory for spool files, removed with this.
 struct Scratch {
   std::string dir;
@@ -260,9 +280,12 @@ std::vector<std::string> run_warnings(const Run& run) {
 std::shared_ptr<Result> load(const std::vector<std::string>& paths, const py::dict& options) {
   const cli::AnalyzeOptions o = analyze_options(paths, options);
   auto res = std::make_shared<Result>();
+  std::shared_ptr<py::object> callback;
+  LoadOptions lo = cli::load_options(o.run);
+  lo.progress = progress_callback(options, callback);
   py::gil_scoped_release release;
   const Taxonomy taxonomy = cli::run_taxonomy(o.run);
-  Run run = load_run(o.run.paths, cli::load_options(o.run));
+  Run run = load_run(o.run.paths, lo);
   validate_run(run);
   check_readable(run, run.ranks.size() != run.failed() && !run_is_mixed(run));
   res->warnings = run_warnings(run);
@@ -289,11 +312,13 @@ std::shared_ptr<Result> analyze(const std::vector<std::string>& paths, const py:
   TableList list;
   cli::AnalysisText text;
   std::unique_ptr<StreamedRun> sr;
+  std::shared_ptr<py::object> callback;
+  const auto progress = progress_callback(options, callback);
   {
     py::gil_scoped_release release;
     check_device(o);
     Scratch scratch;
-    sr = cli::analyze_into(o, scratch.dir, list, text);
+    sr = cli::analyze_into(o, scratch.dir, list, text, progress);
   }
   check_readable(sr->run, sr->analysed);
   res->warnings = run_warnings(sr->run);

@@ -282,3 +282,19 @@ def test_load_gives_the_labelled_run(synth_run, synth_analysis):
             >= (child["start_ns"] + child["dur_ns"]).to_numpy()).all()
     with pytest.raises(chopper.TraceError):
         chopper.load("/nonexistent/run")
+
+
+def test_progress_is_called_once_per_file(synth_run):
+    # The directory's 5 JSON files (4 ranks and truth.json, read before it is found not to be a
+    # trace): the callback sees files_done 1..5 of 5, the bytes growing to the files' sum.
+    run, _ = synth_run
+    files = sorted(f for f in os.listdir(run) if f.endswith(".json"))
+    assert len(files) == 5
+    calls = []
+    chopper.analyze(run, threads=2, hardware=False,
+                    progress=lambda d, n, b: calls.append((d, n, b)))
+    assert [c[0] for c in calls] == [1, 2, 3, 4, 5] and {c[1] for c in calls} == {5}
+    assert calls[-1][2] == sum(os.path.getsize(os.path.join(run, f)) for f in files)
+    calls.clear()
+    chopper.load(run, progress=lambda d, n, b: calls.append(d))
+    assert calls == [1, 2, 3, 4, 5]

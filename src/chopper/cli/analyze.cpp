@@ -208,15 +208,18 @@ int analyze_split_runs(const AnalyzeOptions& o, Comm& c) {
 
 }  // namespace
 
-std::unique_ptr<StreamedRun> analyze_into(const AnalyzeOptions& in, const std::string& scratch,
-                                          TableSink& sink, AnalysisText& text) {
+std::unique_ptr<StreamedRun> analyze_into(
+    const AnalyzeOptions& in, const std::string& scratch, TableSink& sink, AnalysisText& text,
+    const std::function<void(size_t, size_t, uint64_t)>& progress) {
   AnalyzeOptions o = in;
   o.json = false;
   o.distributed = false;
   if (!o.manifest.empty()) read_manifest(o.manifest, o.analysis, o.dtype_given);
   const Taxonomy taxonomy = run_taxonomy(o.run);
   o.analysis.threads = o.run.threads;
-  std::unique_ptr<StreamedRun> sr = stream_run(stream_options(o), taxonomy, scratch, self_comm());
+  StreamOptions so = stream_options(o);
+  so.load.progress = progress;
+  std::unique_ptr<StreamedRun> sr = stream_run(so, taxonomy, scratch, self_comm());
   if (!sr->analysed) return sr;
   if (!sr->kept) {
     release_free_memory();

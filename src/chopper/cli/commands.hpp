@@ -73,9 +73,11 @@ struct AnalysisText {
 // write_analysis_tables writes it. Throws Error for a manifest, rules file or paths that cannot
 // be read (the message names the file); the run's own problems (unreadable files, files that are
 // not one run: StreamedRun::analysed false) are in the returned run, as analyze prints them.
-// o.run.paths must be files or directories (not standard input or pipes).
-std::unique_ptr<StreamedRun> analyze_into(const AnalyzeOptions& o, const std::string& scratch,
-                                          TableSink& sink, AnalysisText& text);
+// o.run.paths must be files or directories (not standard input or pipes). `progress` (may be
+// empty) is called after each file is read, as LoadOptions::progress is.
+std::unique_ptr<StreamedRun> analyze_into(
+    const AnalyzeOptions& o, const std::string& scratch, TableSink& sink, AnalysisText& text,
+    const std::function<void(size_t, size_t, uint64_t)>& progress = {});
 
 // chopper timeline: every rank in one Chrome-trace JSON file on the aligned clock.
 struct TimelineCliOptions {
