@@ -141,6 +141,15 @@ T opt(const py::dict& o, const char* key, T fallback) {
   return o[key].cast<T>();
 }
 
+// Option `key`, an integer, unless it is outside [lo, hi] (ValueError naming it, as the command
+// line's checks do); `fallback` when absent or None.
+int64_t int_opt(const py::dict& o, const char* key, int64_t fallback, int64_t lo, int64_t hi) {
+  const int64_t v = opt<int64_t>(o, key, fallback);
+  if (v < lo || v > hi)
+    throw py::value_error(fmt::format("{}: {} is not in [{}, {}]", key, v, lo, hi));
+  return v;
+}
+
 // analyze's options (cli/commands.hpp AnalyzeOptions) from the keyword arguments of
 // chopper.analyze (python/chopper/__init__.py names and documents them).
 cli::AnalyzeOptions analyze_options(const std::vector<std::string>& paths, const py::dict& o) {
@@ -150,17 +159,24 @@ cli::AnalyzeOptions analyze_options(const std::vector<std::string>& paths, const
   a.run.rules = opt<std::string>(o, "rules", "");
   a.run.iteration_regex = opt<std::string>(o, "iteration_regex", "");
   a.run.keep_python = opt<bool>(o, "keep_python", false);
-  a.run.threads = opt<unsigned>(o, "threads", 0);
-  a.run.max_files = opt<size_t>(o, "max_files", kDefaultMaxFiles);
-  a.run.max_decompressed_gib = opt<uint64_t>(o, "max_decompressed_gib", 64);
-  a.run.max_event_mib = opt<uint64_t>(o, "max_event_mib", 16);
-  a.analysis.tokens_per_step = opt<int64_t>(o, "tokens_per_step", 0);
+  constexpr int64_t kMax = INT64_MAX;
+  // The ranges of the command line's checks (cli/common.cpp).
+  a.run.threads = static_cast<unsigned>(int_opt(o, "threads", 0, 0, 1024));
+  a.run.max_files = static_cast<size_t>(
+      int_opt(o, "max_files", static_cast<int64_t>(kDefaultMaxFiles), 1, int64_t{1} << 30));
+  a.run.max_decompressed_gib =
+      static_cast<uint64_t>(int_opt(o, "max_decompressed_gib", 64, 1, int64_t{1} << 24));
+  a.run.max_event_mib = static_cast<uint64_t>(int_opt(o, "max_event_mib", 16, 1, 4096));
+  a.analysis.tokens_per_step = o.contains("tokens_per_step") && !o["tokens_per_step"].is_none()
+                                   ? int_opt(o, "tokens_per_step", 0, 1, kMax)
+                                   : 0;
   a.analysis.device = opt<std::string>(o, "device", "");
-  a.analysis.top_n = opt<size_t>(o, "top", a.analysis.top_n);
+  a.analysis.top_n =
+      static_cast<size_t>(int_opt(o, "top", static_cast<int64_t>(a.analysis.top_n), 0, 1000000));
   a.analysis.align_clocks = opt<bool>(o, "align", true);
   a.analysis.launch_delay_cutoff_ns =
-      opt<int64_t>(o, "launch_delay_cutoff_ns", a.analysis.launch_delay_cutoff_ns);
-  a.analysis.kernel_wait_ns = opt<int64_t>(o, "kernel_wait_ns", a.analysis.kernel_wait_ns);
+      int_opt(o, "launch_delay_cutoff_ns", a.analysis.launch_delay_cutoff_ns, 0, kMax);
+  a.analysis.kernel_wait_ns = int_opt(o, "kernel_wait_ns", a.analysis.kernel_wait_ns, 0, kMax);
   a.dtype_given = o.contains("dtype") && !o["dtype"].is_none();
   a.dtype = opt<std::string>(o, "dtype", "bf16");
   a.device_spec = opt<std::string>(o, "device_spec", "");

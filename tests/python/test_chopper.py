@@ -93,6 +93,14 @@ def test_report_and_timeline(synth_analysis, scratch):
     with open(html, encoding="utf-8") as f:
         doc = f.read()
     assert doc.startswith("<!DOCTYPE html>") and doc.count("<svg") >= 5
+    # chopper report on the same run (analysing it again) writes the same document, but for the
+    # "made by" line (the command).
+    ref = os.path.join(scratch, "report_cli.html")
+    cli("report", synth_analysis._paths[0], "-o", ref, "-j", "2", "--tokens-per-step", "8192")
+    with open(ref, encoding="utf-8") as f:
+        cli_doc = f.read()
+    made_by = re.compile(r"<th>made by</th><td><code>[^<]*</code>")
+    assert made_by.search(doc) and made_by.sub("", doc) == made_by.sub("", cli_doc)
     tl = synth_analysis.timeline(os.path.join(scratch, "timeline.json"))
     import json
 
@@ -216,6 +224,11 @@ def test_bad_options_raise(synth_run):
         chopper.analyze(run, dtype="fp64")
     with pytest.raises(ValueError, match="unknown device 'z9000'"):
         chopper.analyze(run, device="z9000")
+    # The command line's ranges: --tokens-per-step at least 1, -j at most 1024.
+    with pytest.raises(ValueError, match="tokens_per_step: -5 is not in"):
+        chopper.analyze(run, tokens_per_step=-5)
+    with pytest.raises(ValueError, match="threads: 100000 is not in"):
+        chopper.analyze(run, threads=100000)
     with pytest.raises(chopper.ChopperError, match="nothing.toml"):
         chopper.analyze(run, rules="/nonexistent/nothing.toml")
     with pytest.raises(chopper.ChopperError):
