@@ -311,3 +311,26 @@ def test_progress_is_called_once_per_file(synth_run):
     calls.clear()
     chopper.load(run, progress=lambda d, n, b: calls.append(d))
     assert calls == [1, 2, 3, 4, 5]
+
+
+def test_options_are_the_command_lines(synth_run, scratch):
+    # Each keyword is the option of that name: with the same options, the same tables and text as
+    # chopper analyze (every table compared).
+    run, _ = synth_run
+    manifest = os.path.join(scratch, "manifest.toml")
+    with open(manifest, "w") as f:
+        f.write("tokens_per_step = 4096\n")
+    out = os.path.join(scratch, "cli_options")
+    p = cli("analyze", run, "-o", out, "--no-csv", "-j", "2", "--manifest", manifest,
+            "--top", "5", "--kernel-wait-ns", "1000", "--launch-delay-cutoff-ns", "50000",
+            "--no-align", "--dtype", "fp8", "--device", "h200", "--no-hardware",
+            "--iteration-regex", r"ProfilerStep#\d+")
+    a = chopper.analyze(run, threads=2, manifest=manifest, top=5, kernel_wait_ns=1000,
+                        launch_delay_cutoff_ns=50000, align=False, dtype="fp8", device="h200",
+                        hardware=False, iteration_regex=r"ProfilerStep#\d+")
+    ref = sqlite_tables(os.path.join(out, "chopper.sqlite"))
+    assert list(a.tables) == list(ref)
+    for name, df in ref.items():
+        assert_frames_equal(a.tables[name], df, name)
+    assert a.summary() == re.sub(r"\nwrote [^\n]*\n$", "", p.stdout)
+    assert "H200" in a.summary() and "fp8" in a.summary()
