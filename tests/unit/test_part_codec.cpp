@@ -205,6 +205,11 @@ std::string lines(const std::vector<std::string>& v) {
 
 // ---- The analysis: its carried members generically, the spooled ones left empty
 
+// The names of partials run on other threads: not carried (their texts are in `names`).
+template <class T>
+inline constexpr bool kNames = std::is_same_v<T, std::unique_ptr<StringTable>> ||
+                               std::is_same_v<T, std::vector<std::unique_ptr<StringTable>>>;
+
 template <class T>
 inline constexpr bool kSpooled =
     std::is_same_v<T, std::vector<IdleRow>> || std::is_same_v<T, std::vector<LaunchRow>> ||
@@ -217,7 +222,7 @@ void fill_analysis(RankAnalysis& a, Filler& f) {
   f.names = a.names.get();
   for_each_member(a, [&f](auto& m) {
     using M = std::remove_cvref_t<decltype(m)>;
-    if constexpr (!std::is_same_v<M, std::unique_ptr<StringTable>> && !kSpooled<M>) f.fill(m);
+    if constexpr (!kNames<M> && !kSpooled<M>) f.fill(m);
   });
   f.names = nullptr;
 }
@@ -231,8 +236,7 @@ void each_analysis_member(const RankAnalysis& a, const RankAnalysis& b, F each) 
     size_t j = 0;
     for_each_member(b, [&](const auto& mb) {
       using M = std::remove_cvref_t<decltype(ma)>;
-      if constexpr (std::is_same_v<decltype(ma), decltype(mb)> &&
-                    !std::is_same_v<M, std::unique_ptr<StringTable>> && !kSpooled<M>)
+      if constexpr (std::is_same_v<decltype(ma), decltype(mb)> && !kNames<M> && !kSpooled<M>)
         if (i == j) each(ma, mb, "analysis (RankAnalysis member " + std::to_string(i) + ")");
       ++j;
     });

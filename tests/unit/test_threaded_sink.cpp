@@ -111,3 +111,38 @@ TEST(ThreadedSink, InnerErrorReachesTheCallerAndStopsTheSink) {
   EXPECT_EQ(inner.log.back(), "row i3 r1.5 t[x3]");
   EXPECT_THROW(ts.row(std::span<const Cell>()), Error) << "calls after finish()";
 }
+
+TEST(ThreadedSink, SeveralSinksEachSeeEveryCallFromOneCopy) {
+  // Two or three inner sinks, each on its own thread, fed the same batches: each sees exactly the
+  // calls made, in order (the batch is shared, not copied per sink), at any batch size.
+  Recorder direct;
+  play(direct);
+  for (size_t batch : {1ul, 5ul, 4096ul}) {
+    for (size_t n : {2ul, 3ul}) {
+      std::vector<Recorder> inner(n);
+      std::vector<TableSink*> sinks;
+      for (Recorder& r : inner) sinks.push_back(&r);
+      ThreadedSink ts(sinks, batch);
+      play(ts);
+      ts.finish();
+      for (size_t k = 0; k < n; ++k)
+        EXPECT_EQ(inner[k].log, direct.log) << "batch " << batch << ", sink " << k << " of " << n;
+    }
+  }
+}
+
+TEST(ThreadedSink, OneSinksErrorStopsEveryOneAndReachesTheCaller) {
+  // The second sink throws on its 6th row: the caller gets its error, the failing sink saw no row
+  // after it, and the other sink stopped too (at most the batches already queued: 2 rows each).
+  Recorder ok, failing(5);
+  ThreadedSink ts(std::vector<TableSink*>{&ok, &failing}, 2);
+  try {
+    play(ts);
+    ts.finish();
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_STREQ(e.what(), "disk full");
+  }
+  EXPECT_EQ(failing.rows, 5u);
+  EXPECT_LT(ok.rows, 1001u) << "the other sink did not get every row";
+}

@@ -57,6 +57,9 @@ struct RankAnalysis {
   std::vector<WaterfallUnit> units;
   std::vector<PowerRow> power;
   std::vector<HwLevelRow> hw_levels;
+  // The names of partials run on a thread of their own (analyze_rank with threads > 1): their rows
+  // view these; every text in them is also in `names` (what the part codec looks views up in).
+  std::vector<std::unique_ptr<StringTable>> thread_names;
 };
 
 struct RunAnalysis {
@@ -80,9 +83,10 @@ struct RunAnalysis {
 };
 
 // The partial: one rank (must be labelled).
-// `hw` (may be null): the rank's telemetry and counters, on its trace clock.
+// `hw` (may be null): the rank's telemetry and counters, on its trace clock. With `threads` > 1
+// the launch analysis runs on a thread of its own beside the others (the same result).
 RankAnalysis analyze_rank(const RankTrace& t, int64_t rank, const AnalysisOptions& o,
-                          const RankHardware* hw = nullptr);
+                          const RankHardware* hw = nullptr, unsigned threads = 1);
 // Merge + finalize over every readable rank of a labelled run; `hw` (may be null) is the run's
 // aligned hardware data (link/hardware_align.hpp), parallel to run.ranks.
 RunAnalysis analyze_run(const Run& run, const AnalysisOptions& o, const HardwareRun* hw = nullptr);

@@ -43,6 +43,23 @@ struct RankContext {
   std::vector<Window> windows;  // by iteration number; they tile the labelled GPU timeline
   Ns first = 0, last = 0;
 
+  // The same context, its names elsewhere (for an analysis on another thread).
+  RankContext(const RankContext& from, StringTable& out_names)
+      : t(from.t),
+        rank(from.rank),
+        names(out_names),
+        order(from.order),
+        compute(from.compute),
+        comm(from.comm),
+        memcpy(from.memcpy),
+        all(from.all),
+        other(from.other),
+        exposed_comm(from.exposed_comm),
+        exposed_memcpy(from.exposed_memcpy),
+        windows(from.windows),
+        first(from.first),
+        last(from.last) {}
+
   RankContext(const RankTrace& tr, int64_t r, StringTable& out_names)
       : t(tr), rank(r), names(out_names) {
     const GpuActivities& g = t.gpu;

@@ -111,21 +111,17 @@ int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRu
   try {
     SqliteSink db(outdir.stage("chopper.sqlite"));
     std::optional<CsvSink> csv;
-    std::optional<ThreadedSink> csv_thread;  // the CSV files written while the database fills
-    // The database filled on a thread of its own, as the CSV files are on theirs: the rows are
-    // made on this one.
-    ThreadedSink db_thread(db);
+    if (!o.no_csv) csv.emplace(o.out, &outdir);
+    // The database filled on a thread of its own, as the CSV files are on theirs, from one copy
+    // of the rows: they are made on this one.
+    std::vector<TableSink*> formats = {&db};
+    if (csv) formats.push_back(&*csv);
+    ThreadedSink written(formats);
     FanoutSink sink;
-    sink.add(db_thread);
+    sink.add(written);
     sink.add(outdir.recorder());
-    if (!o.no_csv) {
-      csv.emplace(o.out, &outdir);
-      csv_thread.emplace(*csv);
-      sink.add(*csv_thread);
-    }
     out = write_analysis_tables(o, taxonomy, sr, sink, nullptr);
-    if (csv_thread) csv_thread->finish();
-    db_thread.finish();
+    written.finish();
     phase_mark("all tables written");
   } catch (const std::exception& e) {
     fmt::print(stderr, "chopper analyze: {}\n", terminal_safe(e.what()));

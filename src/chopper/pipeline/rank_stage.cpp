@@ -1,5 +1,6 @@
 #include "chopper/pipeline/rank_stage.hpp"
 
+#include <future>
 #include <new>
 
 #include "chopper/base/error.hpp"
@@ -210,11 +211,23 @@ RankPart full_stage(size_t file, const TracePath& path, const StageSetup& setup,
       rh = rank_hardware(s, file, setup, part);
       hwp = &rh;
     }
-    RankAnalysis a = analyze_rank(s.trace, s.rank, setup.analysis, hwp);
-    const std::vector<Level> levels = {Level::kGpu, Level::kIteration, Level::kPhase, Level::kLayer,
-                                       Level::kOperation};
     const std::span<const RankSlot> one(&s, 1);
-    std::vector<Aggregation> prefixes = aggregate_prefixes(one, levels);
+    auto prefixes_of = [one] {
+      const std::vector<Level> levels = {Level::kGpu, Level::kIteration, Level::kPhase,
+                                         Level::kLayer, Level::kOperation};
+      return aggregate_prefixes(one, levels);
+    };
+    // With threads to spare, the hierarchy's prefixes are made beside the analyses.
+    std::future<std::vector<Aggregation>> prefixes_made;
+    if (setup.rank_threads > 1) prefixes_made = std::async(std::launch::async, prefixes_of);
+    RankAnalysis a;
+    try {
+      a = analyze_rank(s.trace, s.rank, setup.analysis, hwp, setup.rank_threads);
+    } catch (...) {
+      if (prefixes_made.valid()) prefixes_made.wait();
+      throw;
+    }
+    std::vector<Aggregation> prefixes = prefixes_made.valid() ? prefixes_made.get() : prefixes_of();
     if (!prefixes.empty()) part.gpu_rows = prefixes.front().rows;
     part.coverage = label_coverage(one);
     part.coverage.shrink_to_fit();

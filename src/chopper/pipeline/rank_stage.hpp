@@ -5,6 +5,7 @@
 // cross-rank finalize and the run's tables need of it is kept as a RankPart, and its events are
 // freed. The same stage runs in every process of an MPI run; a RankPart crosses processes encoded
 // (part_codec.hpp).
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <memory>
@@ -80,6 +81,17 @@ struct StageSetup {
   const std::vector<RankHardware>* rank_hw = nullptr;
   const HardwareRun* counters = nullptr;
   const std::vector<size_t>* counter_of_file = nullptr;
+  // Threads one rank's stage may use (more than one when the run has fewer files in the stage
+  // than threads): its analyses and the hierarchy's prefixes run side by side.
+  unsigned rank_threads = 1;
+  // This setup for a stage of `files` files on `threads` threads (rank_threads: the threads no
+  // file takes, shared among the files).
+  StageSetup widened(unsigned threads, size_t files) const {
+    StageSetup wide = *this;
+    wide.rank_threads =
+        std::max<unsigned>(1, threads / static_cast<unsigned>(std::max<size_t>(1, files)));
+    return wide;
+  }
 };
 
 // Reads one file and keeps what validation and alignment need: part.slot (the shell),

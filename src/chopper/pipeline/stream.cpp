@@ -579,8 +579,9 @@ bool Streamer::stage_pass(Attempt& a, const StageSetup& setup, SpoolPool& pool) 
     a.todo = mine_;
   }
   std::atomic<bool> found_passes{false};
+  const StageSetup wide = setup.widened(threads_, a.todo.size());
   for_files(a.todo, threads_, o_.load, a.todo.size(), bytes_, [&](size_t i) {
-    a.parts[i] = run_stage(i, a, setup, pool, preloaded_slot(i));
+    a.parts[i] = run_stage(i, a, wide, pool, preloaded_slot(i));
     a.parts[i].process = me_;
     if (a.parts[i].counter_pass) found_passes = true;
     if (i < a.hw_of_file.size()) a.hw_of_file[i] = RankHardware();  // its telemetry is used
@@ -681,10 +682,11 @@ bool Streamer::validate_and_redo(Attempt& a, const StageSetup& setup, SpoolPool&
     const size_t i = file_index_.at(s.file);
     if (s.ok && a.parts[i].needs_rank) a.forced[i] = s.rank, redo.push_back(i);
   }
+  const StageSetup wide = setup.widened(threads_, redo.size());
   for_files(redo, threads_, LoadOptions{}, redo.size(), bytes_, [&](size_t i) {
     // Kept: the trace read before its rank was known (held by the stage), not read again.
     const std::shared_ptr<KeptRank> read = std::move(a.parts[i].kept);
-    a.parts[i] = run_stage(i, a, setup, pool, read != nullptr ? &read->slot : preloaded_slot(i));
+    a.parts[i] = run_stage(i, a, wide, pool, read != nullptr ? &read->slot : preloaded_slot(i));
     a.parts[i].process = 0;
   });
   // Spool files the redone ranks opened come after the gathered ones.

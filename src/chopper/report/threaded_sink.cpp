@@ -1,5 +1,6 @@
 #include "chopper/report/threaded_sink.hpp"
 
+#include <algorithm>
 #include <utility>
 
 namespace chopper {
@@ -10,11 +11,18 @@ void ThreadedSink::Batch::clear() {
   cells.clear();
   text.clear();
   rows = 0;
+  readers = 0;
 }
 
 ThreadedSink::ThreadedSink(TableSink& inner, size_t batch_rows)
-    : inner_(inner), batch_rows_(batch_rows == 0 ? 1 : batch_rows) {
-  thread_ = std::thread([this] { run(); });
+    : ThreadedSink(std::vector<TableSink*>{&inner}, batch_rows) {}
+
+ThreadedSink::ThreadedSink(std::vector<TableSink*> inners, size_t batch_rows)
+    : inners_(std::move(inners)),
+      batch_rows_(batch_rows == 0 ? 1 : batch_rows),
+      cur_(std::make_shared<Batch>()),
+      queues_(inners_.size()) {
+  for (size_t k = 0; k < inners_.size(); ++k) threads_.emplace_back([this, k] { run(k); });
 }
 
 ThreadedSink::~ThreadedSink() {
@@ -32,49 +40,62 @@ void ThreadedSink::check_error() {
 
 void ThreadedSink::begin(const TableSchema& schema) {
   check_error();
-  cur_.ops.push_back({Op::kBegin, static_cast<uint32_t>(cur_.schemas.size()), 0});
-  cur_.schemas.push_back(schema);
+  cur_->ops.push_back({Op::kBegin, static_cast<uint32_t>(cur_->schemas.size()), 0});
+  cur_->schemas.push_back(schema);
 }
 
 void ThreadedSink::row(std::span<const Cell> cells) {
   check_error();
-  const auto first = static_cast<uint32_t>(cur_.cells.size());
+  Batch& b = *cur_;
+  const auto first = static_cast<uint32_t>(b.cells.size());
   for (const Cell& c : cells) {
-    Cell& d = cur_.cells.emplace_back(c);
+    Cell& d = b.cells.emplace_back(c);
     if (c.kind == Cell::kText) {
-      // The offset now; the view is made when the thread takes the batch (the text may move).
-      d.i = static_cast<int64_t>(cur_.text.size());
-      cur_.text.append(c.s);
+      // The offset now; the view is made when the batch is handed over (the text may move).
+      d.i = static_cast<int64_t>(b.text.size());
+      b.text.append(c.s);
     }
   }
-  cur_.ops.push_back({Op::kRow, first, static_cast<uint32_t>(cells.size())});
-  if (++cur_.rows >= batch_rows_ ||
-      cur_.cells.size() * sizeof(Cell) + cur_.text.size() >= kBatchBytes)
+  b.ops.push_back({Op::kRow, first, static_cast<uint32_t>(cells.size())});
+  if (++b.rows >= batch_rows_ || b.cells.size() * sizeof(Cell) + b.text.size() >= kBatchBytes)
     submit();
 }
 
 void ThreadedSink::end() {
   check_error();
-  cur_.ops.push_back({Op::kEnd, 0, 0});
+  cur_->ops.push_back({Op::kEnd, 0, 0});
   // Not handed over yet: many small tables go in one batch (a hand-over per table cost a thread
   // wake-up each, ~40 a run, which on a busy machine made a small run wait ~1 ms per table).
 }
 
 void ThreadedSink::submit() {
-  if (cur_.ops.empty()) return;
-  Batch next;
+  if (cur_->ops.empty()) return;
+  // The text cells' views, now that the batch stops moving (a short string moves its bytes with
+  // it); from here on the batch is only read.
+  for (Cell& c : cur_->cells)
+    if (c.kind == Cell::kText) {
+      c.s = std::string_view(cur_->text.data() + c.i, c.s.size());
+      c.i = 0;
+    }
+  BatchPtr next;
   {
     std::unique_lock<std::mutex> lock(m_);
-    cv_.wait(lock, [&] { return queue_.size() < 2 || error_; });
+    cv_.wait(lock, [&] {
+      return error_ || std::all_of(queues_.begin(), queues_.end(),
+                                   [](const std::deque<BatchPtr>& q) { return q.size() < 2; });
+    });
     if (!spare_.empty()) {
       next = std::move(spare_.back());
       spare_.pop_back();
     }
-    if (!error_) queue_.push_back(std::move(cur_));
+    if (!error_) {
+      cur_->readers = queues_.size();
+      for (std::deque<BatchPtr>& q : queues_) q.push_back(cur_);
+    }
   }
   cv_.notify_all();
-  cur_ = std::move(next);
-  cur_.clear();
+  cur_ = next != nullptr ? std::move(next) : std::make_shared<Batch>();
+  cur_->clear();
 }
 
 void ThreadedSink::finish() {
@@ -90,53 +111,51 @@ void ThreadedSink::finish() {
     closing_ = true;
   }
   cv_.notify_all();
-  if (thread_.joinable()) thread_.join();
+  for (std::thread& t : threads_)
+    if (t.joinable()) t.join();
   finished_ = true;
   if (std::exception_ptr e = std::exchange(error_, nullptr)) std::rethrow_exception(e);
 }
 
-void ThreadedSink::run() {
+void ThreadedSink::deliver(const Batch& b, TableSink& sink) {
+  for (const Op& op : b.ops) {
+    switch (op.kind) {
+      case Op::kBegin:
+        sink.begin(b.schemas[op.first]);
+        break;
+      case Op::kRow:
+        sink.row(std::span<const Cell>(b.cells.data() + op.first, op.n));
+        break;
+      case Op::kEnd:
+        sink.end();
+        break;
+    }
+  }
+}
+
+void ThreadedSink::run(size_t sink) {
+  std::deque<BatchPtr>& queue = queues_[sink];
   for (;;) {
-    Batch b;
+    BatchPtr b;
     {
       std::unique_lock<std::mutex> lock(m_);
-      cv_.wait(lock, [&] { return !queue_.empty() || closing_; });
-      if (queue_.empty()) return;  // closing, and nothing left
-      b = std::move(queue_.front());
-      queue_.pop_front();
+      cv_.wait(lock, [&] { return !queue.empty() || closing_; });
+      if (queue.empty()) return;  // closing, and nothing left
+      b = std::move(queue.front());
+      queue.pop_front();
     }
     cv_.notify_all();  // room in the queue
-    // The text cells' views, now that the batch has stopped moving (a short string moves its
-    // bytes with it).
-    for (Cell& c : b.cells)
-      if (c.kind == Cell::kText) {
-        c.s = std::string_view(b.text.data() + c.i, c.s.size());
-        c.i = 0;
-      }
     try {
-      for (const Op& op : b.ops) {
-        switch (op.kind) {
-          case Op::kBegin:
-            inner_.begin(b.schemas[op.first]);
-            break;
-          case Op::kRow:
-            inner_.row(std::span<const Cell>(b.cells.data() + op.first, op.n));
-            break;
-          case Op::kEnd:
-            inner_.end();
-            break;
-        }
-      }
+      deliver(*b, *inners_[sink]);
     } catch (...) {
       std::lock_guard<std::mutex> lock(m_);
-      error_ = std::current_exception();
+      if (!error_) error_ = std::current_exception();
       failed_.store(true, std::memory_order_release);
-      queue_.clear();  // nothing after the error reaches the sink
+      for (std::deque<BatchPtr>& q : queues_) q.clear();  // nothing after the error is written
     }
-    b.clear();
     {
       std::lock_guard<std::mutex> lock(m_);
-      spare_.push_back(std::move(b));
+      if (--b->readers == 0) spare_.push_back(std::move(b));  // every sink is done with it
     }
     cv_.notify_all();  // a waiting submit() sees the room, or the error
   }

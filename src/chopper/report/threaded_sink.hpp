@@ -1,12 +1,13 @@
 #pragma once
-// A TableSink run on a thread of its own, so that writing one output format overlaps with the
-// caller writing another (chopper analyze writes every table to SQLite and to CSV: the CSV files
-// are written on this thread while the caller fills the database).
+// TableSinks run on threads of their own, so that writing the output formats overlaps with the
+// caller making the rows (chopper analyze writes every table to SQLite and to CSV: each on its
+// own thread, from one copy of the rows).
 #include <atomic>
 #include <condition_variable>
 #include <cstdint>
 #include <deque>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -17,25 +18,28 @@
 namespace chopper {
 
 // Calls are copied (text included) into batches of rows (batch_rows, and at most kBatchBytes of
-// cells and text) that the thread hands to `inner` in the order they were made; at most two
-// batches wait, so memory stays bounded however fast the caller is and however wide the rows. An
-// exception thrown by `inner` ends its work and is rethrown to the caller: by the next
-// begin/row/end, or at the latest by finish(). The inner sink must outlive this one.
+// cells and text) that a thread per inner sink hands to it in the order they were made; every
+// inner sink gets the same batches (the rows are copied once however many sinks there are), and
+// at most two batches wait for each, so memory stays bounded however fast the caller is and
+// however wide the rows. An exception thrown by an inner sink ends the work of every one and is
+// rethrown to the caller: by the next begin/row/end, or at the latest by finish(). The inner
+// sinks must outlive this one.
 class ThreadedSink : public TableSink {
  public:
   explicit ThreadedSink(TableSink& inner, size_t batch_rows = 4096);
+  explicit ThreadedSink(std::vector<TableSink*> inners, size_t batch_rows = 4096);
   // A batch is handed over when it holds this much (4,096 rows of gpu_activities with their
   // kernel names took 4 MiB a batch, 25 MiB with the batches in flight and spare).
   static constexpr size_t kBatchBytes = 512 << 10;
-  ~ThreadedSink() override;  // waits for the thread; an error not yet seen is dropped
+  ~ThreadedSink() override;  // waits for the threads; an error not yet seen is dropped
   ThreadedSink(const ThreadedSink&) = delete;
   ThreadedSink& operator=(const ThreadedSink&) = delete;
 
   void begin(const TableSchema& schema) override;
   void row(std::span<const Cell> cells) override;
   void end() override;
-  // Waits until `inner` has received every call; rethrows its error if it threw. Calls after it
-  // throw chopper::Error.
+  // Waits until every inner sink has received every call; rethrows the first error one threw.
+  // Calls after it throw chopper::Error.
   void finish();
 
  private:
@@ -46,27 +50,30 @@ class ThreadedSink : public TableSink {
   struct Batch {
     std::vector<Op> ops;
     std::vector<TableSchema> schemas;
-    std::vector<Cell> cells;  // text cells: i = offset into `text`, until the thread takes it
+    std::vector<Cell> cells;  // text cells: i = offset into `text` until the batch is handed over
     std::string text;
     size_t rows = 0;
+    size_t readers = 0;  // inner sinks yet to take it (under m_)
     void clear();
   };
+  using BatchPtr = std::shared_ptr<Batch>;
   void check_error();
-  void submit();  // queues the current batch (waits while two are queued)
-  void run();     // the thread
+  void submit();          // queues the current batch for every inner sink (waits for room)
+  void run(size_t sink);  // the thread of inners_[sink]
+  void deliver(const Batch& b, TableSink& sink);
 
-  TableSink& inner_;
+  std::vector<TableSink*> inners_;
   const size_t batch_rows_;
-  Batch cur_;
+  BatchPtr cur_;
   bool finished_ = false;
   std::mutex m_;
   std::condition_variable cv_;
-  std::deque<Batch> queue_;
-  std::vector<Batch> spare_;  // emptied batches, reused for their capacity
+  std::vector<std::deque<BatchPtr>> queues_;  // per inner sink
+  std::vector<BatchPtr> spare_;               // batches every sink is done with, for reuse
   bool closing_ = false;
   std::exception_ptr error_;
   std::atomic<bool> failed_{false};  // error_ is set
-  std::thread thread_;
+  std::vector<std::thread> threads_;
 };
 
 }  // namespace chopper
