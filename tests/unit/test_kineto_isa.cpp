@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "chopper/base/error.hpp"
+#include "chopper/ingest/kineto/trace_merge.hpp"
 #include "chopper/synth/synth.hpp"
 #include "test_util.hpp"
 
@@ -704,4 +705,49 @@ TEST(KinetoSplit, OnlyLargePlainFilesAreSplit) {
   opt.in_place = true;
   read_kineto_file(f.path, opt);
   EXPECT_EQ(joins, 1u);
+}
+
+// append_trace on its own: the traces of a file's two halves, read apart, joined, give the trace
+// of the whole (strings, threads, text pids, shapes, comm args remapped; rows in file order).
+TEST(TraceMerge, TheTwoHalvesJoinedGiveTheWhole) {
+  std::vector<std::string> events;
+  for (int i = 0; i < 40; ++i) {
+    events.push_back(fmt::format(
+        R"({{"ph": "X", "cat": "cpu_op", "name": "op{}", "pid": {}, "tid": {}, "ts": {}, )"
+        R"("dur": 2, "args": {{"External id": {}, "Input Dims": [[{}]], "Collective name": "c{}"}}}})",
+        i % 7, i % 3 == 0 ? "\"Spans\"" : "1", 1 + i % 4, 100 + i * 10, i, i % 5, i % 2));
+    events.push_back(fmt::format(
+        R"({{"ph": "X", "cat": "kernel", "name": "k{}", "pid": 0, "tid": "stream 7", "ts": {}, )"
+        R"("dur": 1, "args": {{"correlation": {}, "device": 0, "stream": 7}}}})",
+        i % 5, 103 + i * 10, i));
+  }
+  auto join = [&](size_t from, size_t to) {
+    std::string s;
+    for (size_t i = from; i < to; ++i) s += (i > from ? "," : "") + events[i];
+    return s;
+  };
+  auto read = [](const std::string& text) {
+    auto src = ByteSource::from_memory(text, "m.json");
+    return read_kineto(*src, {});
+  };
+  RankTrace whole = read(test::trace_of(join(0, events.size())));
+  RankTrace a = read(test::trace_of(join(0, 30)));
+  RankTrace b = read(test::trace_of(join(30, events.size())));
+  ASSERT_EQ(whole.host.size(), 40u);
+  ASSERT_EQ(a.host.size() + b.host.size(), 40u);
+  // b alone interns its names in its own order: ids that differ from the whole's.
+  ASSERT_NE(b.strings.str(b.host.name[0]), whole.strings.str(b.host.name[0]));
+  const std::vector<StrId> map = append_trace(a, b, {});
+  ASSERT_EQ(map.size(), b.strings.size());
+  EXPECT_EQ(strings_of(a.strings), strings_of(whole.strings));
+  EXPECT_EQ(a.threads, whole.threads);
+  expect_same_columns(a.gpu, whole.gpu, "gpu", "joined");
+  expect_same_columns(a.host, whole.host, "host", "joined");
+  ASSERT_EQ(a.shapes.size(), whole.shapes.size());
+  for (size_t i = 0; i < a.shapes.size(); ++i)
+    EXPECT_EQ(a.shapes[i].input_dims, whole.shapes[i].input_dims) << i;
+  ASSERT_EQ(a.comm_args.size(), whole.comm_args.size());
+  for (size_t i = 0; i < a.comm_args.size(); ++i)
+    EXPECT_EQ(a.comm_args[i].collective_name, whole.comm_args[i].collective_name) << i;
+  EXPECT_EQ(a.total_events, 80u);
 }
