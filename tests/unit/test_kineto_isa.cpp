@@ -1,11 +1,14 @@
 // The Kineto parser's copies for each x86-64 level (kineto_parser.inc: baseline, v2, v3) give the
 // same RankTrace, byte for byte, on the committed traces, the fuzz corpus, the shared real traces
 // (when present) and synthetic input aimed at the places where the levels' code differs; and
-// read_kineto runs the level CHOPPER_ISA asks for.
+// read_kineto runs the level CHOPPER_ISA asks for. A file read on two threads (split) gives the
+// one-thread RankTrace, byte for byte, on the same inputs (KinetoSplit).
 #include <fmt/format.h>
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <algorithm>
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -19,6 +22,8 @@
 #include <vector>
 
 #include "chopper/base/error.hpp"
+#include "chopper/ingest/kineto/trace_merge.hpp"
+#include "chopper/synth/synth.hpp"
 #include "test_util.hpp"
 
 using namespace chopper;
@@ -437,4 +442,312 @@ TEST_P(KinetoIsaLevel, ReadsTrickyInputAlike) {
                     fmt::format("tricky trace {}, mutation {}", round, i));
     }
   }
+}
+
+// ---- two threads on one file (KinetoReadOptions::split, kineto_split.inc) ----
+namespace {
+
+// A temporary file holding `bytes` (the split needs a plain file, mapped in place).
+struct SplitFile {
+  std::string path;
+  explicit SplitFile(std::string_view bytes, const std::string& name = "split") {
+    static int n = 0;
+    path = (std::filesystem::temp_directory_path() /
+            fmt::format("chopper_split_{}_{}_{}.json", ::getpid(), name, n++))
+               .string();
+    std::FILE* f = std::fopen(path.c_str(), "wb");
+    if (f == nullptr) throw std::runtime_error("cannot write " + path);
+    std::fwrite(bytes.data(), 1, bytes.size(), f);
+    std::fclose(f);
+  }
+  ~SplitFile() { std::filesystem::remove(path); }
+};
+
+Outcome read_split(const std::string& path, KinetoReadOptions opt, bool split, uint64_t at,
+                   uint64_t* joins) {
+  opt.split = split;
+  opt.split_min_bytes = 0;
+  opt.split_at = at;
+  opt.split_joins = joins;
+  Outcome o;
+  try {
+    o.trace = read_kineto_file(path, opt);
+  } catch (const InputError& e) {
+    o.error = e.what();
+  }
+  return o;
+}
+
+// The split read of `path` at each byte of `at` (0: the middle's boundary) gives what one thread
+// gives: the same trace, or the same error. Returns how many of them joined two parts.
+uint64_t expect_split_agrees(const std::string& path, const KinetoReadOptions& opt,
+                             const std::vector<uint64_t>& at, const std::string& what) {
+  Outcome want = read_split(path, opt, false, 0, nullptr);
+  uint64_t joins = 0;
+  for (const uint64_t q : at) {
+    Outcome got = read_split(path, opt, true, q, &joins);
+    const std::string w = fmt::format("{}, split at {}", what, q);
+    EXPECT_EQ(got.error, want.error) << w;
+    EXPECT_EQ(got.trace.has_value(), want.trace.has_value()) << w;
+    if (got.trace && want.trace) expect_identical(*got.trace, *want.trace, w);
+    if (::testing::Test::HasFailure()) break;  // one failing point says it
+  }
+  return joins;
+}
+
+// Every `step`-th byte offset of a file of n bytes (from 1), and 0 (the middle's boundary).
+std::vector<uint64_t> offsets(size_t n, size_t step = 1) {
+  std::vector<uint64_t> v{0};
+  for (uint64_t q = 1; q < n; q += step) v.push_back(q);
+  return v;
+}
+
+// Events whose text looks like element boundaries where there are none: `},{` inside a string
+// and `},\n  {` inside args (an array of objects), a nested object, unusual blanks and
+// separators; text pids and tids (Kineto's "Spans") and tids below -1 written as numbers (one
+// that could be a text's id, one that could not); the top-level keys after traceEvents (as Kineto
+// writes them) and in the array form.
+std::string lookalike_events() {
+  return "\n  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"neg\", \"pid\": 1, \"tid\": -3, "
+         "\"ts\": 9, \"dur\": 1},\n  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"a},\\n  "
+         "{b\", \"pid\": 1, \"tid\": "
+         "2, "
+         "\"ts\": 10, \"dur\": 5, \"args\": {\"External id\": 1, \"Input Dims\": [[1, 2]]}},\n  "
+         "{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"x\\\"},\\n  {\\\"\", \"pid\": "
+         "1, "
+         "\"tid\": 3, \"ts\": 11, \"dur\": 2, \"args\": {\"list\": [{\"a\": 1},\n  {\"b\": "
+         "\"},\"}],"
+         " \"o\": {\"c\": {\"d\": [1]}}}},\n  "
+         "{\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k\xc3\xa9\", \"pid\": 0, \"tid\": 7, "
+         "\"ts\": 12, \"dur\": 3, \"args\": {\"correlation\": 5, \"device\": 0, \"stream\": 7, "
+         "\"Collective name\": \"allreduce\", \"dtype\": \"Float\"}} , \t\r\n{\"ph\": \"s\", "
+         "\"id\": \"zz\", \"pid\": 1, \"tid\": 2, \"ts\": 13, \"cat\": \"ac2g\", \"name\": "
+         "\"ac2g\"},{\"ph\": \"f\", \"id\": \"zz\", \"pid\": 0, \"tid\": 7, \"ts\": 14, \"cat\": "
+         "\"ac2g\", \"name\": \"ac2g\", \"bp\": \"e\"},\n  7,\n  {\"ph\": \"X\", \"cat\": "
+         "\"cpu_op\","
+         " \"name\": \"bad\xff\", \"pid\": 1, \"tid\": 9, \"ts\": 15},\n  {\"ph\": \"i\", \"s\": "
+         "\"p\", \"name\": \"[memory]\", \"pid\": 1, \"tid\": 2, \"ts\": 16, \"args\": {\"Bytes\": "
+         "64, \"Total Allocated\": 128, \"Device Id\": 0}},\n  {\"ph\": \"C\", \"name\": \"c\", "
+         "\"pid\": 1, \"ts\": 17, \"args\": {\"v\": 2.5}},\n  {\"ph\": \"M\", \"name\": "
+         "\"thread_name\", \"pid\": 1, \"tid\": 2, \"args\": {\"name\": \"main\"}},\n  {\"ph\": "
+         "\"X\", \"cat\": \"weird\", \"name\": \"w\", \"pid\": 1, \"tid\": 2, \"ts\": 18, \"dur\": "
+         "1, \"args\": {\"device\": 0}},\n  {\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": "
+         "\"a},{b\", "
+         "\"pid\": 1, \"tid\": 2, \"ts\": 19.5, \"dur\": 1},\n  {\"ph\": \"Q\"},\n  {\"ph\": "
+         "\"X\", \"cat\": \"python_function\", \"name\": \"p\", \"pid\": 1, \"tid\": 2, \"ts\": "
+         "20, "
+         "\"dur\": 1},\n  {\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": \"PyTorch "
+         "Profiler (0)\", \"pid\": \"Spans\", \"tid\": \"PyTorch Profiler\", \"ts\": 21, \"dur\": "
+         "1},\n  {\"ph\": \"X\", \"cat\": \"kernel\", \"name\": \"k2\", \"pid\": \"gpu0\", "
+         "\"tid\": \"stream x\", \"ts\": 22, \"dur\": 1},\n  {\"ph\": \"C\", \"name\": \"c2\", "
+         "\"pid\": \"Spans\", \"ts\": 23, \"args\": {\"v\": 1}},\n  {\"ph\": \"X\", \"cat\": "
+         "\"cpu_op\", \"name\": \"big\", \"pid\": 1, \"tid\": -549452224, \"ts\": 24, \"dur\": "
+         "1},\n  {\"ph\": \"M\", \"name\": \"process_name\", \"pid\": \"Spans\", \"args\": "
+         "{\"name\": \"spans\"}}\n";
+}
+std::string lookalike_object() {
+  return "{\n  \"schemaVersion\": 1,\n  \"distributedInfo\": {\"rank\": 2},\n  \"traceEvents\": [" +
+         lookalike_events() +
+         "],\n  \"traceName\": \"t},\\n  {x\",\n  \"deviceProperties\": [{\"id\": 0},\n  "
+         "{\"id\": 1}],\n  \"baseTimeNanoseconds\": 1000000\n}\n";
+}
+
+}  // namespace
+
+// At every byte of hand-made traces whose strings and args hold what looks like an element
+// boundary, the split read gives the one-thread trace: points between two elements are joined,
+// the rest read on alone.
+TEST(KinetoSplit, EveryPointOfLookalikeTracesGivesTheSameTrace) {
+  for (const auto& [name, text] :
+       {std::pair<std::string, std::string>{"object", lookalike_object()},
+        {"array", "[" + lookalike_events() + "]"}}) {
+    const SplitFile f(text, name);
+    {
+      // The one-thread read: 20 elements (one a number), rows of each kind (host: 3 cpu_op, 2
+      // annotations, 2 more cpu_op; the python one skipped), 2 flows paired by a text id.
+      Outcome o = read_split(f.path, {}, false, 0, nullptr);
+      ASSERT_TRUE(o.trace) << o.error;
+      EXPECT_EQ(o.trace->total_events, 20u);
+      EXPECT_EQ(o.trace->host.size(), 7u);
+      EXPECT_EQ(o.trace->gpu.size(), 2u);
+      EXPECT_EQ(o.trace->flows.size(), 2u);
+      EXPECT_EQ(o.trace->counters.size(), 2u);
+    }
+    for (const KinetoReadOptions& opt : {KinetoReadOptions{}, [] {
+                                           KinetoReadOptions o;
+                                           o.window_bytes = 16;
+                                           o.keep_python = true;
+                                           return o;
+                                         }()}) {
+      const uint64_t joins = expect_split_agrees(f.path, opt, offsets(text.size()), name);
+      // Joined at each of the 18 places between two elements after the first (at least), not at
+      // the places inside one.
+      EXPECT_GE(joins, 18u) << name;
+      EXPECT_LT(joins, text.size() / 4) << name;
+    }
+  }
+}
+
+// Damaged files give the same error (message and byte) and counts with the split as without.
+TEST(KinetoSplit, DamagedFilesGiveTheSameErrors) {
+  const std::string text = lookalike_object();
+  std::vector<std::pair<std::string, std::string>> cases = {
+      {"truncated", text.substr(0, text.size() * 2 / 3)},
+      {"trailing", text + "{}"},
+      {"closed early", "[" + lookalike_events() + "]], 5"},
+      {"unclosed string", text.substr(0, text.find("w\"")) + "w"}};
+  for (const auto& [name, bytes] : cases) {
+    const SplitFile f(bytes, "damaged");
+    Outcome want = read_split(f.path, {}, false, 0, nullptr);
+    EXPECT_FALSE(want.error.empty()) << name;
+    expect_split_agrees(f.path, {}, offsets(bytes.size()), name);
+  }
+}
+
+// The committed traces and the fuzz corpus, at every third byte and the middle's boundary.
+TEST(KinetoSplit, TestTracesAndFuzzCorpusGiveTheSameTrace) {
+  std::vector<std::pair<std::string, std::string>> inputs;
+  for (const std::string& f : files_in(CHOPPER_TEST_DATA))
+    if (f.ends_with(".json")) inputs.emplace_back(f, test::read_file(f));
+  for (const std::string& f : files_in(std::string(CHOPPER_TEST_DATA) + "/../fuzz/corpus")) {
+    const std::string data = test::read_file(f);
+    if (!data.empty()) inputs.emplace_back(f, data.substr(1));
+  }
+  ASSERT_GE(inputs.size(), 10u);
+  uint64_t joins = 0;
+  for (const auto& [name, bytes] : inputs) {
+    const SplitFile f(bytes, "corpus");
+    joins += expect_split_agrees(f.path, {}, offsets(bytes.size(), 3), name);
+  }
+  std::cout << joins << " split reads joined\n";
+  EXPECT_GT(joins, 100u);
+}
+
+// Random tricky traces and their mutations (cut, bytes flipped), split at random points.
+TEST(KinetoSplit, TrickyAndMutatedTracesGiveTheSameTrace) {
+  std::mt19937_64 rng(77);
+  uint64_t joins = 0;
+  for (int round = 0; round < 2; ++round) {
+    const std::string text = tricky_trace(rng);
+    for (int i = 0; i < 12; ++i) {
+      std::string s = text;
+      if (i > 0) {
+        const int flips = static_cast<int>(rng() % 8);
+        for (int k = 0; k < flips; ++k) s[rng() % s.size()] = "{}[]\",:\\ x0\xff\n."[rng() % 15];
+        if (i % 4 == 3) s.resize(rng() % s.size());
+      }
+      KinetoReadOptions opt;
+      opt.window_bytes = 16u << (rng() % 12);
+      opt.keep_python = rng() % 2 == 0;
+      if (i % 3 == 2) opt.max_event_bytes = 200 + rng() % 400;  // some elements are too large
+      std::vector<uint64_t> at{0};
+      for (int k = 0; k < 30; ++k) at.push_back(1 + rng() % (s.size() - 1));
+      const SplitFile f(s, "tricky");
+      joins += expect_split_agrees(f.path, opt, at, fmt::format("tricky {} mutation {}", round, i));
+    }
+  }
+  EXPECT_GE(joins, 2u);  // at least the middle's boundary of each unmutated trace
+}
+
+// Large files: a synthetic run's trace and the shared real traces (decompressed: only a plain
+// file is split), at the middle's boundary.
+TEST(KinetoSplit, SynthAndRealTracesGiveTheSameTrace) {
+  SynthConfig c;
+  c.device = "h100";
+  c.layers = 2;
+  c.ranks = 1;
+  c.gpus_per_node = 1;
+  c.iterations = 2;
+  c.threads = 1;
+  const std::filesystem::path dir =
+      std::filesystem::temp_directory_path() / fmt::format("chopper_split_synth_{}", ::getpid());
+  synthesize(c, dir.string());
+  std::vector<std::pair<std::string, std::string>> inputs;
+  for (const std::string& f : files_in(dir))
+    if (f.ends_with("rank-0.json")) inputs.emplace_back(f, test::read_file(f));
+  std::filesystem::remove_all(dir);
+  ASSERT_EQ(inputs.size(), 1u);
+  if (test::have_shared_traces()) {
+    for (const std::string& f : files_in(test::shared_path("traces/kineto"))) {
+      if (!f.ends_with(".json.gz") && !f.ends_with(".json")) continue;
+      auto src = ByteSource::open_file(f);
+      std::string text;
+      char buf[1 << 16];
+      for (size_t n; (n = src->read(buf, sizeof buf)) != 0;) text.append(buf, n);
+      inputs.emplace_back(f, std::move(text));
+    }
+  }
+  for (const auto& [name, bytes] : inputs) {
+    const SplitFile f(bytes, "large");
+    const uint64_t joins = expect_split_agrees(f.path, {}, {0}, name);
+    if (bytes.size() > 100000) {
+      EXPECT_EQ(joins, 1u) << name << ": not split";
+    }
+  }
+  if (!test::have_shared_traces()) GTEST_SKIP() << "no ../shared/traces: only the synthetic trace";
+}
+
+// Without `split`, below split_min_bytes, or for input that is not a plain file, one thread reads.
+TEST(KinetoSplit, OnlyLargePlainFilesAreSplit) {
+  const SplitFile f(lookalike_object(), "small");
+  uint64_t joins = 0;
+  KinetoReadOptions opt;
+  opt.split_joins = &joins;
+  opt.split_at = lookalike_object().find("{\"ph\": \"i\"");  // between two elements
+  read_kineto_file(f.path, opt);                             // split not asked for
+  opt.split = true;
+  opt.split_min_bytes = lookalike_object().size() + 1;
+  read_kineto_file(f.path, opt);  // too small
+  opt.split_min_bytes = 0;
+  opt.in_place = false;
+  read_kineto_file(f.path, opt);  // read through the window
+  EXPECT_EQ(joins, 0u);
+  opt.in_place = true;
+  read_kineto_file(f.path, opt);
+  EXPECT_EQ(joins, 1u);
+}
+
+// append_trace on its own: the traces of a file's two halves, read apart, joined, give the trace
+// of the whole (strings, threads, text pids, shapes, comm args remapped; rows in file order).
+TEST(TraceMerge, TheTwoHalvesJoinedGiveTheWhole) {
+  std::vector<std::string> events;
+  for (int i = 0; i < 40; ++i) {
+    events.push_back(fmt::format(
+        R"({{"ph": "X", "cat": "cpu_op", "name": "op{}", "pid": {}, "tid": {}, "ts": {}, )"
+        R"("dur": 2, "args": {{"External id": {}, "Input Dims": [[{}]], "Collective name": "c{}"}}}})",
+        i % 7, i % 3 == 0 ? "\"Spans\"" : "1", 1 + i % 4, 100 + i * 10, i, i % 5, i % 2));
+    events.push_back(fmt::format(
+        R"({{"ph": "X", "cat": "kernel", "name": "k{}", "pid": 0, "tid": "stream 7", "ts": {}, )"
+        R"("dur": 1, "args": {{"correlation": {}, "device": 0, "stream": 7}}}})",
+        i % 5, 103 + i * 10, i));
+  }
+  auto join = [&](size_t from, size_t to) {
+    std::string s;
+    for (size_t i = from; i < to; ++i) s += (i > from ? "," : "") + events[i];
+    return s;
+  };
+  auto read = [](const std::string& text) {
+    auto src = ByteSource::from_memory(text, "m.json");
+    return read_kineto(*src, {});
+  };
+  RankTrace whole = read(test::trace_of(join(0, events.size())));
+  RankTrace a = read(test::trace_of(join(0, 30)));
+  RankTrace b = read(test::trace_of(join(30, events.size())));
+  ASSERT_EQ(whole.host.size(), 40u);
+  ASSERT_EQ(a.host.size() + b.host.size(), 40u);
+  // b alone interns its names in its own order: ids that differ from the whole's.
+  ASSERT_NE(b.strings.str(b.host.name[0]), whole.strings.str(b.host.name[0]));
+  const std::vector<StrId> map = append_trace(a, b, {});
+  ASSERT_EQ(map.size(), b.strings.size());
+  EXPECT_EQ(strings_of(a.strings), strings_of(whole.strings));
+  EXPECT_EQ(a.threads, whole.threads);
+  expect_same_columns(a.gpu, whole.gpu, "gpu", "joined");
+  expect_same_columns(a.host, whole.host, "host", "joined");
+  ASSERT_EQ(a.shapes.size(), whole.shapes.size());
+  for (size_t i = 0; i < a.shapes.size(); ++i)
+    EXPECT_EQ(a.shapes[i].input_dims, whole.shapes[i].input_dims) << i;
+  ASSERT_EQ(a.comm_args.size(), whole.comm_args.size());
+  for (size_t i = 0; i < a.comm_args.size(); ++i)
+    EXPECT_EQ(a.comm_args[i].collective_name, whole.comm_args[i].collective_name) << i;
+  EXPECT_EQ(a.total_events, 80u);
 }

@@ -30,6 +30,8 @@ class StringTable {
   size_t bytes_used() const;
   // Bytes of invalid UTF-8 replaced so far, over all intern() calls (each call counts its own).
   uint64_t repaired_utf8_bytes() const { return repaired_utf8_bytes_; }
+  // Counts n more (another table's, whose strings were interned into this one: they are valid).
+  void add_repaired_utf8_bytes(uint64_t n) { repaired_utf8_bytes_ += n; }
 
  private:
   static uint64_t hash(std::string_view s);

@@ -32,6 +32,9 @@ Run load_run(const std::vector<std::string>& paths, const LoadOptions& opt) {
   std::vector<RankSlot> slots(files.size());
   std::vector<std::string> not_trace(files.size());
   const unsigned threads = opt.threads == 0 ? default_threads() : opt.threads;
+  // Fewer files than threads: a thread would idle, so a large file is read on two.
+  KinetoReadOptions kineto = opt.kineto;
+  kineto.split = kineto.split || files.size() < threads;
   std::mutex progress_mu;
   size_t done = 0;
   uint64_t done_bytes = 0;
@@ -61,7 +64,7 @@ Run load_run(const std::vector<std::string>& paths, const LoadOptions& opt) {
       return;
     }
     try {
-      s.trace = load_rank_file(files[i].path, opt.kineto);
+      s.trace = load_rank_file(files[i].path, kineto);
       s.rank = s.trace.meta.rank;
       s.ok = true;
     } catch (const NotATraceError& e) {

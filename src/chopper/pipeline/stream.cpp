@@ -332,6 +332,13 @@ class Streamer {
   std::vector<RankSlot>* pre_ = nullptr;  // a run already loaded and validated (--split-runs)
   std::vector<uint64_t> bytes_;
   std::vector<size_t> mine_;  // the files this process reads first
+  // The reader's options; fewer files than threads: a thread would idle, so a large file is read
+  // on two (KinetoReadOptions::split).
+  KinetoReadOptions split_kineto() const {
+    KinetoReadOptions k = o_.load.kineto;
+    k.split = k.split || mine_.size() < threads_;
+    return k;
+  }
   std::map<std::string, size_t> file_index_;
   bool kept_ = false;             // ranks kept in memory (keep_in_memory)
   bool hardware_pass_ = false;    // hardware files: the traces are read for alignment first
@@ -447,9 +454,10 @@ bool Streamer::hardware_pass(Attempt& a) {
     loaded_.clear();
     loaded_.resize(n);
   }
+  const KinetoReadOptions kineto = split_kineto();
   for_files(mine_, threads_, o_.load, mine_.size(), bytes_, [&](size_t i) {
     RankSlot* into = i < loaded_.size() ? &loaded_[i] : nullptr;
-    m[i] = shell_stage(i, files_[i], o_.load.kineto, true, preloaded_slot(i), into);
+    m[i] = shell_stage(i, files_[i], kineto, true, preloaded_slot(i), into);
   });
   phase_mark("pass 1 (shells)", me_);
   if (np_ > 1) {
@@ -547,7 +555,7 @@ void Streamer::list_other_files(Attempt& a) {
 StageSetup Streamer::stage_setup(Attempt& a) const {
   StageSetup setup;
   setup.taxonomy = &taxonomy_;
-  setup.kineto = o_.load.kineto;
+  setup.kineto = split_kineto();
   setup.analysis = o_.analysis;
   setup.hardware = o_.hardware;
   if (hardware_pass_) {

@@ -65,8 +65,11 @@ KinetoIsa kineto_isa() {
   return chosen;
 }
 
-RankTrace read_kineto(ByteSource& src, const KinetoReadOptions& opt, KinetoIsa isa) {
-  void (*read)(ByteSource&, const KinetoReadOptions&, RankTrace&) = nullptr;
+namespace {
+
+RankTrace read_with(ByteSource& src, const KinetoReadOptions& opt, KinetoIsa isa,
+                    const std::string& path) {
+  void (*read)(ByteSource&, const KinetoReadOptions&, RankTrace&, const std::string&) = nullptr;
   if (kineto_isa_supported(isa)) {
     switch (isa) {
       case KinetoIsa::kBaseline:
@@ -91,7 +94,7 @@ RankTrace read_kineto(ByteSource& src, const KinetoReadOptions& opt, KinetoIsa i
   t.file = src.name();
   t.file_bytes = src.raw_size();
   try {
-    read(src, opt, t);
+    read(src, opt, t, path);
   } catch (const std::bad_alloc&) {
     // Memory is short: free the trace before building the message.
     t = RankTrace();
@@ -103,14 +106,24 @@ RankTrace read_kineto(ByteSource& src, const KinetoReadOptions& opt, KinetoIsa i
   return t;
 }
 
+}  // namespace
+
+RankTrace read_kineto(ByteSource& src, const KinetoReadOptions& opt, KinetoIsa isa) {
+  return read_with(src, opt, isa, std::string());
+}
+
 RankTrace read_kineto(ByteSource& src, const KinetoReadOptions& opt) {
   return read_kineto(src, opt, kineto_isa());
 }
 
-RankTrace read_kineto_file(const std::string& path, const KinetoReadOptions& opt) {
+RankTrace read_kineto_file(const std::string& path, const KinetoReadOptions& opt, KinetoIsa isa) {
   // A trace may come through a pipe ("-", <(zcat ...)); a directory's FIFOs never get here.
   auto src = ByteSource::open_file(path, /*streams=*/true);
-  return read_kineto(*src, opt);
+  return read_with(*src, opt, isa, path);
+}
+
+RankTrace read_kineto_file(const std::string& path, const KinetoReadOptions& opt) {
+  return read_kineto_file(path, opt, kineto_isa());
 }
 
 }  // namespace chopper

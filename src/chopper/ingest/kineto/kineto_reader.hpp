@@ -24,6 +24,17 @@ struct KinetoReadOptions {
   // being held in memory, and counted (event_too_large): it bounds the memory one event, and so
   // any name, argument or string of it, can take. Real events are at most a few KiB.
   size_t max_event_bytes = size_t{16} << 20;
+  // Two threads on one file (read_kineto_file only): a plain file of at least split_min_bytes,
+  // mapped in place, is read by a second reader from an element of traceEvents near its middle
+  // on while the first reads up to there; the first checks that the point is between two
+  // elements and joins the two parts (trace_merge.hpp), else reads on alone. The RankTrace is the
+  // one-thread one in every case. The pipeline sets `split` when a thread would otherwise idle.
+  bool split = false;
+  size_t split_min_bytes = size_t{32} << 20;
+  // Tests: the second reader starts at this byte exactly (0: at the first `},{` from the middle),
+  // and *split_joins (if set) counts the reads whose two parts were joined.
+  uint64_t split_at = 0;
+  uint64_t* split_joins = nullptr;
 };
 
 // Throws InputError (file + byte offset) when the file cannot be read as a trace at all: empty,
@@ -57,5 +68,7 @@ KinetoIsa choose_kineto_isa(const char* forced, std::string* warning = nullptr);
 KinetoIsa kineto_isa();
 // read_kineto with the given level, which must be supported (else std::invalid_argument).
 RankTrace read_kineto(ByteSource& src, const KinetoReadOptions& opt, KinetoIsa isa);
+// read_kineto_file with the given level.
+RankTrace read_kineto_file(const std::string& path, const KinetoReadOptions& opt, KinetoIsa isa);
 
 }  // namespace chopper
