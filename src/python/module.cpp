@@ -82,30 +82,26 @@ py::array numeric_column(const std::shared_ptr<Table>& t, size_t c, const py::ob
   return a;
 }
 
-// A TEXT column as an object array of str (None where NULL); equal texts share one str object.
+// A TEXT column as an object array of str (None where NULL): one str per distinct text of the
+// column's dictionary, shared by every row that holds it.
 py::array text_column(const Table& t, size_t c) {
-  const std::span<const uint8_t> nulls = t.null_flags(c);
   const std::string_view bytes = t.text_bytes(c);
   const std::span<const uint64_t> ends = t.text_ends(c);
+  const std::span<const uint32_t> codes = t.text_codes(c);
+  std::vector<py::object> strs(ends.size());
+  uint64_t begin = 0;
+  for (size_t k = 0; k < ends.size(); ++k) {
+    PyObject* u = PyUnicode_DecodeUTF8(bytes.data() + begin,
+                                       static_cast<Py_ssize_t>(ends[k] - begin), "surrogateescape");
+    if (u == nullptr) throw py::error_already_set();
+    strs[k] = py::reinterpret_steal<py::object>(u);
+    begin = ends[k];
+  }
   py::array a(py::dtype("O"), {static_cast<py::ssize_t>(t.rows())},
               {static_cast<py::ssize_t>(sizeof(PyObject*))});
   auto** out = static_cast<PyObject**>(a.mutable_data());
-  std::unordered_map<std::string_view, py::object> strs;
-  uint64_t begin = 0;
   for (size_t r = 0; r < t.rows(); ++r) {
-    const std::string_view s = bytes.substr(begin, ends[r] - begin);
-    begin = ends[r];
-    PyObject* v = Py_None;
-    if (!nulls[r]) {
-      auto it = strs.find(s);
-      if (it == strs.end()) {
-        PyObject* u =
-            PyUnicode_DecodeUTF8(s.data(), static_cast<Py_ssize_t>(s.size()), "surrogateescape");
-        if (u == nullptr) throw py::error_already_set();
-        it = strs.emplace(s, py::reinterpret_steal<py::object>(u)).first;
-      }
-      v = it->second.ptr();
-    }
+    PyObject* v = codes[r] == Table::kNoText ? Py_None : strs[codes[r]].ptr();
     Py_INCREF(v);
     Py_XDECREF(out[r]);
     out[r] = v;

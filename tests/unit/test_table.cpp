@@ -187,6 +187,31 @@ TEST(Table, StoresTypedCellsColumnWise) {
   EXPECT_THROW(Table({"dup", "", {{"a", ColType::kInt, ""}, {"a", ColType::kReal, ""}}}), Error);
 }
 
+TEST(Table, TextColumnHoldsEachDistinctTextOnce) {
+  // 10,000 rows cycling through three kernel names, an empty text and NULL: the dictionary holds
+  // the four distinct texts once each (NULL is no entry), every row reads back its own text, and
+  // a copy of the table reads the same.
+  const std::string names[] = {std::string(120, 'k'), "ampere_sgemm_128x64_nn", "nccl:all_reduce"};
+  Table t({"t", "", {{"name", ColType::kText, ""}}});
+  for (int r = 0; r < 10000; ++r) {
+    const int k = r % 5;
+    t.add_row({k < 3    ? Cell::of(std::string_view(names[k]))
+               : k == 3 ? Cell::of("")
+                        : Cell::null()});
+  }
+  EXPECT_EQ(t.text_ends(0).size(), 4u);
+  EXPECT_EQ(t.text_bytes(0).size(), 120u + 22u + 15u + 0u);
+  const Table copy = t;
+  for (size_t r = 0; r < t.rows(); ++r) {
+    const size_t k = r % 5;
+    const std::string_view want = k < 3 ? std::string_view(names[k]) : std::string_view();
+    ASSERT_EQ(t.get_text(r, 0), want) << r;
+    ASSERT_EQ(copy.get_text(r, 0), want) << r;
+    ASSERT_EQ(t.is_null(r, 0), k == 4) << r;
+    ASSERT_EQ(t.text_codes(0)[r] == Table::kNoText, k == 4) << r;
+  }
+}
+
 TEST(Table, TypeMismatchNamesTableAndColumn) {
   Table t(mixed_schema());
   t.add_row({Cell::of(1), Cell::of(2.0), Cell::of("ok")});

@@ -88,7 +88,7 @@ void Table::reserve(size_t rows) {
         col.reals.reserve(rows);
         break;
       case ColType::kText:
-        col.text_end.reserve(rows);
+        col.codes.reserve(rows);
         break;
     }
   }
@@ -110,8 +110,7 @@ void Table::add_row(std::span<const Cell> cells) {
                                                    : 0.0);
         break;
       case ColType::kText:
-        if (v.kind == Cell::kText) col.text.append(v.s);
-        col.text_end.push_back(col.text.size());
+        col.codes.push_back(v.kind == Cell::kText ? col.add_text(v.s) : kNoText);
         break;
     }
   }
@@ -154,6 +153,28 @@ std::span<const double> Table::real_values(size_t col) const {
   return column(col, ColType::kReal).reals;
 }
 
+uint32_t Table::Column::add_text(std::string_view s) {
+  if (last != kNoText && text_of(last) == s) return last;
+  auto it = entry.find(s);
+  if (it == entry.end()) {
+    if (text_end.size() >= kNoText) throw Error("Table: more than 4 billion distinct texts");
+    text.append(s);
+    text_end.push_back(text.size());
+    it = entry.emplace(std::string(s), static_cast<uint32_t>(text_end.size() - 1)).first;
+  }
+  return last = it->second;
+}
+
+std::string_view Table::Column::text_of(uint32_t k) const {
+  if (k == kNoText) return {};
+  const uint64_t b = k ? text_end[k - 1] : 0;
+  return std::string_view(text).substr(b, text_end[k] - b);
+}
+
+std::span<const uint32_t> Table::text_codes(size_t col) const {
+  return column(col, ColType::kText).codes;
+}
+
 std::string_view Table::text_bytes(size_t col) const {
   return column(col, ColType::kText).text;
 }
@@ -181,9 +202,7 @@ double Table::get_real(size_t row, size_t col) const {
 
 std::string_view Table::get_text(size_t row, size_t col) const {
   check(row, col, ColType::kText);
-  const Column& c = columns_[col];
-  const uint64_t b = row ? c.text_end[row - 1] : 0;
-  return std::string_view(c.text).substr(b, c.text_end[row] - b);
+  return columns_[col].text_of(columns_[col].codes[row]);
 }
 
 Cell Table::cell(size_t row, size_t col) const {

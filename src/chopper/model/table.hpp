@@ -11,6 +11,7 @@
 #include <string>
 #include <string_view>
 #include <type_traits>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -141,17 +142,30 @@ class Table {
   // An INTEGER column's values (0 where NULL), a REAL column's (0.0 where NULL).
   std::span<const int64_t> int_values(size_t col) const;
   std::span<const double> real_values(size_t col) const;
-  // A TEXT column: every cell's bytes back to back ("" where NULL), and each cell's end offset.
+  // A TEXT column, kept as a dictionary: each distinct text once (its bytes back to back in
+  // text_bytes, entry k ending at text_ends[k]), and per row the entry of its text (kNoText where
+  // NULL). A name repeated on a million rows is held once.
+  static constexpr uint32_t kNoText = UINT32_MAX;
   std::string_view text_bytes(size_t col) const;
   std::span<const uint64_t> text_ends(size_t col) const;
+  std::span<const uint32_t> text_codes(size_t col) const;
 
  private:
+  struct TextHash {
+    using is_transparent = void;
+    size_t operator()(std::string_view s) const { return std::hash<std::string_view>{}(s); }
+  };
   struct Column {
     std::vector<uint8_t> null;
     std::vector<int64_t> ints;       // kInt columns
     std::vector<double> reals;       // kReal columns
-    std::string text;                // kText columns: all cells' bytes, back to back
-    std::vector<uint64_t> text_end;  // kText columns: end offset of each cell in `text`
+    std::vector<uint32_t> codes;     // kText columns: the row's dictionary entry
+    std::string text;                // kText columns: the distinct texts' bytes, back to back
+    std::vector<uint64_t> text_end;  // kText columns: end offset of each distinct text
+    std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>> entry;  // text -> entry
+    uint32_t last = kNoText;  // the entry of the last text added (rows repeat their neighbour's)
+    uint32_t add_text(std::string_view s);
+    std::string_view text_of(uint32_t k) const;
   };
   void check(size_t row, size_t col, ColType want) const;
   // Throws unless `col` is a column of type `want`.
