@@ -188,3 +188,25 @@ TEST(AnalysisTables, NameStatsAndInstances) {
 
 }  // namespace
 }  // namespace chopper
+
+namespace chopper {
+namespace {
+
+TEST(AnalysisSummary, HostOnlyTraceSaysItHasNoGpuActivities) {
+  // A rank read whole but with no kernel, copy or memset (HTA's no_distributed_info trace: 2,467
+  // cpu_ops and a ProfilerStep, no GPU event): the summary says there is no GPU time, not that
+  // ProfilerStep ranges are missing; with GPU time and no iteration it says the latter.
+  RunAnalysis ra;
+  ra.ranks.emplace_back();
+  ra.ranks.back().ok = true;
+  ra.ranks.back().rank = 0;
+  const std::string host_only = analysis_summary(ra, AnalysisOptions{}, Findings{});
+  EXPECT_EQ(host_only,
+            "No GPU activities in the trace (host operations only): no GPU time to break down.\n");
+  ra.ranks.back().gpu_time_ns = 1000;
+  const std::string no_steps = analysis_summary(ra, AnalysisOptions{}, Findings{});
+  EXPECT_EQ(no_steps.rfind("No iterations found (no ProfilerStep#N ranges)", 0), 0u) << no_steps;
+}
+
+}  // namespace
+}  // namespace chopper

@@ -126,25 +126,40 @@ std::string shown_rank_text(const RunAnalysis& ra) {
                      list(shown), sig, ra.iterations.size());
 }
 
+namespace {
+
+// The summary of a run without iterations: a host-only trace, or GPU work without ProfilerStep
+// ranges (its whole-trace breakdown per rank).
+std::string no_iterations_text(const RunAnalysis& ra) {
+  Ns gpu_ns = 0;
+  for (const RankAnalysis& r : ra.ranks) gpu_ns += r.gpu_time_ns;
+  // A host-only trace (CPU ops, no kernel, copy or memset): its ProfilerStep ranges may be there,
+  // but there is no GPU timeline to split into iterations.
+  if (gpu_ns == 0)
+    return "No GPU activities in the trace (host operations only): no GPU time to break down.\n";
+  std::string s =
+      "No iterations found (no ProfilerStep#N ranges); see the whole-trace rows of "
+      "temporal_breakdown.\n";
+  for (const RankAnalysis& r : ra.ranks)
+    for (const BreakdownRow& b : r.breakdown)
+      if (b.iteration == kNoId && b.total_ns > 0)
+        s += fmt::format(
+            "  rank {}: {} traced; compute {}, exposed comm {}, exposed memcpy {}, idle {}\n",
+            r.rank, ms(static_cast<double>(b.total_ns)),
+            pct(static_cast<double>(b.compute_ns) / static_cast<double>(b.total_ns)),
+            pct(static_cast<double>(b.exposed_comm_ns) / static_cast<double>(b.total_ns)),
+            pct(static_cast<double>(b.exposed_memcpy_ns) / static_cast<double>(b.total_ns)),
+            pct(static_cast<double>(b.idle_ns) / static_cast<double>(b.total_ns)));
+  return s;
+}
+
+}  // namespace
+
 std::string analysis_summary(const RunAnalysis& ra, const AnalysisOptions& o, const Findings& f) {
   std::string s;
   size_t ok = 0;
   for (const RankAnalysis& r : ra.ranks) ok += r.ok ? 1 : 0;
-  if (ra.iterations.empty()) {
-    s += "No iterations found (no ProfilerStep#N ranges); see the whole-trace rows of "
-         "temporal_breakdown.\n";
-    for (const RankAnalysis& r : ra.ranks)
-      for (const BreakdownRow& b : r.breakdown)
-        if (b.iteration == kNoId && b.total_ns > 0)
-          s += fmt::format(
-              "  rank {}: {} traced; compute {}, exposed comm {}, exposed memcpy {}, idle {}\n",
-              r.rank, ms(static_cast<double>(b.total_ns)),
-              pct(static_cast<double>(b.compute_ns) / static_cast<double>(b.total_ns)),
-              pct(static_cast<double>(b.exposed_comm_ns) / static_cast<double>(b.total_ns)),
-              pct(static_cast<double>(b.exposed_memcpy_ns) / static_cast<double>(b.total_ns)),
-              pct(static_cast<double>(b.idle_ns) / static_cast<double>(b.total_ns)));
-    return s;
-  }
+  if (ra.iterations.empty()) return no_iterations_text(ra);
   // Means over iterations of the shown rank's components.
   const double n = static_cast<double>(ra.iterations.size());
   double time = 0, mfu = 0, tps = 0, coverage = 0, flops = 0;
