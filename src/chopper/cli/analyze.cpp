@@ -9,8 +9,10 @@
 #include "chopper/base/comm.hpp"
 #include "chopper/base/error.hpp"
 #include "chopper/base/memory.hpp"
+#include "chopper/base/output_file.hpp"
 #include "chopper/base/phase_log.hpp"
 #include "chopper/base/terminal.hpp"
+#include "chopper/base/version.hpp"
 #include "chopper/cli/commands.hpp"
 #include "chopper/cli/common.hpp"
 #include "chopper/hierarchy/aggregate.hpp"
@@ -24,6 +26,7 @@
 #include "chopper/report/findings_report.hpp"
 #include "chopper/report/hardware_report.hpp"
 #include "chopper/report/hierarchy_report.hpp"
+#include "chopper/report/html/report_html.hpp"
 #include "chopper/report/output_dir.hpp"
 #include "chopper/report/rank_tables.hpp"
 #include "chopper/report/sqlite_sink.hpp"
@@ -104,10 +107,23 @@ std::string analysis_notes(const StreamedRun& sr) {
 
 namespace {
 
+// What the database's tables are the analysis of (its chopper_run rows; `chopper report DIR`
+// titles the report with them).
+std::vector<std::pair<std::string, std::string>> run_description(const AnalyzeOptions& o,
+                                                                 const StreamedRun& sr) {
+  std::string inputs;
+  for (const std::string& p : o.run.paths) inputs += (inputs.empty() ? "" : " ") + p;
+  return {{"chopper_version", std::string(kVersion)},
+          {"inputs", inputs},
+          {"device", sr.ra.device != nullptr ? std::string(sr.ra.device->marketing_name) : ""}};
+}
+
 // The tables of a streamed run, and the terminal text.
 int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRun& sr,
                    OutputDir& outdir) {
   std::string out;
+  std::string html_doc;
+  size_t html_figures = 0;
   try {
     SqliteSink db(outdir.stage("chopper.sqlite"));
     std::optional<CsvSink> csv;
@@ -120,15 +136,33 @@ int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRu
     FanoutSink sink;
     sink.add(written);
     sink.add(outdir.recorder());
+    // --html: the report's tables kept as they are written, drawn once all are.
+    std::optional<html::TableStore> store;
+    if (!o.html.empty()) sink.add(store.emplace(html::report_tables()));
     out = write_analysis_tables(o, taxonomy, sr, sink, nullptr);
     written.finish();
+    db.describe_run(run_description(o, sr));
     phase_mark("all tables written");
+    if (store) {
+      html::ReportInfo info;
+      info.title = run_description(o, sr)[1].second;
+      if (sr.ra.device != nullptr) info.device = std::string(sr.ra.device->marketing_name);
+      info.command = fmt::format("chopper analyze {} -o {} --html {}", info.title, o.out, o.html);
+      std::vector<std::string> ids;
+      html_doc = html::render_report(*store, info, &ids);
+      html_figures = ids.size();
+    }
   } catch (const std::exception& e) {
     fmt::print(stderr, "chopper analyze: {}\n", terminal_safe(e.what()));
     return 2;
   }
   try {
     outdir.commit();  // every file complete: rename into place, remove stale CSVs
+    if (!o.html.empty()) {
+      OutputFile f(o.html, false);
+      f.write(html_doc);
+      f.commit();
+    }
   } catch (const Error& e) {
     fmt::print(stderr, "chopper analyze: {}\n", terminal_safe(e.what()));
     return 2;
@@ -137,6 +171,10 @@ int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRu
     out += analysis_notes(sr);
     out += fmt::format("\nwrote {}/chopper.sqlite{}; per GPU and level: chopper tree\n", o.out,
                        o.no_csv ? "" : fmt::format(" and {}/*.csv", o.out));
+    if (!o.html.empty())
+      out += fmt::format("wrote {} ({:.1f} KiB, {} figures); open it in a browser: file://{}\n",
+                         o.html, static_cast<double>(html_doc.size()) / 1024, html_figures,
+                         std::filesystem::absolute(o.html).string());
   }
   if (!o.json) out = terminal_safe(out, true);  // names with control characters, escaped
   std::fwrite(out.data(), 1, out.size(), stdout);
@@ -328,6 +366,9 @@ Command add_analyze(CLI::App& root) {
   add_run_options(app, o->run, true, /*split_runs=*/true);
   app->add_option("-o,--out", o->out, "Output directory")->required()->check(output_directory());
   app->add_flag("--no-csv", o->no_csv, "Write only the SQLite database");
+  app->add_option("--html", o->html,
+                  "Also write the HTML report (what chopper report writes) to this file, drawn "
+                  "from the same pass");
   app->add_flag("--json", o->json,
                 "Print the findings as one JSON object instead of the summary (they are also in "
                 "the findings table)");
