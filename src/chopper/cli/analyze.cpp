@@ -11,6 +11,7 @@
 #include "chopper/base/memory.hpp"
 #include "chopper/base/output_file.hpp"
 #include "chopper/base/phase_log.hpp"
+#include "chopper/base/progress.hpp"
 #include "chopper/base/terminal.hpp"
 #include "chopper/base/version.hpp"
 #include "chopper/cli/commands.hpp"
@@ -107,6 +108,19 @@ std::string analysis_notes(const StreamedRun& sr) {
 
 namespace {
 
+// Names each table as it begins on the progress line (base/progress.hpp).
+class ProgressSink : public TableSink {
+ public:
+  void begin(const TableSchema& schema) override {
+    progress_phase(fmt::format("writing tables: {} ({})", ++tables_, schema.name));
+  }
+  void row(std::span<const Cell>) override {}
+  void end() override {}
+
+ private:
+  size_t tables_ = 0;
+};
+
 // What the database's tables are the analysis of (its chopper_run rows; `chopper report DIR`
 // titles the report with them).
 std::vector<std::pair<std::string, std::string>> run_description(const AnalyzeOptions& o,
@@ -120,7 +134,7 @@ std::vector<std::pair<std::string, std::string>> run_description(const AnalyzeOp
 
 // The tables of a streamed run, and the terminal text.
 int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRun& sr,
-                   OutputDir& outdir) {
+                   OutputDir& outdir, std::optional<LoadProgress>& progress) {
   std::string out;
   std::string html_doc;
   size_t html_figures = 0;
@@ -133,17 +147,22 @@ int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRu
     std::vector<TableSink*> formats = {&db};
     if (csv) formats.push_back(&*csv);
     ThreadedSink written(formats);
+    ProgressSink named;
     FanoutSink sink;
+    sink.add(named);
     sink.add(written);
     sink.add(outdir.recorder());
     // --html: the report's tables kept as they are written, drawn once all are.
     std::optional<html::TableStore> store;
     if (!o.html.empty()) sink.add(store.emplace(html::report_tables()));
     out = write_analysis_tables(o, taxonomy, sr, sink, nullptr);
+    progress_phase("writing tables: finishing chopper.sqlite" +
+                   std::string(o.no_csv ? "" : " and the CSV files"));
     written.finish();
     db.describe_run(run_description(o, sr));
     phase_mark("all tables written");
     if (store) {
+      progress_phase("drawing the report");
       html::ReportInfo info;
       info.title = run_description(o, sr)[1].second;
       if (sr.ra.device != nullptr) info.device = std::string(sr.ra.device->marketing_name);
@@ -153,9 +172,11 @@ int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRu
       html_figures = ids.size();
     }
   } catch (const std::exception& e) {
+    progress.reset();
     fmt::print(stderr, "chopper analyze: {}\n", terminal_safe(e.what()));
     return 2;
   }
+  progress.reset();  // the line cleared before the summary
   try {
     outdir.commit();  // every file complete: rename into place, remove stale CSVs
     if (!o.html.empty()) {
@@ -318,11 +339,13 @@ int analyze_run(const AnalyzeOptions& in) {
   o.analysis.threads = o.run.threads;
   StreamOptions so = stream_options(o);  // not const: the progress line hooks its load options
   std::unique_ptr<StreamedRun> sr;
+  // Shown through the load and the phases after it (finalize, tables), until the summary.
+  std::optional<LoadProgress> progress;
   try {
-    std::optional<LoadProgress> progress;
     if (root) progress.emplace(o.run, "analyze", so.load);
     sr = stream_run(so, taxonomy, o.out, c);
   } catch (const std::exception& e) {
+    progress.reset();
     if (root || c.size() > 1) fmt::print(stderr, "chopper analyze: {}\n", terminal_safe(e.what()));
     if (c.size() > 1) abort_comm(2);  // the others may be waiting for this process
     return 2;
@@ -332,6 +355,7 @@ int analyze_run(const AnalyzeOptions& in) {
   // would burn a core while process 0 writes the tables). Process 0's status is the job's.
   if (!root) return o.mpi_shared_files ? share_status(c, 0) : 0;
   int rc = 0;
+  progress.reset();  // the line cleared before the run's problems are printed
   if (!o.run.preloaded) print_run_problems(sr->run);  // for_each_run printed a split run's
   if (!sr->analysed) {
     if (sr->run.ranks.size() == sr->run.failed())
@@ -351,7 +375,8 @@ int analyze_run(const AnalyzeOptions& in) {
       release_free_memory();
       return_freed_memory();
     }
-    rc = write_streamed(o, taxonomy, *sr, *outdir);
+    progress.emplace(o.run, "analyze");  // the finalize and the tables
+    rc = write_streamed(o, taxonomy, *sr, *outdir, progress);
   }
   sr.reset();
   return o.mpi_shared_files ? share_status(c, rc) : rc;

@@ -12,6 +12,7 @@
 #include "chopper/analysis/findings.hpp"
 #include "chopper/base/error.hpp"
 #include "chopper/base/output_file.hpp"
+#include "chopper/base/progress.hpp"
 #include "chopper/base/terminal.hpp"
 #include "chopper/base/thread_pool.hpp"
 #include "chopper/cli/commands.hpp"
@@ -34,12 +35,15 @@ namespace {
 // The report drawn from `store` written to `out`; the "wrote ..." line and the findings' terminal
 // list on stdout unless `quiet`.
 void write_report_file(const html::TableStore& store, const html::ReportInfo& info,
-                       const Findings& findings, const std::string& out, bool quiet) {
+                       const Findings& findings, const std::string& out, bool quiet,
+                       std::optional<LoadProgress>& progress) {
+  progress_phase("drawing the report");
   std::vector<std::string> ids;
   const std::string doc = html::render_report(store, info, &ids);
   OutputFile f(out, false);
   f.write(doc);
   f.commit();
+  progress.reset();  // the line cleared before what is printed
   if (quiet) return;
   fmt::print("wrote {} ({:.1f} KiB, {} figures); open it in a browser: file://{}\n", out,
              static_cast<double>(doc.size()) / 1024, ids.size(),
@@ -50,7 +54,9 @@ void write_report_file(const html::TableStore& store, const html::ReportInfo& in
 
 // The report of an analysis analyze wrote: its tables read back from `db`.
 int report_database(const ReportCliOptions& o, const std::string& db) {
+  std::optional<LoadProgress> progress(std::in_place, o.run, "report");
   try {
+    progress_phase("reading " + db);
     html::TableStore store(html::report_tables());
     const unsigned threads = o.run.threads > 0 ? o.run.threads : default_threads();
     for (Table& t : read_sqlite_tables(db, html::report_tables(), threads)) store.add(std::move(t));
@@ -63,8 +69,9 @@ int report_database(const ReportCliOptions& o, const std::string& db) {
     const Table* findings = store.get(std::string(kFindingsTable.name));
     write_report_file(store, info,
                       findings != nullptr ? findings_from_table(*findings) : Findings{}, o.out,
-                      o.quiet);
+                      o.quiet, progress);
   } catch (const std::exception& e) {
+    progress.reset();
     fmt::print(stderr, "chopper report: {}\n", terminal_safe(e.what()));
     return 2;
   }
@@ -101,7 +108,9 @@ int report_run(const ReportCliOptions& o) {
   size_t hw_errors = 0;
   if (!o.no_hardware)
     hw = load_run_hardware(lr->run, o.run, o.telemetry, o.counters, o.align, "report", hw_errors);
+  std::optional<LoadProgress> progress(std::in_place, o.run, "report");
   try {
+    progress_phase("analysing");
     html::TableStore store(html::report_tables());
     html::ReportInfo info;
     for (const std::string& p : o.run.paths) info.title += (info.title.empty() ? "" : " ") + p;
@@ -122,8 +131,9 @@ int report_run(const ReportCliOptions& o) {
       diags.push_back(std::move(d));
     for (DiagnosticRow& d : hardware_use_diagnostics(hw)) diags.push_back(std::move(d));
     write_diagnostics(diags, store);
-    write_report_file(store, info, findings, o.out, o.quiet);
+    write_report_file(store, info, findings, o.out, o.quiet, progress);
   } catch (const std::exception& e) {
+    progress.reset();
     fmt::print(stderr, "chopper report: {}\n", terminal_safe(e.what()));
     return 2;
   }
