@@ -162,6 +162,7 @@ struct Unit {
   std::vector<size_t> series_file;  // the file each series comes from (a merged one: its first)
   std::vector<Series> merged;       // one GPU's metric put together from several files
   bool single_gpu = false;          // one GPU in all: series without an index are that GPU's
+  bool recorder = false;            // chopper record's GPU files: placed by the recorder clock
 };
 
 // What a telemetry file says of itself: its clock, the median interval of its samples (the
@@ -373,6 +374,44 @@ void align_one(const Unit& u, TelemetryAlignment& a, const std::vector<RankInfo*
   a.correlation = std::min(a.correlation, 1.0);
 }
 
+// A unit of chopper record's GPU files: stamped with CLOCK_REALTIME, the clock the trace is on, so
+// placed at offset 0 ("recorder clock"), the uncertainty half a sample period (a sample's value
+// describes some window before its stamp: the analyses take the period ending at it). Still
+// checked: the correlation at 0 is the row's, and the search the other methods run (near, then
+// wide) finds the offset the activity prefers; when that lies more than the uncertainty plus a
+// period from 0 and correlates clearly better (by kClearlyBetter), the method says so. Offset 0 is
+// kept all the same: the clocks are one clock by construction, and an activity that repeats can
+// correlate at a wrong offset (docs/metrics.md, "Hardware alignment").
+constexpr double kClearlyBetter = 0.05;
+void align_recorder(const Unit& u, TelemetryAlignment& a, const std::vector<RankInfo*>& ranks,
+                    const HardwareAlignOptions& o) {
+  OffsetSearch q;
+  if (!gather_signals(u, a, ranks, q) || !coarse_offsets(q, a, o)) return;
+  const Ns T = q.period;
+  a.method = "recorder clock";
+  a.offset_ns = 0;
+  a.uncertainty_ns = T / 2;
+  const double at_zero = q.score_at(0);
+  a.correlation = at_zero;
+  TelemetryAlignment best;
+  best.clock = a.clock;
+  refine_offset(q, 0, best);
+  const double r0 = at_zero >= -1.0 ? at_zero : -1.0;
+  if (best.correlation >= -1.0 && std::abs(best.offset_ns) > a.uncertainty_ns + T &&
+      best.correlation >= r0 + kClearlyBetter) {
+    a.method += fmt::format(
+        " (disagrees with the activity: best offset {:.3f} ms, r={:.2f}, vs r={} at 0; offset 0 "
+        "kept)",
+        static_cast<double>(best.offset_ns) * 1e-6, std::min(best.correlation, 1.0),
+        at_zero >= -1.0 ? fmt::format("{:.2f}", at_zero) : std::string("none"));
+  } else if (!(at_zero >= -1.0)) {
+    a.method += " (nothing to correlate: no sample varied)";
+  }
+  for (const Pair& p : q.pairs) a.samples += (p.util != nullptr ? p.util : p.power)->size();
+  if (!(a.correlation >= -1.0)) a.correlation = std::nan("");
+  a.correlation = std::min(a.correlation, 1.0);
+}
+
 }  // namespace
 
 TelemetryWindow telemetry_window(const Run& run, const HardwareAlignOptions& o) {
@@ -481,12 +520,17 @@ class TelemetryAligner {
       if (static_cast<size_t>(n) >= taken.size()) taken.resize(static_cast<size_t>(n) + 1, false);
       taken[static_cast<size_t>(n)] = true;
     };
+    place_recorded_hosts();
     for (size_t i : order_) {
       TelemetryAlignment& t = hw_.telemetry[i];
       t.file = hw_.telemetry_data[i].file;
       t.format = hw_.telemetry_data[i].format;
-      t.node = named_rank_node(hw_.telemetry_data[i]);
-      if (t.node < 0) t.node = node_from_file_name(hw_.telemetry_data[i].file);
+      if (!rec_ranks_[i].empty()) {
+        t.node = info_[rec_ranks_[i].front()].node;
+      } else {
+        t.node = named_rank_node(hw_.telemetry_data[i]);
+        if (t.node < 0) t.node = node_from_file_name(hw_.telemetry_data[i].file);
+      }
       take(t.node);
     }
     int64_t next = 0;
@@ -495,6 +539,44 @@ class TelemetryAligner {
       while (static_cast<size_t>(next) < taken.size() && taken[static_cast<size_t>(next)]) ++next;
       hw_.telemetry[i].node = next;
       take(next);
+    }
+  }
+
+  // chopper record's GPU files -> ranks: a host's file describes the ranks whose trace has a
+  // process id its record.json lists (the recorded command's tree); with one recorded host and no
+  // such rank, every rank (said in the method). rec_ranks_ (indices into info_, in rank order)
+  // empty: placed as any other file, by node.
+  void place_recorded_hosts() {
+    rec_ranks_.assign(hw_.telemetry_data.size(), {});
+    rec_note_.assign(hw_.telemetry_data.size(), std::string());
+    std::set<std::string> hosts;
+    for (const TelemetryData& d : hw_.telemetry_data)
+      if (d.format == "chopper-record") hosts.insert(d.recorder.host);
+    for (size_t f = 0; f < hw_.telemetry_data.size(); ++f) {
+      const TelemetryData& d = hw_.telemetry_data[f];
+      if (d.format != "chopper-record") continue;
+      std::vector<size_t>& mine = rec_ranks_[f];
+      for (size_t i = 0; i < info_.size(); ++i) {
+        if (info_[i].rank < 0) continue;
+        for (int64_t pid : info_[i].act->pids)
+          if (std::find(d.recorder.pids.begin(), d.recorder.pids.end(), pid) !=
+              d.recorder.pids.end()) {
+            mine.push_back(i);
+            break;
+          }
+      }
+      if (!mine.empty()) continue;
+      const std::string why =
+          d.recorder.found
+              ? fmt::format("no trace's process id is in {}'s record.json pids", d.recorder.host)
+              : fmt::format("no record.json of host {} beside it", d.recorder.host);
+      if (hosts.size() == 1) {
+        for (size_t i = 0; i < info_.size(); ++i)
+          if (info_[i].rank >= 0) mine.push_back(i);
+        rec_note_[f] = why + ": the only recorded host, given every rank";
+      } else {
+        rec_note_[f] = why + ": placed by its file name or order";
+      }
     }
   }
 
@@ -581,8 +663,9 @@ class TelemetryAligner {
     for (size_t f : order_) {
       if (!conflict_[f].empty()) continue;
       const TelemetryData& d = hw_.telemetry_data[f];
-      units[{hw_.telemetry[f].node, d.format, static_cast<int>(facts_[f].clock)}].files.push_back(
-          f);
+      Unit& u = units[{hw_.telemetry[f].node, d.format, static_cast<int>(facts_[f].clock)}];
+      u.files.push_back(f);
+      u.recorder = d.format == "chopper-record";
     }
     return units;
   }
@@ -638,11 +721,20 @@ class TelemetryAligner {
     u.single_gpu = devices.size() == 1;
   }
 
+  // Whether rank i is one the unit describes: a recorded host's (rec_ranks_ of its first file),
+  // else a rank of its node.
+  bool unit_has_rank(int64_t node, const Unit& u, size_t i) const {
+    if (info_[i].rank < 0) return false;
+    const std::vector<size_t>& rec = rec_ranks_[u.files.front()];
+    if (!rec.empty()) return std::find(rec.begin(), rec.end(), i) != rec.end();
+    return info_[i].node == node;
+  }
+
   void align_unit(int64_t node, Unit& u) {
     merge_unit_series(u);
     std::vector<RankInfo*> node_ranks;
-    for (RankInfo& r : info_)
-      if (r.rank >= 0 && r.node == node) node_ranks.push_back(&r);
+    for (size_t i = 0; i < info_.size(); ++i)
+      if (unit_has_rank(node, u, i)) node_ranks.push_back(&info_[i]);
     TelemetryAlignment a;
     if (node_ranks.empty()) {
       int64_t last_node = -1;
@@ -652,6 +744,15 @@ class TelemetryAligner {
                                      "none: no ranks on node {} (the traces' ranks are on "
                                      "nodes 0 to {})",
                                      node, last_node);
+    } else if (u.recorder) {
+      align_recorder(u, a, node_ranks, o_);
+      if (a.aligned()) {
+        const TelemetryData& d = hw_.telemetry_data[u.files.front()];
+        if (!rec_note_[u.files.front()].empty())
+          a.method += " (" + rec_note_[u.files.front()] + ")";
+        if (!d.recorder.clock_note.empty())
+          a.method += " (recorder clock suspect: " + d.recorder.clock_note + ")";
+      }
     } else {
       align_one(u, a, node_ranks, o_);
     }
@@ -692,7 +793,7 @@ class TelemetryAligner {
   // for hours around a profile of seconds.
   void give_series_to_ranks(int64_t node, const Unit& u, const TelemetryAlignment& a) {
     for (size_t i = 0; i < info_.size(); ++i) {
-      if (info_[i].rank < 0 || info_[i].node != node || info_[i].busy->empty()) continue;
+      if (!unit_has_rank(node, u, i) || info_[i].busy->empty()) continue;
       RankHardware& rh = hw_.ranks[i];
       const Ns margin = margin_ns(info_[i].busy->last() - info_[i].busy->first());
       const Ns lo = info_[i].busy->first() - margin, hi = info_[i].busy->last() + margin;
@@ -725,6 +826,10 @@ class TelemetryAligner {
   std::vector<size_t> order_;          // the telemetry files by name
   std::vector<FileFacts> facts_;       // parallel to hw_.telemetry_data
   std::vector<std::string> conflict_;  // per file: why it is not used ("" = it is)
+  // Per file: the ranks (indices into info_) a chopper record host describes (place_recorded_hosts;
+  // empty: by node), and what its placement needs said ("" = matched by process id).
+  std::vector<std::vector<size_t>> rec_ranks_;
+  std::vector<std::string> rec_note_;
 };
 
 }  // namespace

@@ -35,7 +35,7 @@ inline constexpr auto kTelemetryAlignmentTable = table<TelemetryAlignmentRow>(
     viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::file>("file", "telemetry file",
                                                                     kNever),
     viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::format>(
-        "format", "nvidia-smi, amd-smi, rocm-smi, dcgmi, zeus", kNever),
+        "format", "nvidia-smi, amd-smi, rocm-smi, dcgmi, zeus, chopper-record", kNever),
     viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::node>(
         "node", "node index (ranks node × GPUs per node …)", kNever),
     column<TelemetryAlignmentRow>("ranks", ColType::kText,
@@ -67,8 +67,8 @@ inline constexpr auto kTelemetryAlignmentTable = table<TelemetryAlignmentRow>(
         "nothing was correlated (the file was not placed by correlation), or no sample varied"),
     viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::method>(
         "method",
-        "how the offset was found: utc+correlation, zone+correlation or correlation (with any "
-        "caveat in parentheses); 'none: <why>' = not aligned",
+        "how the offset was found: utc+correlation, zone+correlation, correlation or recorder "
+        "clock (with any caveat in parentheses); 'none: <why>' = not aligned",
         kNever),
     viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::samples>(
         "samples", "samples of the series compared", kNever));

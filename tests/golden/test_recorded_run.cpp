@@ -1,0 +1,350 @@
+// A run `chopper record` wrote (tests/data/record_run, made by hand): one rank's Kineto trace
+// (pid 4242, baseTimeNanoseconds B = 1790000000000000000) and, in telemetry/, host gpunode7's
+// gpu.csv, clock.csv, record.json (pids 4240, 4242, 4250), cpu.csv and threads.csv.
+//
+// The trace: ProfilerStep#1..4 on the host over [100, 200), [200, 330), [330, 420), [420, 560) ms
+// after B; in each, one kernel from 1 ms after the step's start to 60, 90, 30 and 100 ms after it.
+// gpu.csv: GPU 0 sampled every 10 ms from B to B + 600 ms (61 rows), each sample describing the
+// 10 ms ending at its stamp: 300 W (util 100 %, SM 1980 MHz) when that interval overlaps a kernel,
+// 100 W (util 0, 1410 MHz, throttle 0x1 gpu_idle) otherwise; the energy counter starts at 1000 J
+// and grows by power × 10 ms per row. Row t = 50 ms has an empty temp_c; a 62nd row (t = 610 ms)
+// is cut (no end of line); pcie_tx_bytes_per_s is a rate no metric holds.
+//
+// Energy per iteration (a step's edges fall on sample stamps, so each sample interval lies wholly
+// inside or outside it and the energy is the sum of its samples × 10 ms):
+//   step 1 [100, 200): samples 110..160 busy (6 × 3 J) + 170..200 idle (4 × 1 J) = 22 J, 220 W
+//   step 2 [200, 330): 210..290 busy (9 × 3 J) + 300..330 idle (4 × 1 J) = 31 J, 31/0.13 W
+//   step 3 [330, 420): 340..360 busy (3 × 3 J) + 370..420 idle (6 × 1 J) = 15 J, 15/0.09 W
+//   step 4 [420, 560): 430..520 busy (10 × 3 J) + 530..560 idle (4 × 1 J) = 34 J, 34/0.14 W
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <map>
+
+#include "chopper/analysis/analysis.hpp"
+#include "chopper/base/error.hpp"
+#include "chopper/base/input.hpp"
+#include "chopper/hierarchy/label.hpp"
+#include "chopper/ingest/hardware_files.hpp"
+#include "chopper/ingest/record/record_meta.hpp"
+#include "chopper/pipeline/load.hpp"
+#include "chopper/report/hardware_report.hpp"
+#include "golden/truth.hpp"
+#include "test_util.hpp"
+
+using namespace chopper;
+using namespace chopper::test;
+
+namespace {
+
+constexpr Ns kB = 1790000000000000000;
+constexpr Ns kMs = 1000000;
+
+std::string run_dir() {
+  return data_path("record_run");
+}
+std::string gpu_file() {
+  return data_path("record_run/telemetry/gpunode7.gpu.csv");
+}
+
+const Series& series_of(const TelemetryData& d, int gpu, Metric m) {
+  for (const Series& s : d.series)
+    if (s.gpu.index == gpu && s.metric == m) return s;
+  ADD_FAILURE() << "no " << metric_name(m) << " series of GPU " << gpu;
+  static const Series none;
+  return none;
+}
+
+TelemetryData read_text(const std::string& text) {
+  auto src = ByteSource::from_memory(text, "host.gpu.csv");
+  return read_telemetry(*src);
+}
+
+void write(const fs::path& p, const std::string& text) {
+  std::ofstream(p, std::ios::binary) << text;
+}
+
+// The fixture copied to a temp dir, `edit` applied to its telemetry/ folder.
+template <class Edit>
+fs::path edited_copy(const std::string& name, Edit edit) {
+  const fs::path dir = temp_dir("record_" + name);
+  fs::copy(run_dir(), dir, fs::copy_options::recursive);
+  edit(dir / "telemetry");
+  return dir;
+}
+
+struct Aligned {
+  Run run;
+  HardwareFiles files;
+  HardwareRun hw;
+};
+std::unique_ptr<Aligned> align_dir(const std::string& dir) {
+  auto a = std::make_unique<Aligned>();
+  a->run = load_run({dir});
+  label_run(Taxonomy::builtin(), a->run, 1);
+  a->files = load_hardware({dir}, {}, {}, 1);
+  a->hw = align_hardware(a->run, a->files.telemetry, {});
+  return a;
+}
+
+}  // namespace
+
+// The GPU file: format, clock, every row's values, and what is counted.
+TEST(RecordedRun, GpuFileValuesAndDiagnostics) {
+  const TelemetryData d = read_telemetry_file(gpu_file());
+  EXPECT_EQ(d.format, "chopper-record");
+  EXPECT_EQ(d.samples, 61u);  // rows t = 0..600 ms; the cut 62nd is not one
+  const Series& p = series_of(d, 0, Metric::kPowerW);
+  ASSERT_EQ(p.size(), 61u);
+  EXPECT_EQ(p.clock, ClockDomain::kRealtimeUtc);
+  EXPECT_EQ(p.gpu.uuid, "GPU-5d9a3c1e-7f42-4b8e-9a10-2c3d4e5f6a7b");
+  EXPECT_EQ(p.t_ns.front(), kB);
+  EXPECT_EQ(p.t_ns.back(), kB + 600 * kMs);
+  EXPECT_DOUBLE_EQ(p.value[11], 300.0);  // t = 110 ms: the interval (100, 110] holds a kernel
+  EXPECT_DOUBLE_EQ(p.value[17], 100.0);  // t = 170 ms: after step 1's kernel (ends at 160)
+  // Energy counter: 1000 J + 28 busy samples × 3 J + 33 idle × 1 J.
+  EXPECT_DOUBLE_EQ(series_of(d, 0, Metric::kEnergyJ).value.back(), 1117.0);
+  EXPECT_EQ(series_of(d, 0, Metric::kSmClockMhz).value[11], 1980.0);
+  EXPECT_EQ(series_of(d, 0, Metric::kMemClockMhz).value[0], 2619.0);
+  EXPECT_EQ(series_of(d, 0, Metric::kUtilGpuPct).value[11], 100.0);
+  EXPECT_EQ(series_of(d, 0, Metric::kUtilMemPct).value[11], 40.0);
+  EXPECT_EQ(series_of(d, 0, Metric::kThrottleReasons).value[0], 1.0);  // 0x...01: gpu_idle
+  EXPECT_EQ(series_of(d, 0, Metric::kTempMemC).value[0], 60.0);
+  // temp_c: one empty cell (t = 50 ms): 60 samples, the empty one counted, never read as 0.
+  const Series& temp = series_of(d, 0, Metric::kTempGpuC);
+  EXPECT_EQ(temp.size(), 60u);
+  EXPECT_EQ(temp.t_ns[5], kB + 60 * kMs);
+  EXPECT_EQ(d.diagnostics.count("value_not_available"), 1u);
+  EXPECT_EQ(d.diagnostics.count("truncated_line"), 1u);
+  EXPECT_EQ(d.diagnostics.count("unused_field"), 1u);  // pcie_tx_bytes_per_s
+  EXPECT_EQ(d.series.size(), 9u);  // the 9 metric columns of GPU 0 (pcie_tx_bytes_per_s unused)
+}
+
+// Rows that cannot be read are counted, never fatal; two GPUs give two series of each metric;
+// a header of other names (or order) is not this format.
+TEST(RecordedRun, GpuFileBadRows) {
+  const std::string h =
+      "time_ns,gpu,uuid,power_w,energy_j,sm_clock_mhz,mem_clock_mhz,temp_c,util_gpu_pct,"
+      "util_mem_pct,throttle_reasons,nvlink_tx_bytes,fan_pct\n";
+  const std::string text = h +
+                           "1790000000000000000,0,GPU-a,200.5,10.000,1980,2619,50,90,30,0x0,5,40\n"
+                           "1790000000005000000,1,GPU-b,210,11.000,1980,2619,51,91,31,0x4,6,40\n"
+                           "17900000000x0000000,0,GPU-a,200,12,1,1,1,1,1,0x0,7,40\n"   // bad time
+                           "1790000000010000000,-1,GPU-a,200,12,1,1,1,1,1,0x0,7,40\n"  // bad GPU
+                           "1790000000010000000,0,GPU-a,200\n"                         // short
+                           "1790000000010000000,0,GPU-a,300 W,12,1980,2619,50,abc,30,0x0,7,40\n" +
+                           h;  // written again: ignored
+  const TelemetryData d = read_text(text);
+  EXPECT_EQ(d.format, "chopper-record");
+  EXPECT_EQ(d.samples, 3u);
+  EXPECT_EQ(d.diagnostics.count("bad_timestamp"), 1u);
+  EXPECT_EQ(d.diagnostics.count("bad_row"), 2u);
+  EXPECT_EQ(d.diagnostics.count("bad_value"), 2u);     // "300 W" (a unit), "abc"
+  EXPECT_EQ(d.diagnostics.count("unused_field"), 1u);  // fan_pct
+  EXPECT_EQ(series_of(d, 0, Metric::kPowerW).size(), 1u);
+  EXPECT_EQ(series_of(d, 0, Metric::kUtilGpuPct).size(), 1u);
+  EXPECT_EQ(series_of(d, 0, Metric::kSmClockMhz).size(), 2u);
+  EXPECT_DOUBLE_EQ(series_of(d, 1, Metric::kPowerW).value[0], 210.0);
+  EXPECT_EQ(series_of(d, 1, Metric::kThrottleReasons).value[0], 4.0);
+  EXPECT_EQ(series_of(d, 1, Metric::kLinkTxBytes).value[0], 6.0);
+  EXPECT_EQ(sniff_telemetry("gpu,time_ns,uuid,power_w,energy_j,sm_clock_mhz,mem_clock_mhz,temp_c,"
+                            "util_gpu_pct,util_mem_pct,throttle_reasons\n",
+                            "x.gpu.csv"),
+            "");
+  EXPECT_THROW(read_text(h), InputError);  // a header and no row
+}
+
+// record.json (unknown keys accepted, null end and exit status) and clock.csv.
+TEST(RecordedRun, MetaAndClockFiles) {
+  const RecordMeta m = read_record_meta(data_path("record_run/telemetry/gpunode7.record.json"));
+  EXPECT_EQ(m.host, "gpunode7");
+  EXPECT_EQ(m.pids, (std::vector<int64_t>{4240, 4242, 4250}));
+  ASSERT_EQ(m.gpus.size(), 1u);
+  EXPECT_EQ(m.gpus[0].index, 0);
+  EXPECT_EQ(m.gpus[0].uuid, "GPU-5d9a3c1e-7f42-4b8e-9a10-2c3d4e5f6a7b");
+  EXPECT_EQ(m.interval_ms, 10);
+  EXPECT_EQ(m.exit_status, 0);
+  EXPECT_EQ(m.command, (std::vector<std::string>{"python3", "train.py"}));
+  const fs::path dir = temp_dir("record_meta");
+  fs::create_directories(dir);
+  write(dir / "n1.record.json",
+        R"({"format": "chopper-record", "version": 1, "host": "n1", "end_realtime_ns": null,)"
+        R"( "exit_status": null, "pids": [7]})");
+  const RecordMeta running = read_record_meta((dir / "n1.record.json").string());
+  EXPECT_EQ(running.end_realtime_ns, -1);
+  EXPECT_EQ(running.exit_status, -1);
+  write(dir / "n1.json", R"({"format": "other"})");
+  EXPECT_THROW(read_record_meta((dir / "n1.json").string()), InputError);
+
+  // The fixture's clock: realtime - monotonic the same at both ends.
+  const ClockCheck steady = read_record_clock(data_path("record_run/telemetry/gpunode7.clock.csv"));
+  EXPECT_EQ(steady.pairs, 2u);
+  EXPECT_EQ(steady.drift_ns, 0);
+  EXPECT_EQ(steady.note(), "");
+  // Over 10 s: +0.2 ms a second for 4 s (slew), a 5 ms jump, then steady: drift 5.8 ms.
+  std::string c = "realtime_ns,monotonic_ns\n";
+  Ns off = 1000;
+  for (int k = 0; k <= 10; ++k) {
+    if (k >= 1 && k <= 4) off += 200000;
+    if (k == 6) off += 5000000;
+    c += std::to_string(kB + k * 1000 * kMs + off) + "," + std::to_string(k * 1000 * kMs) + "\n";
+  }
+  c += "123";  // cut
+  write(dir / "n1.clock.csv", c);
+  const ClockCheck j = read_record_clock((dir / "n1.clock.csv").string());
+  EXPECT_EQ(j.pairs, 11u);
+  EXPECT_EQ(j.bad_rows, 1u);
+  EXPECT_EQ(j.drift_ns, 5800000);
+  EXPECT_EQ(j.step_ns, 5000000);
+  EXPECT_EQ(j.step_line, 8u);  // header on line 1, k = 6 on line 8
+  EXPECT_EQ(j.note(),
+            "realtime - monotonic changed by +5.800 ms over 10.0 s (580000 ns/s); stepped by "
+            "+5.000 ms at line 8 (a clock jump)");
+  fs::remove_all(dir);
+}
+
+// The run directory: every recorder file recognised (none skipped, none an error), the GPU file
+// given its host's pids, and the CPU files left for their reader.
+TEST(RecordedRun, FilesRecognised) {
+  const HardwareFiles hf = load_hardware({run_dir()}, {}, {}, 1);
+  EXPECT_TRUE(hf.errors.empty()) << (hf.errors.empty() ? "" : hf.errors.front());
+  EXPECT_TRUE(hf.skipped.empty()) << (hf.skipped.empty() ? "" : hf.skipped.front().first);
+  ASSERT_EQ(hf.telemetry.size(), 1u);
+  EXPECT_TRUE(hf.telemetry[0].recorder.found);
+  EXPECT_EQ(hf.telemetry[0].recorder.host, "gpunode7");
+  EXPECT_EQ(hf.telemetry[0].recorder.pids, (std::vector<int64_t>{4240, 4242, 4250}));
+  EXPECT_EQ(hf.telemetry[0].recorder.clock_note, "");
+  EXPECT_EQ(hf.recorded_hosts.size(), 1u);
+  EXPECT_EQ(hf.recorded_clocks.size(), 1u);
+  EXPECT_EQ(hf.recorded_cpu_files.size(), 2u);  // cpu.csv, threads.csv
+}
+
+// Alignment: "recorder clock", offset 0, uncertainty half the 10 ms period; the rank whose trace
+// pid (4242) record.json lists gets GPU 0's series; the correlation at 0 is high (the power and
+// utilization follow the kernels by construction).
+TEST(RecordedRun, RecorderClockAlignment) {
+  auto a = align_dir(run_dir());
+  ASSERT_EQ(a->hw.telemetry.size(), 1u);
+  const TelemetryAlignment& t = a->hw.telemetry[0];
+  EXPECT_EQ(t.method, "recorder clock");
+  EXPECT_EQ(t.offset_ns, 0);
+  EXPECT_EQ(t.period_ns, 10 * kMs);
+  EXPECT_EQ(t.uncertainty_ns, 5 * kMs);
+  EXPECT_GT(t.correlation, 0.9);
+  EXPECT_EQ(t.ranks, (std::vector<int64_t>{0}));
+  ASSERT_EQ(a->hw.ranks.size(), 1u);
+  EXPECT_TRUE(a->hw.ranks[0].has(Metric::kPowerW));
+  EXPECT_TRUE(a->hw.ranks[0].has(Metric::kEnergyJ));
+}
+
+// `chopper analyze`'s power_energy table from the recorded telemetry: per iteration the energy
+// and mean power computed by hand in the header comment, and the energy counter's growth equal.
+TEST(RecordedRun, PerIterationEnergyAndPower) {
+  auto a = align_dir(run_dir());
+  AnalysisOptions o;
+  o.threads = 1;
+  RunAnalysis ra = analyze_run(a->run, o, &a->hw);
+  struct NoRankRows : RankRows {
+    void rows(RankStream, TableSink&) override {}
+  } none;
+  struct Keep : TableSink {
+    std::map<std::string, std::unique_ptr<Table>> tables;
+    Table* cur = nullptr;
+    void begin(const TableSchema& s) override {
+      cur = (tables[s.name] = std::make_unique<Table>(s)).get();
+    }
+    void row(std::span<const Cell> cells) override { cur->add_row(cells); }
+    void end() override {}
+  } keep;
+  hardware_tables(ra, o, keep, none);
+  ASSERT_TRUE(keep.tables.count("power_energy"));
+  const Table& t = *keep.tables.at("power_energy");
+  constexpr ColumnHandle kIter = kPowerEnergyTable.handle("iteration"),
+                         kPhase = kPowerEnergyTable.handle("phase"),
+                         kTime = kPowerEnergyTable.handle("time_ns"),
+                         kEnergy = kPowerEnergyTable.handle("energy_j"),
+                         kMean = kPowerEnergyTable.handle("mean_power_w"),
+                         kCounter = kPowerEnergyTable.handle("energy_counter_j");
+  const std::map<int64_t, std::pair<Ns, double>> want = {{1, {100 * kMs, 22.0}},
+                                                         {2, {130 * kMs, 31.0}},
+                                                         {3, {90 * kMs, 15.0}},
+                                                         {4, {140 * kMs, 34.0}}};
+  std::map<int64_t, bool> seen;
+  for (size_t r = 0; r < t.rows(); ++r) {
+    if (!t.is_null(r, kPhase.index)) continue;
+    const int64_t it = t.get_int(r, kIter.index);
+    ASSERT_TRUE(want.count(it)) << "iteration " << it;
+    seen[it] = true;
+    const auto [ns, joules] = want.at(it);
+    EXPECT_EQ(t.get_int(r, kTime.index), ns) << "iteration " << it;
+    EXPECT_NEAR(t.get_real(r, kEnergy.index), joules, 1e-9) << "iteration " << it;
+    EXPECT_NEAR(t.get_real(r, kMean.index), joules / (static_cast<double>(ns) * 1e-9), 1e-6)
+        << "iteration " << it;
+    EXPECT_NEAR(t.get_real(r, kCounter.index), joules, 1e-6) << "iteration " << it;
+  }
+  EXPECT_EQ(seen.size(), 4u);
+}
+
+// The GPU file's clock 50 ms late (every time_ns + 50 ms): offset 0 is kept, and the method says
+// where the activity would put it (+50 ms, where the samples match the kernels again).
+TEST(RecordedRun, DisagreementIsReported) {
+  const fs::path dir = edited_copy("shifted", [](const fs::path& tel) {
+    const std::string text = read_file((tel / "gpunode7.gpu.csv").string());
+    std::string out;
+    size_t p = 0;
+    while (p < text.size()) {
+      size_t nl = text.find('\n', p);
+      const std::string line = text.substr(p, nl == std::string::npos ? nl : nl - p + 1);
+      p = nl == std::string::npos ? text.size() : nl + 1;
+      const size_t comma = line.find(',');
+      int64_t t = 0;
+      if (p > line.size() && comma != std::string::npos &&
+          parse_int64(line.substr(0, comma), t) == DecimalStatus::kExact)
+        out += std::to_string(t + 50 * kMs) + line.substr(comma);
+      else
+        out += line;
+    }
+    write(tel / "gpunode7.gpu.csv", out);
+  });
+  auto a = align_dir(dir.string());
+  ASSERT_EQ(a->hw.telemetry.size(), 1u);
+  const TelemetryAlignment& t = a->hw.telemetry[0];
+  EXPECT_EQ(t.offset_ns, 0);
+  // The kernels start 1 ms into their 10 ms sample intervals, so offsets a few 0.5 ms steps
+  // around +50 ms fit as well (r = 1.00): the one found is within the uncertainty (T/2) of 50.
+  const std::string head = "recorder clock (disagrees with the activity: best offset ";
+  ASSERT_EQ(t.method.rfind(head, 0), 0u) << t.method;
+  const double best_ms = std::stod(t.method.substr(head.size()));
+  EXPECT_NEAR(best_ms, 50.0, 5.0) << t.method;
+  EXPECT_NE(t.method.find(" ms, r=1.00, vs r="), std::string::npos) << t.method;
+  EXPECT_NE(t.method.find(" at 0; offset 0 kept)"), std::string::npos) << t.method;
+  fs::remove_all(dir);
+}
+
+// A clock that stepped while recording, and a record.json whose pids no trace has (the only host:
+// given every rank), are said in the method.
+TEST(RecordedRun, ClockStepAndNoPidMatchAreSaid) {
+  const fs::path dir = edited_copy("notes", [](const fs::path& tel) {
+    write(tel / "gpunode7.clock.csv",
+          "realtime_ns,monotonic_ns\n"
+          "1789999999995000000,4999995000000\n"
+          "1790000000300000000,5000300000000\n"
+          "1790000000610000000,5000605000000\n");  // +5 ms between the last two pairs
+    std::string meta = read_file((tel / "gpunode7.record.json").string());
+    const size_t at = meta.find("4242");
+    meta.replace(at, 4, "4243");
+    write(tel / "gpunode7.record.json", meta);
+  });
+  auto a = align_dir(dir.string());
+  ASSERT_EQ(a->hw.telemetry.size(), 1u);
+  const TelemetryAlignment& t = a->hw.telemetry[0];
+  EXPECT_EQ(t.method,
+            "recorder clock (no trace's process id is in gpunode7's record.json pids: the only "
+            "recorded host, given every rank) (recorder clock suspect: realtime - monotonic "
+            "changed by +5.000 ms over 0.6 s (8196721 ns/s); stepped by +5.000 ms at line 4 (a "
+            "clock jump))");
+  EXPECT_EQ(t.ranks, (std::vector<int64_t>{0}));
+  EXPECT_EQ(t.offset_ns, 0);
+  fs::remove_all(dir);
+}
