@@ -18,6 +18,7 @@
 //   step 4 [420, 560): 430..520 busy (10 × 3 J) + 530..560 idle (4 × 1 J) = 34 J, 34/0.14 W
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <map>
@@ -153,6 +154,50 @@ TEST(RecordedRun, GpuFileBadRows) {
                             "x.gpu.csv"),
             "");
   EXPECT_THROW(read_text(h), InputError);  // a header and no row
+}
+
+// A windowed read (TelemetryWindow) of a long recording: 200 s of 2 GPUs at 10 ms, a window of
+// 1 s at 100 s: the rows read are the window's, widened by max(20 ms, 2 periods) = 20 ms either
+// side (1 s + 40 ms of 10 ms rows: 104 or 105 ticks of 2 GPUs), plus the first and last 64 lines;
+// inside the window the samples are the whole read's; the rest is counted as
+// rows_outside_window.
+TEST(RecordedRun, WindowedRead) {
+  std::string text =
+      "time_ns,gpu,uuid,power_w,energy_j,sm_clock_mhz,mem_clock_mhz,temp_c,util_gpu_pct,"
+      "util_mem_pct,throttle_reasons\n";
+  for (int k = 0; k < 20000; ++k)
+    for (int g = 0; g < 2; ++g)
+      text += std::to_string(kB + k * 10 * kMs + g * 100000) + "," + std::to_string(g) + ",GPU-x," +
+              std::to_string(100 + k % 50) + "," + std::to_string(k) + ",1980,2619,50," +
+              std::to_string(k % 100) + ",10,0x0\n";
+  const TelemetryData whole = read_text(text);
+  EXPECT_EQ(whole.samples, 40000u);
+  TelemetryReadOptions o;
+  const Ns from = kB + 100000 * kMs, to = from + 1000 * kMs;
+  o.window.utc = {{from, to}};
+  o.window.pad_ns = 20 * kMs;
+  o.window.pad_periods = 2;
+  o.window.min_file_bytes = 0;
+  auto src = ByteSource::from_memory(text, "host.gpu.csv");
+  const TelemetryData part = read_telemetry(*src, o);
+  EXPECT_GE(part.samples, 2 * 103u + 2 * 64u);
+  EXPECT_LE(part.samples, 2 * 105u + 2 * 64u);
+  const double left_out = static_cast<double>(whole.samples - part.samples);
+  EXPECT_NEAR(static_cast<double>(part.diagnostics.count("rows_outside_window")), left_out,
+              0.01 * left_out);
+  const Series& w = series_of(whole, 1, Metric::kPowerW);
+  const Series& p = series_of(part, 1, Metric::kPowerW);
+  EXPECT_EQ(p.t_ns.front(), w.t_ns.front());
+  EXPECT_EQ(p.t_ns.back(), w.t_ns.back());
+  size_t inside = 0;
+  for (size_t i = 0; i < w.size(); ++i) {
+    if (w.t_ns[i] < from || w.t_ns[i] > to) continue;
+    ++inside;
+    const auto it = std::lower_bound(p.t_ns.begin(), p.t_ns.end(), w.t_ns[i]);
+    ASSERT_TRUE(it != p.t_ns.end() && *it == w.t_ns[i]);
+    EXPECT_EQ(p.value[static_cast<size_t>(it - p.t_ns.begin())], w.value[i]);
+  }
+  EXPECT_EQ(inside, 100u);  // GPU 1's stamps at 100.0001 .. 100.9901 s
 }
 
 // record.json (unknown keys accepted, null end and exit status) and clock.csv.
