@@ -154,6 +154,13 @@ TEST(RecordedRun, GpuFileBadRows) {
                             "x.gpu.csv"),
             "");
   EXPECT_THROW(read_text(h), InputError);  // a header and no row
+  // A metric's column given twice: the first is read, the second listed as unused.
+  const TelemetryData twice = read_text(
+      "time_ns,gpu,uuid,power_w,energy_j,sm_clock_mhz,mem_clock_mhz,temp_c,util_gpu_pct,"
+      "util_mem_pct,throttle_reasons,power_w\n"
+      "1790000000000000000,0,GPU-a,200,10,1980,2619,50,90,30,0x0,999\n");
+  EXPECT_EQ(twice.diagnostics.count("unused_field"), 1u);
+  EXPECT_DOUBLE_EQ(series_of(twice, 0, Metric::kPowerW).value.at(0), 200.0);
 }
 
 // A windowed read (TelemetryWindow) of a long recording: 200 s of 2 GPUs at 10 ms, a window of

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "chopper/link/hardware_align.hpp"
+#include "chopper/link/record_align.hpp"
 
 namespace chopper {
 namespace {
@@ -374,17 +375,14 @@ void align_one(const Unit& u, TelemetryAlignment& a, const std::vector<RankInfo*
   a.correlation = std::min(a.correlation, 1.0);
 }
 
-// A unit of chopper record's GPU files: stamped with CLOCK_REALTIME, the clock the trace is on, so
-// placed at offset 0 ("recorder clock"), the uncertainty half a sample period (a sample's value
-// describes some window before its stamp: the analyses take the period ending at it). Still
-// checked: the correlation at 0 is the row's, and the search the other methods run (near, then
-// wide) finds the offset the activity prefers; when that lies more than the uncertainty plus a
-// period from 0 and correlates clearly better (by kClearlyBetter), the method says so. Offset 0 is
-// kept all the same: the clocks are one clock by construction, and an activity that repeats can
-// correlate at a wrong offset (docs/metrics.md, "Hardware alignment").
+// A unit of chopper record's GPU files: offset 0 (CLOCK_REALTIME, the trace's clock), uncertainty
+// T/2; still checked: the correlation at 0 is the row's, and the search the other methods run says
+// when the activity clearly prefers another offset (offset 0 kept; docs/metrics.md).
 constexpr double kClearlyBetter = 0.05;
+// `note`: the placement's; `clock_note`: the recorder clock's drift or step (record_meta.hpp).
 void align_recorder(const Unit& u, TelemetryAlignment& a, const std::vector<RankInfo*>& ranks,
-                    const HardwareAlignOptions& o) {
+                    const HardwareAlignOptions& o, const std::string& note,
+                    const std::string& clock_note) {
   OffsetSearch q;
   if (!gather_signals(u, a, ranks, q) || !coarse_offsets(q, a, o)) return;
   const Ns T = q.period;
@@ -407,6 +405,8 @@ void align_recorder(const Unit& u, TelemetryAlignment& a, const std::vector<Rank
   } else if (!(at_zero >= -1.0)) {
     a.method += " (nothing to correlate: no sample varied)";
   }
+  if (!note.empty()) a.method += " (" + note + ")";
+  if (!clock_note.empty()) a.method += " (recorder clock suspect: " + clock_note + ")";
   for (const Pair& p : q.pairs) a.samples += (p.util != nullptr ? p.util : p.power)->size();
   if (!(a.correlation >= -1.0)) a.correlation = std::nan("");
   a.correlation = std::min(a.correlation, 1.0);
@@ -520,17 +520,14 @@ class TelemetryAligner {
       if (static_cast<size_t>(n) >= taken.size()) taken.resize(static_cast<size_t>(n) + 1, false);
       taken[static_cast<size_t>(n)] = true;
     };
-    place_recorded_hosts();
+    rec_ = recorded_host_ranks(ranks_, hw_.telemetry_data);
     for (size_t i : order_) {
       TelemetryAlignment& t = hw_.telemetry[i];
       t.file = hw_.telemetry_data[i].file;
       t.format = hw_.telemetry_data[i].format;
-      if (!rec_ranks_[i].empty()) {
-        t.node = info_[rec_ranks_[i].front()].node;
-      } else {
-        t.node = named_rank_node(hw_.telemetry_data[i]);
-        if (t.node < 0) t.node = node_from_file_name(hw_.telemetry_data[i].file);
-      }
+      t.node = !rec_.ranks[i].empty() ? info_[rec_.ranks[i].front()].node
+                                      : named_rank_node(hw_.telemetry_data[i]);
+      if (t.node < 0) t.node = node_from_file_name(hw_.telemetry_data[i].file);
       take(t.node);
     }
     int64_t next = 0;
@@ -539,44 +536,6 @@ class TelemetryAligner {
       while (static_cast<size_t>(next) < taken.size() && taken[static_cast<size_t>(next)]) ++next;
       hw_.telemetry[i].node = next;
       take(next);
-    }
-  }
-
-  // chopper record's GPU files -> ranks: a host's file describes the ranks whose trace has a
-  // process id its record.json lists (the recorded command's tree); with one recorded host and no
-  // such rank, every rank (said in the method). rec_ranks_ (indices into info_, in rank order)
-  // empty: placed as any other file, by node.
-  void place_recorded_hosts() {
-    rec_ranks_.assign(hw_.telemetry_data.size(), {});
-    rec_note_.assign(hw_.telemetry_data.size(), std::string());
-    std::set<std::string> hosts;
-    for (const TelemetryData& d : hw_.telemetry_data)
-      if (d.format == "chopper-record") hosts.insert(d.recorder.host);
-    for (size_t f = 0; f < hw_.telemetry_data.size(); ++f) {
-      const TelemetryData& d = hw_.telemetry_data[f];
-      if (d.format != "chopper-record") continue;
-      std::vector<size_t>& mine = rec_ranks_[f];
-      for (size_t i = 0; i < info_.size(); ++i) {
-        if (info_[i].rank < 0) continue;
-        for (int64_t pid : info_[i].act->pids)
-          if (std::find(d.recorder.pids.begin(), d.recorder.pids.end(), pid) !=
-              d.recorder.pids.end()) {
-            mine.push_back(i);
-            break;
-          }
-      }
-      if (!mine.empty()) continue;
-      const std::string why =
-          d.recorder.found
-              ? fmt::format("no trace's process id is in {}'s record.json pids", d.recorder.host)
-              : fmt::format("no record.json of host {} beside it", d.recorder.host);
-      if (hosts.size() == 1) {
-        for (size_t i = 0; i < info_.size(); ++i)
-          if (info_[i].rank >= 0) mine.push_back(i);
-        rec_note_[f] = why + ": the only recorded host, given every rank";
-      } else {
-        rec_note_[f] = why + ": placed by its file name or order";
-      }
     }
   }
 
@@ -721,11 +680,11 @@ class TelemetryAligner {
     u.single_gpu = devices.size() == 1;
   }
 
-  // Whether rank i is one the unit describes: a recorded host's (rec_ranks_ of its first file),
-  // else a rank of its node.
+  // Whether rank i is one the unit describes: a recorded host's (its first file's), else its
+  // node's.
   bool unit_has_rank(int64_t node, const Unit& u, size_t i) const {
     if (info_[i].rank < 0) return false;
-    const std::vector<size_t>& rec = rec_ranks_[u.files.front()];
+    const std::vector<size_t>& rec = rec_.ranks[u.files.front()];
     if (!rec.empty()) return std::find(rec.begin(), rec.end(), i) != rec.end();
     return info_[i].node == node;
   }
@@ -745,14 +704,8 @@ class TelemetryAligner {
                                      "nodes 0 to {})",
                                      node, last_node);
     } else if (u.recorder) {
-      align_recorder(u, a, node_ranks, o_);
-      if (a.aligned()) {
-        const TelemetryData& d = hw_.telemetry_data[u.files.front()];
-        if (!rec_note_[u.files.front()].empty())
-          a.method += " (" + rec_note_[u.files.front()] + ")";
-        if (!d.recorder.clock_note.empty())
-          a.method += " (recorder clock suspect: " + d.recorder.clock_note + ")";
-      }
+      align_recorder(u, a, node_ranks, o_, rec_.notes[u.files.front()],
+                     hw_.telemetry_data[u.files.front()].recorder.clock_note);
     } else {
       align_one(u, a, node_ranks, o_);
     }
@@ -826,10 +779,7 @@ class TelemetryAligner {
   std::vector<size_t> order_;          // the telemetry files by name
   std::vector<FileFacts> facts_;       // parallel to hw_.telemetry_data
   std::vector<std::string> conflict_;  // per file: why it is not used ("" = it is)
-  // Per file: the ranks (indices into info_) a chopper record host describes (place_recorded_hosts;
-  // empty: by node), and what its placement needs said ("" = matched by process id).
-  std::vector<std::vector<size_t>> rec_ranks_;
-  std::vector<std::string> rec_note_;
+  RecordedRanks rec_;  // chopper record's files: their ranks (indices into info_) and notes
 };
 
 }  // namespace

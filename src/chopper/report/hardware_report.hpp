@@ -52,13 +52,14 @@ inline constexpr auto kTelemetryAlignmentTable = table<TelemetryAlignmentRow>(
         [](const TelemetryAlignmentRow& a) {
           return a.row->aligned() ? Cell::of(a.row->offset_ns) : Cell::null();
         }),
-    column<TelemetryAlignmentRow>("uncertainty_ns", ColType::kInt,
-                                  "half-width of the offsets the correlation cannot tell apart",
-                                  "not aligned (method 'none: …')",
-                                  [](const TelemetryAlignmentRow& a) {
-                                    return a.row->aligned() ? Cell::of(a.row->uncertainty_ns)
-                                                            : Cell::null();
-                                  }),
+    column<TelemetryAlignmentRow>(
+        "uncertainty_ns", ColType::kInt,
+        "half-width of the offsets the correlation cannot tell apart (recorder clock: half "
+        "a sample period)",
+        "not aligned (method 'none: …')",
+        [](const TelemetryAlignmentRow& a) {
+          return a.row->aligned() ? Cell::of(a.row->uncertainty_ns) : Cell::null();
+        }),
     viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::period_ns>(
         "period_ns", "median interval of the file's own samples", kNever),
     viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::correlation>(

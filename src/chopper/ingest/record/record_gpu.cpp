@@ -98,9 +98,14 @@ void read_record_gpu(LineReader& in, const TelemetryReadOptions& /*o*/, Telemetr
       if (!record_gpu_header(f)) fail(in, "not the header of chopper record's GPU file");
       header = std::string(line);
       cols.assign(f.size(), nullptr);
-      for (size_t i = 3; i < f.size(); ++i) {  // after time_ns, gpu, uuid
+      std::vector<bool> taken(kMetricCount, false);  // a column given twice: the first read
+      for (size_t i = 3; i < f.size(); ++i) {        // after time_ns, gpu, uuid
         cols[i] = find_column(f[i]);
-        if (cols[i] == nullptr) unused_field(d, seen, f[i], ln);
+        if (cols[i] != nullptr && taken[static_cast<size_t>(cols[i]->metric)]) cols[i] = nullptr;
+        if (cols[i] == nullptr)
+          unused_field(d, seen, f[i], ln);
+        else
+          taken[static_cast<size_t>(cols[i]->metric)] = true;
       }
       in.rows_of_interest(ClockDomain::kRealtimeUtc, row_time(f.size()));
       continue;
