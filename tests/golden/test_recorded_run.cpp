@@ -392,11 +392,90 @@ TEST(RecordedRun, ClockStepAndNoPidMatchAreSaid) {
   ASSERT_EQ(a->hw.telemetry.size(), 1u);
   const TelemetryAlignment& t = a->hw.telemetry[0];
   EXPECT_EQ(t.method,
-            "recorder clock (no trace's process id is in gpunode7's record.json pids: the only "
-            "recorded host, given every rank) (recorder clock suspect: realtime - monotonic "
-            "changed by +5.000 ms over 0.6 s (8196721 ns/s); stepped by +5.000 ms at line 4 (a "
-            "clock jump))");
+            "recorder clock (recorder clock suspect: realtime - monotonic changed by +5.000 ms "
+            "over 0.6 s (8196721 ns/s); stepped by +5.000 ms at line 4 (a clock jump)) (no "
+            "trace's process id is in gpunode7's record.json pids: the only recorded host, given "
+            "every rank)");
   EXPECT_EQ(t.ranks, (std::vector<int64_t>{0}));
   EXPECT_EQ(t.offset_ns, 0);
   fs::remove_all(dir);
+}
+
+// Two hosts, one rank each, both on device 0 of traces that list 2 devices (so the node
+// arithmetic would put both ranks on node 0): each host's file goes to the rank whose pid its
+// record.json lists, with no conflict. Host gpunode8 records rank 1 (pid 5252) at twice the power
+// (600 W busy, 200 W idle): rank 1's step 1 energy is 2 × 22 J. A rank whose pid both hosts list
+// is given to neither, and both rows say so.
+TEST(RecordedRun, TwoHostsByProcessId) {
+  auto replace_all = [](std::string s, const std::string& a, const std::string& b) {
+    for (size_t at = s.find(a); at != std::string::npos; at = s.find(a, at + b.size()))
+      s.replace(at, a.size(), b);
+    return s;
+  };
+  auto make = [&](const std::string& name, const std::string& host_b_pids) {
+    return edited_copy(name, [&](const fs::path& tel) {
+      const fs::path dir = tel.parent_path();
+      std::string t0 = read_file((dir / "trace.json").string());
+      const std::string dev = t0.substr(t0.find("{\"id\": 0"));
+      const std::string two_devices =
+          dev.substr(0, dev.find('}') + 1) + ", " +
+          replace_all(dev.substr(0, dev.find('}') + 1), "\"id\": 0", "\"id\": 1");
+      t0 = replace_all(t0, dev.substr(0, dev.find('}') + 1), two_devices);
+      write(dir / "trace.json", t0);
+      std::string t1 = replace_all(t0, "4242", "5252");
+      t1 = replace_all(t1, "\"rank\": 0", "\"rank\": 1");
+      write(dir / "trace1.json", t1);
+      std::string gpu = read_file((tel / "gpunode7.gpu.csv").string());
+      gpu = replace_all(gpu, ",300.000,", ",600.000,");
+      gpu = replace_all(gpu, ",100.000,", ",200.000,");
+      write(tel / "gpunode8.gpu.csv", gpu);
+      write(tel / "gpunode8.record.json",
+            replace_all(replace_all(read_file((tel / "gpunode7.record.json").string()), "gpunode7",
+                                    "gpunode8"),
+                        "[\n  4240,\n  4242,\n  4250\n ]", host_b_pids));
+    });
+  };
+  {
+    const fs::path dir = make("two_hosts", "[5252]");
+    auto a = align_dir(dir.string());
+    EXPECT_TRUE(a->files.errors.empty());
+    EXPECT_TRUE(a->hw.errors.empty()) << (a->hw.errors.empty() ? "" : a->hw.errors.front());
+    ASSERT_EQ(a->hw.telemetry.size(), 2u);
+    for (const TelemetryAlignment& t : a->hw.telemetry) {
+      EXPECT_EQ(t.method, "recorder clock") << t.file;
+      EXPECT_EQ(t.node, 0) << t.file;  // both ranks on node 0 by the traces' 2 devices
+      const bool b = t.file.find("gpunode8") != std::string::npos;
+      EXPECT_EQ(t.ranks, (std::vector<int64_t>{b ? 1 : 0})) << t.file;
+    }
+    ASSERT_EQ(a->hw.ranks.size(), 2u);
+    for (const RankHardware& rh : a->hw.ranks) {
+      const Series& p = rh.at(Metric::kPowerW);
+      ASSERT_FALSE(p.t_ns.empty()) << "rank " << rh.rank;
+      EXPECT_EQ(*std::max_element(p.value.begin(), p.value.end()), rh.rank == 1 ? 600.0 : 300.0);
+      // Step 1 [100, 200) ms: 22 J on host gpunode7, twice that on gpunode8.
+      EXPECT_NEAR(integral_hold(p, kB + 100 * kMs, kB + 200 * kMs), rh.rank == 1 ? 44.0 : 22.0,
+                  1e-9);
+    }
+    fs::remove_all(dir);
+  }
+  {
+    const fs::path dir = make("two_hosts_same_pid", "[5252, 4242]");
+    auto a = align_dir(dir.string());
+    ASSERT_EQ(a->hw.telemetry.size(), 2u);
+    for (const TelemetryAlignment& t : a->hw.telemetry) {
+      const bool b = t.file.find("gpunode8") != std::string::npos;
+      if (b) {
+        EXPECT_EQ(t.method,
+                  "recorder clock (rank(s) 0: a process id also in another host's record.json "
+                  "pids, left out)");
+        EXPECT_EQ(t.ranks, (std::vector<int64_t>{1}));
+      } else {
+        EXPECT_EQ(t.method,
+                  "none: no ranks on node 7 (the traces' ranks are on nodes 0 to 0) (rank(s) 0: "
+                  "a process id also in another host's record.json pids, left out; placed by its "
+                  "file name or order)");
+      }
+    }
+    fs::remove_all(dir);
+  }
 }

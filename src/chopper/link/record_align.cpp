@@ -29,7 +29,25 @@ RecordedRanks recorded_host_ranks(const std::vector<RankActivity>& ranks,
           break;
         }
     }
-    if (!mine.empty()) continue;
+  }
+  // A rank that several hosts' pids hold (process ids repeat across hosts, e.g. in containers)
+  // cannot be told: left out of each, said in its note.
+  std::vector<size_t> hosts_of(ranks.size(), 0);
+  for (const std::vector<size_t>& r : out.ranks)
+    for (size_t i : r) ++hosts_of[i];
+  for (size_t f = 0; f < telemetry.size(); ++f) {
+    const TelemetryData& d = telemetry[f];
+    if (d.format != "chopper-record") continue;
+    std::vector<size_t>& mine = out.ranks[f];
+    std::string both;
+    for (size_t i : mine)
+      if (hosts_of[i] > 1) both += (both.empty() ? "" : ", ") + std::to_string(ranks[i].rank);
+    std::erase_if(mine, [&](size_t i) { return hosts_of[i] > 1; });
+    if (!both.empty())
+      out.notes[f] = fmt::format(
+          "rank(s) {}: a process id also in another host's record.json pids, left out{}", both,
+          mine.empty() ? "; placed by its file name or order" : "");
+    if (!mine.empty() || !both.empty()) continue;
     const std::string why =
         d.recorder.found
             ? fmt::format("no trace's process id is in {}'s record.json pids", d.recorder.host)

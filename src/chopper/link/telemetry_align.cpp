@@ -379,10 +379,9 @@ void align_one(const Unit& u, TelemetryAlignment& a, const std::vector<RankInfo*
 // T/2; still checked: the correlation at 0 is the row's, and the search the other methods run says
 // when the activity clearly prefers another offset (offset 0 kept; docs/metrics.md).
 constexpr double kClearlyBetter = 0.05;
-// `note`: the placement's; `clock_note`: the recorder clock's drift or step (record_meta.hpp).
+// `clock_note`: the recorder clock's drift or step (record_meta.hpp).
 void align_recorder(const Unit& u, TelemetryAlignment& a, const std::vector<RankInfo*>& ranks,
-                    const HardwareAlignOptions& o, const std::string& note,
-                    const std::string& clock_note) {
+                    const HardwareAlignOptions& o, const std::string& clock_note) {
   OffsetSearch q;
   if (!gather_signals(u, a, ranks, q) || !coarse_offsets(q, a, o)) return;
   const Ns T = q.period;
@@ -405,7 +404,6 @@ void align_recorder(const Unit& u, TelemetryAlignment& a, const std::vector<Rank
   } else if (!(at_zero >= -1.0)) {
     a.method += " (nothing to correlate: no sample varied)";
   }
-  if (!note.empty()) a.method += " (" + note + ")";
   if (!clock_note.empty()) a.method += " (recorder clock suspect: " + clock_note + ")";
   for (const Pair& p : q.pairs) a.samples += (p.util != nullptr ? p.util : p.power)->size();
   if (!(a.correlation >= -1.0)) a.correlation = std::nan("");
@@ -583,6 +581,8 @@ class TelemetryAligner {
   }
 
   void refuse_if_conflicting(size_t f, size_t g) {
+    // Hosts chopper record recorded: their ranks are told by process id, not node.
+    if (!rec_.ranks[f].empty() && !rec_.ranks[g].empty()) return;
     const FileFacts &a = facts_[f], &b = facts_[g];
     std::string shared;
     size_t n_shared = 0;
@@ -622,7 +622,9 @@ class TelemetryAligner {
     for (size_t f : order_) {
       if (!conflict_[f].empty()) continue;
       const TelemetryData& d = hw_.telemetry_data[f];
-      Unit& u = units[{hw_.telemetry[f].node, d.format, static_cast<int>(facts_[f].clock)}];
+      const bool rec = !rec_.ranks[f].empty();  // a recorded host: a unit of its own
+      Unit& u = units[{hw_.telemetry[f].node, rec ? d.format + "\x1f" + d.recorder.host : d.format,
+                       static_cast<int>(facts_[f].clock)}];
       u.files.push_back(f);
       u.recorder = d.format == "chopper-record";
     }
@@ -704,11 +706,11 @@ class TelemetryAligner {
                                      "nodes 0 to {})",
                                      node, last_node);
     } else if (u.recorder) {
-      align_recorder(u, a, node_ranks, o_, rec_.notes[u.files.front()],
-                     hw_.telemetry_data[u.files.front()].recorder.clock_note);
+      align_recorder(u, a, node_ranks, o_, hw_.telemetry_data[u.files.front()].recorder.clock_note);
     } else {
       align_one(u, a, node_ranks, o_);
     }
+    if (!rec_.notes[u.files.front()].empty()) a.method += " (" + rec_.notes[u.files.front()] + ")";
     for (size_t f : u.files) record_file_alignment(f, node, u, a, node_ranks);
     if (a.aligned()) give_series_to_ranks(node, u, a);
   }
