@@ -14,10 +14,13 @@ inline int64_t now_ms() {
   clock_gettime(CLOCK_REALTIME, &ts);
   return static_cast<int64_t>(ts.tv_sec) * 1000 + ts.tv_nsec / 1000000;
 }
-// STANDIN_GPUS devices (default 2).
+// STANDIN_GPUS devices (default 2), read once (a library call costs what the real one would not).
 inline unsigned gpu_count() {
-  const char* e = std::getenv("STANDIN_GPUS");
-  return e != nullptr ? static_cast<unsigned>(std::atoi(e)) : 2u;
+  static const unsigned n = [] {
+    const char* e = std::getenv("STANDIN_GPUS");
+    return e != nullptr ? static_cast<unsigned>(std::atoi(e)) : 2u;
+  }();
+  return n;
 }
 
 // NVML: power in mW, energy in mJ, clocks in MHz, temperatures in C, utilization in %.

@@ -107,9 +107,15 @@ void CpuSampler::row(CsvStream& out, int64_t time_ns, unsigned cpu, const Times&
   const uint64_t user = tenths(delta(now.busy_user, last.busy_user), total);
   const uint64_t system = tenths(delta(now.busy_system, last.busy_system), total);
   const uint64_t iowait = tenths(delta(now.iowait, last.iowait), total);
-  fmt::format_to(std::back_inserter(out.buf()), "{},{},{}.{},{}.{},{}.{},{}.{}\n", time_ns, cpu,
-                 util / 10, util % 10, user / 10, user % 10, system / 10, system % 10, iowait / 10,
-                 iowait % 10);
+  fmt::memory_buffer& b = out.buf();
+  append_int(b, time_ns);
+  b.push_back(',');
+  append_int(b, cpu);
+  for (uint64_t v : {util, user, system, iowait}) {
+    b.push_back(',');
+    append_tenths(b, v);
+  }
+  b.push_back('\n');
   last = now;
 }
 

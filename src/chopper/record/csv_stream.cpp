@@ -52,8 +52,18 @@ void CsvStream::close() {
   fd_ = -1;
 }
 
+void append_tenths(fmt::memory_buffer& b, uint64_t v) {
+  append_int(b, v / 10);
+  b.push_back('.');
+  b.push_back(static_cast<char>('0' + v % 10));
+}
+
 void append_milli(fmt::memory_buffer& b, uint64_t v) {
-  fmt::format_to(std::back_inserter(b), "{}.{:03}", v / 1000, v % 1000);
+  append_int(b, v / 1000);
+  const unsigned m = static_cast<unsigned>(v % 1000);
+  const char digits[4] = {'.', static_cast<char>('0' + m / 100),
+                          static_cast<char>('0' + m / 10 % 10), static_cast<char>('0' + m % 10)};
+  b.append(digits, digits + 4);
 }
 
 void append_cell(fmt::memory_buffer& b, std::string_view s) {

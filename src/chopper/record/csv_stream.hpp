@@ -35,6 +35,14 @@ class CsvStream {
   fmt::memory_buffer buf_;
 };
 
+// Appends an integer in decimal (fmt::format_int: no format string to parse on every sample).
+template <typename Int>
+inline void append_int(fmt::memory_buffer& b, Int v) {
+  const fmt::format_int f(v);
+  b.append(f.data(), f.data() + f.size());
+}
+// Appends `v` as a decimal with one decimal (v / 10: tenths of a percent -> percent).
+void append_tenths(fmt::memory_buffer& b, uint64_t v);
 // Appends `v` as a decimal with 3 decimals (v / 1000: mW -> W, mJ -> J).
 void append_milli(fmt::memory_buffer& b, uint64_t v);
 // Appends `s` as one CSV cell (in quotes, quotes doubled, when it holds a comma, a quote or a line

@@ -82,7 +82,7 @@ std::string gpu_header(const GpuBackend& g) {
 template <typename T>
 void append_opt(fmt::memory_buffer& b, const std::optional<T>& v) {
   b.push_back(',');
-  if (v) fmt::format_to(std::back_inserter(b), "{}", *v);
+  if (v) append_int(b, *v);
 }
 
 // Everything one recording holds open, and one tick of it.
@@ -106,8 +106,10 @@ struct Recording {
         gpu->read(i, sample);
         const int64_t after = realtime_ns();
         fmt::memory_buffer& b = gpu_csv.buf();
-        fmt::format_to(std::back_inserter(b), "{},{},", before + (after - before) / 2,
-                       devices[i].index);
+        append_int(b, before + (after - before) / 2);
+        b.push_back(',');
+        append_int(b, devices[i].index);
+        b.push_back(',');
         append_cell(b, devices[i].uuid);
         b.push_back(',');
         if (sample.power_mw) append_milli(b, *sample.power_mw);
@@ -119,8 +121,11 @@ struct Recording {
         append_opt(b, sample.util_gpu_pct);
         append_opt(b, sample.util_mem_pct);
         b.push_back(',');
-        if (sample.throttle_reasons)
-          fmt::format_to(std::back_inserter(b), "0x{:x}", *sample.throttle_reasons);
+        if (sample.throttle_reasons) {
+          char hex[24];
+          const auto end = fmt::format_to(hex, "0x{:x}", *sample.throttle_reasons);
+          b.append(hex, end);
+        }
         for (unsigned k = 0; k < kGpuExtraCount; ++k)
           if (extras[k]) append_opt(b, sample.extra[k]);
         b.push_back('\n');
