@@ -459,6 +459,28 @@ TEST(Record, CpuAndThreadFiles) {
   for (size_t i = 1; i < cpu_time.size(); ++i) EXPECT_GT(cpu_time[i], cpu_time[i - 1]);
 }
 
+// CMD's children are followed: a shell that starts a busy child shell; the child's thread is in
+// threads.csv with CMD as its parent, and its pid in record.json's pids after CMD's.
+TEST(Record, FollowsChildProcesses) {
+  const Recorded r =
+      record({"--gpu", "none", "--thread-interval-ms", "20"},
+             {"sh", "-c", "sh -c 'i=0; while [ $i -lt 200000 ]; do i=$((i+1)); done'; exit 0"},
+             run_env(""));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string json = slurp(r.file("record.json"));
+  std::smatch m;
+  ASSERT_TRUE(std::regex_search(json, m, std::regex("\"pids\": \\[([0-9]+), ([0-9]+)"))) << json;
+  const std::string cmd_pid = m[1].str(), child_pid = m[2].str();
+  size_t child_rows = 0;
+  for (const auto& row : read_csv(r.file("threads.csv"))) {
+    if (row.size() != 7 || row[1] != child_pid) continue;
+    EXPECT_EQ(row[2], cmd_pid) << "the child's parent is CMD";
+    EXPECT_EQ(row[3], child_pid);
+    ++child_rows;
+  }
+  EXPECT_GE(child_rows, 1u) << slurp(r.file("threads.csv"));
+}
+
 TEST(Record, NoCpuWritesNoCpuFiles) {
   const Recorded r = record({"--gpu", "none", "--no-cpu"}, {"true"}, run_env(""));
   ASSERT_EQ(r.status, 0) << r.err;
