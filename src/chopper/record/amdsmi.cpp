@@ -40,7 +40,7 @@ constexpr amdsmi_status_t kSuccess = 0;
 constexpr uint64_t kInitAmdGpus = 1u << 1;
 constexpr int kClkGfx = 0, kClkMem = 4;
 constexpr int kTempEdge = 0, kTempHotspot = 1, kTempVram = 2, kTempCurrent = 0;
-// Larger than every version's struct (amdsmi_asic_info_t, the largest used, is under 1 KiB).
+// Larger than every version's struct (amdsmi_asic_info_t, the largest used, is about 1 KiB).
 constexpr size_t kStructBuffer = 4096;
 
 struct Api {

@@ -2,7 +2,8 @@
 //
 // The few types and constants used are declared here (nvml.h is not needed to build). They are
 // those of NVIDIA's nvml.h as shipped with CUDA 12.x (NVML API version 12; the PCIe byte counters
-// 197/198 since the R550 drivers' header), unchanged since the calls were introduced:
+// 197/198 only in recent headers: an older driver answers them as not supported and the columns
+// are left out), unchanged since the calls were introduced:
 //   nvmlReturn_t: int enum, NVML_SUCCESS = 0; nvmlDevice_t: pointer to an opaque struct;
 //   nvmlClockType_t: NVML_CLOCK_SM = 1, NVML_CLOCK_MEM = 2;
 //   nvmlTemperatureSensors_t: NVML_TEMPERATURE_GPU = 0;
