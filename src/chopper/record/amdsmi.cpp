@@ -17,10 +17,12 @@
 //   amdsmi_get_lib_version(amdsmi_version_t*): its first uint32_t is the year (23, 24: the
 //     YEAR.MAJOR.MINOR.RELEASE versions up to ROCm 6.3) or the major version (25 and later: ROCm
 //     6.4 dropped the year);
-//   amdsmi_get_power_info(handle, amdsmi_power_info_t*): up to version 24 (ROCm 6.2 docs)
+//   amdsmi_get_power_info(handle, amdsmi_power_info_t*): version 23 (ROCm 5.7 docs)
+//     { uint32_t average_socket_power; uint32_t gfx_voltage; ... }; 24 (ROCm 6.2 docs)
 //     { uint32_t current_socket_power, average_socket_power; ... }; from 25 (ROCm 6.4.1, 7.0 docs)
 //     { uint64_t socket_power; uint32_t current_socket_power, average_socket_power; ... }; power
-//     in W, unsupported members UINT32_MAX (some cards: 0xFFFF).
+//     in W, unsupported members UINT32_MAX (some cards: 0xFFFF). Without a version: the first
+//     uint32_t only (a power in every layout up to 24).
 // The structs only grew at their ends between versions: each is read from a zeroed buffer larger
 // than any version's struct, and only the leading members named above are used.
 #include <cmath>
@@ -96,8 +98,11 @@ class AmdSmi final : public GpuBackend {
   Library lib_;
   Api api_{};
   bool initialized_ = false;
-  // Where current_socket_power is in amdsmi_power_info_t (0 up to version 24, 8 from 25).
+  // Where the power is in amdsmi_power_info_t: current_socket_power (0 up to version 24, 8 from
+  // 25), and whether average_socket_power follows it (not in version 23, where the first member
+  // is the average and the second a voltage).
   size_t power_offset_ = 0;
+  bool average_follows_ = false;
   std::string version_;
   std::vector<GpuDevice> devices_;
   std::vector<Handle> handles_;
@@ -143,6 +148,7 @@ std::string AmdSmi::open() {
     if (api_.lib_version(buf_) == kSuccess) {
       const uint32_t first = u32_at(buf_, 0), second = u32_at(buf_, 4), third = u32_at(buf_, 8);
       power_offset_ = first >= 25 ? 8 : 0;
+      average_follows_ = first >= 24;
       version_ = "AMD SMI " + std::to_string(first) + "." + std::to_string(second) + "." +
                  std::to_string(third);
     }
@@ -204,7 +210,8 @@ void AmdSmi::read(size_t i, GpuSample& s) {
   s = GpuSample{};
   std::memset(buf_, 0, 64);
   if (api_.power_info(h, buf_) == kSuccess) {
-    const uint32_t current = u32_at(buf_, power_offset_), average = u32_at(buf_, power_offset_ + 4);
+    const uint32_t current = u32_at(buf_, power_offset_);
+    const uint32_t average = average_follows_ ? u32_at(buf_, power_offset_ + 4) : 0;
     if (valid_watts(current))
       s.power_mw = uint64_t{current} * 1000;
     else if (valid_watts(average))
