@@ -14,6 +14,8 @@ namespace chopper::record {
 
 namespace {
 
+constexpr uint64_t kOtherThreadsEvery = 10;
+
 bool all_digits(const char* s) {
   if (*s == '\0') return false;
   for (; *s != '\0'; ++s)
@@ -199,7 +201,12 @@ void ThreadSampler::scan_process(pid_t pid, CsvStream& out, std::vector<pid_t>& 
     t.start_ticks = s.start_ticks;
     t.cpu_ticks = s.cpu_ticks;
     t.pass = pass_;
-    if (children_files_) {
+    // Children: of each process's main thread every pass (fork and spawn almost always start
+    // there: torchrun's workers, DataLoader workers, subprocess), of the other threads on their
+    // first sighting and every kOtherThreadsEvery passes (a process another thread starts is
+    // found within that many passes): each file read costs a system call per thread.
+    const bool look = tid == pid || first || pass_ % kOtherThreadsEvery == 0;
+    if (children_files_ && look) {
       path_.assign(task_dir).append("/").append(e->d_name).append("/children");
       if (read_file(t.children_fd, path_, text_)) add_children(text_, queue);
     }

@@ -22,8 +22,9 @@ class ThreadSampler {
   ~ThreadSampler();
   // One pass over the tree: a row per thread whose CPU time changed since its last row, or that
   // is new. Processes started since the last pass join the tree (their parent's
-  // /proc/PID/task/TID/children, or, where the kernel has no such file, every /proc/PID/stat's
-  // parent); a process stays followed after its parent ends, until it ends itself.
+  // /proc/PID/task/TID/children: the main thread's every pass, the other threads' every 10th; or,
+  // where the kernel has no such file, every /proc/PID/stat's parent); a process stays followed
+  // after its parent ends, until it ends itself.
   void sample(CsvStream& out);
   // Every process seen in the tree so far, CMD first.
   const std::vector<pid_t>& pids() const { return seen_; }
