@@ -5,6 +5,9 @@
 #include <sys/resource.h>
 #include <unistd.h>
 
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <iterator>
 
@@ -33,8 +36,14 @@ ThreadSampler::ThreadSampler(pid_t root, std::string proc) : proc_(std::move(pro
   if (tck > 0) ns_per_tick_ = 1000000000ull / static_cast<uint64_t>(tck);
   const std::string self = proc_ + "/self/task/" + std::to_string(::getpid()) + "/children";
   children_files_ = ::access(self.c_str(), R_OK) == 0;
+  schedstat_ = ::access((proc_ + "/self/schedstat").c_str(), R_OK) == 0;
   // Files of often-read threads stay open (pread from offset 0), within the descriptor limit.
+  // CMD has started: a higher limit here is chopper's alone.
   rlimit rl{};
+  if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max && rl.rlim_cur < 65536) {
+    rl.rlim_cur = std::min<rlim_t>(rl.rlim_max, 65536);
+    ::setrlimit(RLIMIT_NOFILE, &rl);
+  }
   if (::getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY && rl.rlim_cur > 128)
     fd_budget_ = static_cast<size_t>(rl.rlim_cur) - 128;
   else if (rl.rlim_cur == RLIM_INFINITY)
@@ -46,7 +55,7 @@ ThreadSampler::~ThreadSampler() {
 }
 
 void ThreadSampler::forget(Thread& t) {
-  for (int* fd : {&t.stat_fd, &t.children_fd}) {
+  for (int* fd : {&t.stat_fd, &t.sched_fd, &t.children_fd}) {
     if (*fd < 0) continue;
     ::close(*fd);
     *fd = -1;
@@ -56,10 +65,12 @@ void ThreadSampler::forget(Thread& t) {
 
 // Reads a /proc file whole into `text`: from the thread's open descriptor, else opened (and kept
 // open when the budget allows). False when the file is gone (the thread ended).
-bool ThreadSampler::read_file(int& cached_fd, const std::string& path, std::string& text) {
+bool ThreadSampler::read_file(int& cached_fd, const std::string& dir, const char* leaf,
+                              std::string& text) {
   int fd = cached_fd;
   if (fd < 0) {
-    fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+    path_.assign(dir).append("/").append(leaf);
+    fd = ::open(path_.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) return false;
     if (fds_ < fd_budget_) {
       cached_fd = fd;
@@ -81,7 +92,7 @@ bool ThreadSampler::read_file(int& cached_fd, const std::string& path, std::stri
   }
   text.resize(len);
   if (fd != cached_fd) ::close(fd);
-  return len > 0 || path.ends_with("children");
+  return len > 0 || std::strcmp(leaf, "children") == 0;
 }
 
 // pid (comm) state ppid ... utime(14) stime(15) ... starttime(22) ... processor(39)
@@ -151,7 +162,7 @@ void ThreadSampler::adopt_by_parent(std::vector<pid_t>& queue) {
     Stat s;
     const size_t budget = fd_budget_;
     fd_budget_ = 0;  // never kept open
-    const bool ok = read_file(no_cache, proc_ + "/" + e->d_name + "/stat", text);
+    const bool ok = read_file(no_cache, proc_ + "/" + e->d_name, "stat", text);
     fd_budget_ = budget;
     if (ok && parse_stat(text, s)) parents.emplace_back(pid, static_cast<pid_t>(s.ppid));
   }
@@ -171,23 +182,29 @@ void ThreadSampler::adopt_by_parent(std::vector<pid_t>& queue) {
   }
 }
 
-void ThreadSampler::scan_process(pid_t pid, CsvStream& out, std::vector<pid_t>& queue) {
-  const std::string task_dir = proc_ + "/" + std::to_string(pid) + "/task";
-  DIR* d = ::opendir(task_dir.c_str());
-  if (d == nullptr) return;  // the process has ended
-  live_.push_back(pid);
-  const int64_t time_ns = realtime_ns();
-  while (dirent* e = ::readdir(d)) {
-    if (!all_digits(e->d_name)) continue;
-    const pid_t tid = static_cast<pid_t>(std::atol(e->d_name));
-    auto [it, first] = threads_.try_emplace(tid);
-    Thread& t = it->second;
-    path_.assign(task_dir).append("/").append(e->d_name).append("/stat");
+void ThreadSampler::scan_thread(pid_t pid, const std::string& task_dir, const char* tid_name,
+                                int64_t time_ns, CsvStream& out, std::vector<pid_t>& queue) {
+  const pid_t tid = static_cast<pid_t>(std::atol(tid_name));
+  auto [it, first] = threads_.try_emplace(tid);
+  Thread& t = it->second;
+  std::string& dir = dir_;
+  dir.assign(task_dir).append("/").append(tid_name);
+  // The thread's run time (schedstat, ns; a cheaper read than stat): unchanged, the thread has
+  // not run since the last pass, and its stat is not read.
+  bool read_stat = true;
+  if (schedstat_) {
+    uint64_t run_ns = UINT64_MAX;
+    if (read_file(t.sched_fd, dir, "schedstat", text_))
+      run_ns = std::strtoull(text_.c_str(), nullptr, 10);
+    read_stat = first || run_ns != t.run_ns || run_ns == UINT64_MAX;
+    t.run_ns = run_ns;
+  }
+  if (read_stat) {
     Stat s;
-    if (!read_file(t.stat_fd, path_, text_) || !parse_stat(text_, s)) {
+    if (!read_file(t.stat_fd, dir, "stat", text_) || !parse_stat(text_, s)) {
       forget(t);
       threads_.erase(it);
-      continue;
+      return;
     }
     // A thread id used again by a new thread (of this process): a first sighting.
     if (t.start_ticks != s.start_ticks || t.pid != pid) first = true;
@@ -200,16 +217,25 @@ void ThreadSampler::scan_process(pid_t pid, CsvStream& out, std::vector<pid_t>& 
     t.pid = pid;
     t.start_ticks = s.start_ticks;
     t.cpu_ticks = s.cpu_ticks;
-    t.pass = pass_;
-    // Children: of each process's main thread every pass (fork and spawn almost always start
-    // there: torchrun's workers, DataLoader workers, subprocess), of the other threads on their
-    // first sighting and every kOtherThreadsEvery passes (a process another thread starts is
-    // found within that many passes): each file read costs a system call per thread.
-    const bool look = tid == pid || first || pass_ % kOtherThreadsEvery == 0;
-    if (children_files_ && look) {
-      path_.assign(task_dir).append("/").append(e->d_name).append("/children");
-      if (read_file(t.children_fd, path_, text_)) add_children(text_, queue);
-    }
+  }
+  t.pass = pass_;
+  // Children: of each process's main thread every pass (fork and spawn almost always start
+  // there: torchrun's workers, DataLoader workers, subprocess), of the other threads on their
+  // first sighting and every kOtherThreadsEvery passes (a process another thread starts is
+  // found within that many passes): each file read costs a system call per thread.
+  if (children_files_ && (tid == pid || first || pass_ % kOtherThreadsEvery == 0)) {
+    if (read_file(t.children_fd, dir, "children", text_)) add_children(text_, queue);
+  }
+}
+
+void ThreadSampler::scan_process(pid_t pid, CsvStream& out, std::vector<pid_t>& queue) {
+  const std::string task_dir = proc_ + "/" + std::to_string(pid) + "/task";
+  DIR* d = ::opendir(task_dir.c_str());
+  if (d == nullptr) return;  // the process has ended
+  live_.push_back(pid);
+  const int64_t time_ns = realtime_ns();
+  while (dirent* e = ::readdir(d)) {
+    if (all_digits(e->d_name)) scan_thread(pid, task_dir, e->d_name, time_ns, out, queue);
   }
   ::closedir(d);
 }

@@ -32,8 +32,8 @@ class ThreadSampler {
  private:
   struct Thread {
     pid_t pid = 0;
-    uint64_t start_ticks = 0, cpu_ticks = 0;
-    int stat_fd = -1, children_fd = -1;
+    uint64_t start_ticks = 0, cpu_ticks = 0, run_ns = UINT64_MAX;
+    int stat_fd = -1, sched_fd = -1, children_fd = -1;
     uint64_t pass = 0;
   };
   // The fields of a thread's stat line used here.
@@ -43,7 +43,9 @@ class ThreadSampler {
     uint64_t cpu_ticks = 0, start_ticks = 0;
   };
   void scan_process(pid_t pid, CsvStream& out, std::vector<pid_t>& queue);
-  bool read_file(int& cached_fd, const std::string& path, std::string& text);
+  void scan_thread(pid_t pid, const std::string& task_dir, const char* tid_name, int64_t time_ns,
+                   CsvStream& out, std::vector<pid_t>& queue);
+  bool read_file(int& cached_fd, const std::string& dir, const char* leaf, std::string& text);
   void add_children(const std::string& text, std::vector<pid_t>& queue);
   void adopt_by_parent(std::vector<pid_t>& queue);
   void forget(Thread& t);
@@ -51,13 +53,14 @@ class ThreadSampler {
 
   std::string proc_;
   bool children_files_ = false;
+  bool schedstat_ = false;  // /proc/PID/task/TID/schedstat (CONFIG_SCHED_INFO)
   uint64_t ns_per_tick_ = 10000000;
   uint64_t pass_ = 0;
   size_t fds_ = 0, fd_budget_ = 0;
   std::vector<pid_t> live_, seen_;
   std::unordered_set<pid_t> known_;
   std::unordered_map<pid_t, Thread> threads_;  // by thread id
-  std::string text_, path_;
+  std::string text_, dir_, path_;              // scratch, reused
 };
 
 }  // namespace chopper::record
