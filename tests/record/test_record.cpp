@@ -508,6 +508,11 @@ TEST(Record, NoGpuLibrary) {
   EXPECT_EQ(n.status, 2);
   EXPECT_NE(n.err.find("--gpu nvml: libnvidia-ml.so.1"), std::string::npos) << n.err;
   EXPECT_FALSE(fs::exists(n.dir + "/ran")) << "CMD must not start";
+
+  const Recorded a = record({"--gpu", "amdsmi"}, {"touch", "ran"}, run_env(""));
+  EXPECT_EQ(a.status, 2);
+  EXPECT_NE(a.err.find("--gpu amdsmi: "), std::string::npos) << a.err;
+  EXPECT_FALSE(fs::exists(a.dir + "/ran")) << "CMD must not start";
 }
 
 TEST(Record, CommandNotFound) {
