@@ -42,12 +42,6 @@ std::string host_name() {
   return h;
 }
 
-int64_t realtime_ns() {
-  timespec ts{};
-  clock_gettime(CLOCK_REALTIME, &ts);
-  return static_cast<int64_t>(ts.tv_sec) * 1000000000 + ts.tv_nsec;
-}
-
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   std::stringstream ss;
@@ -194,15 +188,18 @@ const std::string kNvmlHeader =
     "util_mem_pct,throttle_reasons";
 
 // The stand-in's reads happen within the sample's read window, around its stamped time: the row
-// must equal the values at one millisecond within a few ms of it (the slack covers a preempted
-// read on a busy machine). Returns the first millisecond that matches, or nullopt.
+// must equal the values at one millisecond near it (energy_j alone encodes that millisecond, so a
+// row matches at one millisecond or none). Returns the distance in ms to the nearest matching
+// millisecond within 50 ms, or nullopt. The read window is a few µs, so nearly every row matches
+// within 2 ms; a read preempted on a busy machine widens its window, hence the 50 ms bound for
+// the few others (the tests ask 90% within 2 ms, all within 50).
 template <typename Expected>
 std::optional<int64_t> matching_ms(int64_t time_ns, const std::vector<std::string>& row,
                                    Expected expected) {
   const int64_t ms = time_ns / 1000000;
-  for (int64_t d = 0; d <= 5; ++d)
+  for (int64_t d = 0; d <= 50; ++d)
     for (int64_t t : {ms - d, ms + d})
-      if (expected(t) == row) return t;
+      if (expected(t) == row) return d;
   return std::nullopt;
 }
 
@@ -231,7 +228,7 @@ TEST(Record, NvmlStandInValuesTimesInterval) {
   for (const auto& c : rows[0]) header += (header.empty() ? "" : ",") + c;
   EXPECT_EQ(header, kNvmlHeader + ",mem_temp_c");
   std::vector<int64_t> times[2];
-  size_t matched = 0;
+  size_t matched = 0, near = 0;
   for (size_t i = 1; i < rows.size(); ++i) {
     const auto& row = rows[i];
     ASSERT_EQ(row.size(), 12u) << "row " << i;
@@ -265,12 +262,16 @@ TEST(Record, NvmlStandInValuesTimesInterval) {
           std::string(mask),
           std::to_string(standin::nvml_mem_temp_c(d, ms))};
     };
-    if (matching_ms(t, row, expected))
+    const auto off = matching_ms(t, row, expected);
+    if (off) {
       ++matched;
-    else
+      if (*off <= 2) ++near;
+    } else {
       ADD_FAILURE() << "row " << i << " is not the stand-in's values near its time";
+    }
   }
   EXPECT_EQ(matched, rows.size() - 1);
+  EXPECT_GE(near * 10, matched * 9) << "rows within 2 ms of their stamp";
   for (const auto& ts : times) {
     // sleep 1 at 20 ms: about 50 samples per GPU (fewer on a loaded machine: late ticks skipped).
     EXPECT_GE(ts.size(), 30u);
@@ -295,6 +296,7 @@ void check_amdsmi(const std::string& major) {
   std::string header;
   for (const auto& c : rows[0]) header += (header.empty() ? "" : ",") + c;
   EXPECT_EQ(header, kNvmlHeader + ",mem_temp_c");
+  size_t near = 0;
   for (size_t i = 1; i < rows.size(); ++i) {
     const auto& row = rows[i];
     ASSERT_EQ(row.size(), 12u);
@@ -316,9 +318,11 @@ void check_amdsmi(const std::string& major) {
           "",
           std::to_string(standin::amd_vram_c(d, ms))};
     };
-    EXPECT_TRUE(matching_ms(std::stoll(row[0]), row, expected).has_value())
-        << "version " << major << " row " << i;
+    const auto off = matching_ms(std::stoll(row[0]), row, expected);
+    EXPECT_TRUE(off.has_value()) << "version " << major << " row " << i;
+    if (off && *off <= 2) ++near;
   }
+  EXPECT_GE(near * 10, (rows.size() - 1) * 9) << "rows within 2 ms of their stamp";
 }
 TEST(Record, AmdSmiStandInLayoutOfVersion26) {
   check_amdsmi("26");
@@ -384,29 +388,34 @@ TEST(Record, ForwardsSigterm) {
   }
 }
 
-// kill -9 of chopper record: every row written is whole, and rows reach up to the last interval
-// before the kill (each tick is handed to the kernel as it is sampled).
+// kill -9 of chopper record: every row written is whole, and every tick sampled is in the file
+// but for the one being sampled when the kill landed. The ticks sampled are counted independently:
+// the stand-in logs each read of GPU 0 as it happens (STANDIN_LOG).
 TEST(Record, KillNineLosesAtMostOneInterval) {
   const std::string dir = test_dir();
   const std::string run = dir + "/run";
   const pid_t pid = start(record_args(run, {"--interval-ms", "20"}, {"sleep", "3"}),
-                          run_env(STANDIN_NVML_DIR), dir, dir + "/stderr.txt");
+                          run_env(STANDIN_NVML_DIR, {"STANDIN_LOG=" + dir + "/reads.log"}), dir,
+                          dir + "/stderr.txt");
   std::this_thread::sleep_for(std::chrono::milliseconds(800));
-  const int64_t killed = realtime_ns();
   kill(pid, SIGKILL);
   EXPECT_EQ(wait_status(pid), 128 + SIGKILL);
-  const std::string text = slurp(run + "/telemetry/" + host_name() + ".gpu.csv");
+  const std::string csv = run + "/telemetry/" + host_name() + ".gpu.csv";
+  const std::string text = slurp(csv);
   ASSERT_FALSE(text.empty());
-  EXPECT_EQ(text.back(), '\n');
-  const auto rows = read_csv(run + "/telemetry/" + host_name() + ".gpu.csv");
-  ASSERT_GT(rows.size(), 2u);
-  for (size_t i = 1; i < rows.size(); ++i) ASSERT_EQ(rows[i].size(), 12u) << "row " << i;
-  const int64_t last = std::stoll(rows.back()[0]);
-  // The last row is at most one interval (20 ms) before the kill, plus the time the kill itself
-  // takes to land (a generous 30 ms on a shared machine).
-  EXPECT_GE(last, killed - 20000000 - 30000000)
-      << "last row " << (killed - last) / 1000000 << " ms before the kill";
-  EXPECT_LE(last, killed);
+  EXPECT_EQ(text.back(), '\n') << "only whole rows";
+  const auto rows = read_csv(csv);
+  size_t gpu0_rows = 0;
+  for (size_t i = 1; i < rows.size(); ++i) {
+    ASSERT_EQ(rows[i].size(), 12u) << "row " << i;
+    if (rows[i][1] == "0") ++gpu0_rows;
+  }
+  const std::string log = slurp(dir + "/reads.log");
+  const auto reads = static_cast<size_t>(std::count(log.begin(), log.end(), '\n'));
+  // About 40 ticks in 0.8 s (fewer on a loaded machine).
+  EXPECT_GE(reads, 10u);
+  EXPECT_LE(gpu0_rows, reads);
+  EXPECT_GE(gpu0_rows + 1, reads) << "at most the tick in progress is lost";
   const std::string clock = slurp(run + "/telemetry/" + host_name() + ".clock.csv");
   EXPECT_EQ(clock.back(), '\n');
 }

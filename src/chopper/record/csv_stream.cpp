@@ -71,12 +71,13 @@ void append_cell(fmt::memory_buffer& b, std::string_view s) {
     b.append(s);
     return;
   }
-  b.push_back('"');
+  const bool quote = s.find_first_of(",\"") != std::string_view::npos;
+  if (quote) b.push_back('"');
   for (char c : s) {
     if (c == '"') b.push_back('"');
-    b.push_back(c);
+    b.push_back(c == '\n' || c == '\r' ? ' ' : c);  // one row per line
   }
-  b.push_back('"');
+  if (quote) b.push_back('"');
 }
 
 }  // namespace chopper::record

@@ -45,8 +45,8 @@ inline void append_int(fmt::memory_buffer& b, Int v) {
 void append_tenths(fmt::memory_buffer& b, uint64_t v);
 // Appends `v` as a decimal with 3 decimals (v / 1000: mW -> W, mJ -> J).
 void append_milli(fmt::memory_buffer& b, uint64_t v);
-// Appends `s` as one CSV cell (in quotes, quotes doubled, when it holds a comma, a quote or a line
-// end).
+// Appends `s` as one CSV cell: in quotes, quotes doubled, when it holds a comma or a quote; a line
+// end in it (a thread may name itself so) becomes a space, so that every row stays one line.
 void append_cell(fmt::memory_buffer& b, std::string_view s);
 
 }  // namespace chopper::record
