@@ -29,6 +29,8 @@ Command add_timeline(CLI::App& root);
 // chopper compare: runs side by side (cli/compare.cpp, analysis/compare.hpp).
 Command add_compare(CLI::App& root);
 Command add_report(CLI::App& root);
+// chopper record -- CMD: GPU telemetry and CPU use recorded around a command (record/).
+Command add_record(CLI::App& root);
 
 // chopper analyze: load, label, write DIR/chopper.sqlite (+ CSV), print the summary. The analysis
 // options (analysis, manifest, telemetry, ...) are the shared ones (cli/common.hpp).
