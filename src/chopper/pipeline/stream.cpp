@@ -518,6 +518,8 @@ bool Streamer::hardware_pass(Attempt& a) {
   HardwareRun& hw = a.hw;
   hw = align_telemetry(acts, std::move(hf.telemetry), o_.align);
   note_unreadable(hw, hf.errors, hf.error_files);
+  hw.cpu_data = std::move(hf.recorded_cpu);
+  assign_recorded_cpu(acts, hw);
   out_->hw_errors = std::move(hf.errors);
   out_->hw_errors.insert(out_->hw_errors.end(), hw.errors.begin(), hw.errors.end());
   hw.counter_data = std::move(hf.counters);
