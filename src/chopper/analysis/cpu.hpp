@@ -17,9 +17,9 @@ struct CpuRow {
   int64_t rank = -1;
   int64_t iteration = kNoId;
   std::string host;
-  int64_t pid = -1;   // the rank's process (RankHardware::cpu_pid)
-  Ns window_ns = 0;   // the iteration window's length
-  int64_t cpus = 0;   // logical CPUs in the host's cpu file
+  int64_t pid = -1;  // the rank's process (RankHardware::cpu_pid)
+  Ns window_ns = 0;  // the iteration window's length
+  int64_t cpus = 0;  // logical CPUs in the host's cpu file
   // The host, time-weighted over the window's part that cpu samples cover; utilization is the
   // mean over CPUs, busy cores the sum of util / 100.
   double host_util_pct = std::numeric_limits<double>::quiet_NaN();

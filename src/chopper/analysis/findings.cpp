@@ -700,7 +700,8 @@ void FindingDecider::cpu_findings() {
   // The host's utilization while the GPU waited for it (the window's when not measured).
   auto serial = [](const CpuRow* c) {
     if (c == nullptr) return false;
-    const double util = std::isnan(c->host_wait_util_pct) ? c->host_util_pct : c->host_wait_util_pct;
+    const double util =
+        std::isnan(c->host_wait_util_pct) ? c->host_util_pct : c->host_wait_util_pct;
     return util < kHostMostlyIdlePct && c->main_thread_busy_share >= kMainThreadSerialShare;
   };
   auto saturated = [](const CpuRow* c) {

@@ -23,9 +23,9 @@ inline constexpr auto kCpuUtilizationTable = table<CpuRow>(
                    [](const CpuRow& r) { return opt_rank(r.pid); }),
     column<&CpuRow::window_ns>("window_ns", "the iteration window's length", kNever),
     column<&CpuRow::cpus>("cpus", "logical CPUs in the host's cpu file", kNever),
-    column<&CpuRow::host_util_pct>(
-        "host_util_pct", "mean over CPUs and the window of util_pct (time-weighted)",
-        "no cpu sample covers the window"),
+    column<&CpuRow::host_util_pct>("host_util_pct",
+                                   "mean over CPUs and the window of util_pct (time-weighted)",
+                                   "no cpu sample covers the window"),
     column<&CpuRow::host_user_pct>("host_user_pct", "the same of user_pct (user + nice)",
                                    "no cpu sample with user_pct covers the window"),
     column<&CpuRow::host_system_pct>("host_system_pct",
@@ -45,9 +45,9 @@ inline constexpr auto kCpuUtilizationTable = table<CpuRow>(
                    }),
     column<&CpuRow::process_cores>("process_cores", "process_cpu_time_ns ÷ window_ns",
                                    "the rank's process is not in the threads file"),
-    column<&CpuRow::main_thread_busy_share>(
-        "main_thread_busy_share", "CPU time of the main thread (tid = pid) ÷ window_ns",
-        "the rank's main thread is not in the threads file"),
+    column<&CpuRow::main_thread_busy_share>("main_thread_busy_share",
+                                            "CPU time of the main thread (tid = pid) ÷ window_ns",
+                                            "the rank's main thread is not in the threads file"),
     column<&CpuRow::workers>(
         "workers",
         "data-loader worker processes: the rank's child processes (only those naming a thread "
@@ -60,8 +60,7 @@ inline constexpr auto kCpuUtilizationTable = table<CpuRow>(
                                                      : Cell::of(r.worker_cpu_time_ns);
                    }),
     column<&CpuRow::worker_cores>("worker_cores", "worker_cpu_time_ns ÷ window_ns", "no worker"),
-    column<&CpuRow::worker_busy_share>("worker_busy_share", "worker_cores ÷ workers",
-                                       "no worker"),
+    column<&CpuRow::worker_busy_share>("worker_busy_share", "worker_cores ÷ workers", "no worker"),
     column<&CpuRow::busiest_worker_share>(
         "busiest_worker_share", "the busiest worker's CPU time (all its threads) ÷ window_ns",
         "no worker"),

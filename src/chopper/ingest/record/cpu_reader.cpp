@@ -233,55 +233,55 @@ ThreadSamples read_threads_csv(ByteSource& src) {
   static constexpr const char* kNames[7] = {"time_ns", "pid",       "ppid",       "tid",
                                             "comm",    "processor", "cpu_time_ns"};
   bool have_cols = false;
-  read_rows(src, kThreadsCsvHeader, {kNames, kNames + 7}, d, s.rows_read,
-            [&](const std::vector<std::string>& h, const std::vector<std::string>& f, uint64_t ln) {
-              if (!have_cols) {
-                for (int k = 0; k < 7; ++k) col[k] = column_of(h, kNames[k]);
-                have_cols = true;
-              }
-              if (col[6] < 0) {
-                d.add("bad_row", [&] { return fmt::format("{}: no cpu_time_ns column", where(ln)); });
-                return;
-              }
-              auto cell = [&](int k) -> const std::string& { return f[static_cast<size_t>(col[k])]; };
-              Ns t = 0, cpu_time = 0;
-              int64_t pid = 0, ppid = 0, tid = 0;
-              if (!parse_int(cell(0), t)) {
-                d.add("bad_timestamp",
-                      [&] { return fmt::format("{}: time_ns '{}'", where(ln), cell(0)); });
-                return;
-              }
-              if (!parse_int(cell(1), pid) || !parse_int(cell(2), ppid) || !parse_int(cell(3), tid)) {
-                d.add("bad_row", [&] {
-                  return fmt::format("{}: pid, ppid or tid not an integer: {},{},{}", where(ln),
-                                     cell(1), cell(2), cell(3));
-                });
-                return;
-              }
-              if (cell(6).empty()) {
-                d.add("value_not_available",
-                      [&] { return fmt::format("{}: cpu_time_ns empty", where(ln)); });
-                return;
-              }
-              if (!parse_int(cell(6), cpu_time) || cpu_time < 0) {
-                d.add("bad_value",
-                      [&] { return fmt::format("{}: cpu_time_ns '{}'", where(ln), cell(6)); });
-                return;
-              }
-              int32_t proc = -1;
-              if (col[5] >= 0 && !cell(5).empty() && !parse_int(cell(5), proc)) {
-                d.add("bad_value",
-                      [&] { return fmt::format("{}: processor '{}'", where(ln), cell(5)); });
-                proc = -1;
-              }
-              s.time_ns.push_back(t);
-              s.pid.push_back(pid);
-              s.ppid.push_back(ppid);
-              s.tid.push_back(tid);
-              s.comm.push_back(cell(4));
-              s.processor.push_back(proc);
-              s.cpu_time_ns.push_back(cpu_time);
-            });
+  read_rows(
+      src, kThreadsCsvHeader, {kNames, kNames + 7}, d, s.rows_read,
+      [&](const std::vector<std::string>& h, const std::vector<std::string>& f, uint64_t ln) {
+        if (!have_cols) {
+          for (int k = 0; k < 7; ++k) col[k] = column_of(h, kNames[k]);
+          have_cols = true;
+        }
+        if (col[6] < 0) {
+          d.add("bad_row", [&] { return fmt::format("{}: no cpu_time_ns column", where(ln)); });
+          return;
+        }
+        auto cell = [&](int k) -> const std::string& { return f[static_cast<size_t>(col[k])]; };
+        Ns t = 0, cpu_time = 0;
+        int64_t pid = 0, ppid = 0, tid = 0;
+        if (!parse_int(cell(0), t)) {
+          d.add("bad_timestamp",
+                [&] { return fmt::format("{}: time_ns '{}'", where(ln), cell(0)); });
+          return;
+        }
+        if (!parse_int(cell(1), pid) || !parse_int(cell(2), ppid) || !parse_int(cell(3), tid)) {
+          d.add("bad_row", [&] {
+            return fmt::format("{}: pid, ppid or tid not an integer: {},{},{}", where(ln), cell(1),
+                               cell(2), cell(3));
+          });
+          return;
+        }
+        if (cell(6).empty()) {
+          d.add("value_not_available",
+                [&] { return fmt::format("{}: cpu_time_ns empty", where(ln)); });
+          return;
+        }
+        if (!parse_int(cell(6), cpu_time) || cpu_time < 0) {
+          d.add("bad_value",
+                [&] { return fmt::format("{}: cpu_time_ns '{}'", where(ln), cell(6)); });
+          return;
+        }
+        int32_t proc = -1;
+        if (col[5] >= 0 && !cell(5).empty() && !parse_int(cell(5), proc)) {
+          d.add("bad_value", [&] { return fmt::format("{}: processor '{}'", where(ln), cell(5)); });
+          proc = -1;
+        }
+        s.time_ns.push_back(t);
+        s.pid.push_back(pid);
+        s.ppid.push_back(ppid);
+        s.tid.push_back(tid);
+        s.comm.push_back(cell(4));
+        s.processor.push_back(proc);
+        s.cpu_time_ns.push_back(cpu_time);
+      });
   return s;
 }
 

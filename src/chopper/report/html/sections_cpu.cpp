@@ -33,15 +33,14 @@ void cpu_section(Doc& doc, const TableStore& ts) {
     const double busy = c.d(r, "host_busy_cores"), cpus = c.d(r, "cpus");
     const double proc = or0(c.d(r, "process_cores")), work = or0(c.d(r, "worker_cores"));
     b.categories.push_back(fmt::format("r{} i{}", c.i(r, "rank"), c.i(r, "iteration")));
-    b.cat_attrs.push_back(fmt::format(" data-rank=\"{}\" data-iteration=\"{}\" data-util-pct=\"{}\"",
-                                      c.i(r, "rank"), c.i(r, "iteration"),
-                                      num(c.d(r, "host_util_pct"))));
+    b.cat_attrs.push_back(
+        fmt::format(" data-rank=\"{}\" data-iteration=\"{}\" data-util-pct=\"{}\"", c.i(r, "rank"),
+                    c.i(r, "iteration"), num(c.d(r, "host_util_pct"))));
     if (std::isnan(busy)) {
       b.values.push_back({proc, work, std::nan(""), std::nan("")});
       continue;
     }
-    b.values.push_back(
-        {proc, work, std::max(0.0, busy - proc - work), std::max(0.0, cpus - busy)});
+    b.values.push_back({proc, work, std::max(0.0, busy - proc - work), std::max(0.0, cpus - busy)});
   }
   doc.figure({"fig-cpu", "cpu_utilization", "Host CPU cores per iteration", stacked_bars(b),
               "Each rank's iteration window on its host: the cores its process used "
