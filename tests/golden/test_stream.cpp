@@ -115,8 +115,7 @@ Collect in_memory(const std::string& dir, bool hardware) {
     HardwareFiles hf = load_hardware({dir}, {}, run.counter_passes, 2,
                                      telemetry_window(run, HardwareAlignOptions{}));
     hw = align_hardware(run, std::move(hf.telemetry), std::move(hf.counters));
-    hw.cpu_data = std::move(hf.recorded_cpu);
-    assign_recorded_cpu(run, hw);
+    assign_recorded_cpu(std::move(hf.recorded_cpu), run, hw);
   }
   AnalysisOptions o;
   o.threads = 2;

@@ -136,8 +136,7 @@ std::unique_ptr<Analysed> analyse(const std::string& path) {
   label_run(Taxonomy::builtin(), a->run, 1);
   HardwareFiles hf = load_hardware({path}, {}, {}, 1, telemetry_window(a->run));
   a->hw = align_hardware(a->run, std::move(hf.telemetry), std::move(hf.counters));
-  a->hw.cpu_data = std::move(hf.recorded_cpu);
-  assign_recorded_cpu(a->run, a->hw);
+  assign_recorded_cpu(std::move(hf.recorded_cpu), a->run, a->hw);
   AnalysisOptions o;
   o.threads = 1;
   a->ra = analyze_run(a->run, o, &a->hw);

@@ -2,6 +2,7 @@
 // (hardware_align.hpp: assign_recorded_cpu, recorded_cpu_diagnostics).
 #include <algorithm>
 #include <set>
+#include <utility>
 
 #include "chopper/link/hardware_align.hpp"
 
@@ -45,14 +46,17 @@ void add_rows(const std::string& file, const Diagnostics& diags, uint64_t rows_r
 
 }  // namespace
 
-void assign_recorded_cpu(const std::vector<RankActivity>& ranks, HardwareRun& hw) {
+void assign_recorded_cpu(std::vector<RecordedCpu> cpu, const std::vector<RankActivity>& ranks,
+                         HardwareRun& hw) {
+  hw.cpu_data = std::move(cpu);
   std::vector<std::vector<int64_t>> pids(ranks.size());
   for (size_t r = 0; r < ranks.size(); ++r)
     if (ranks[r].ok) pids[r] = ranks[r].pids;
   assign(pids, hw);
 }
 
-void assign_recorded_cpu(const Run& run, HardwareRun& hw) {
+void assign_recorded_cpu(std::vector<RecordedCpu> cpu, const Run& run, HardwareRun& hw) {
+  hw.cpu_data = std::move(cpu);
   std::vector<std::vector<int64_t>> pids(run.ranks.size());
   for (size_t r = 0; r < run.ranks.size(); ++r) {
     if (!run.ranks[r].ok) continue;

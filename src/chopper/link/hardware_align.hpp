@@ -189,13 +189,14 @@ bool kernel_names_agree(std::string_view a, std::string_view b);
 std::string_view trace_vendor(const RankTrace& t);
 std::string_view counter_vendor(const CounterTable& ct);
 
-// `chopper record`'s CPU files (hw.cpu_data) to ranks (link/cpu_match.cpp): a rank runs on the
-// host whose threads file holds one of its trace's process ids as a pid (that pid is the rank's
-// process: RankHardware::cpu_pid); with one host and no such pid, on that host, its process
-// unknown. hw.ranks must be parallel to `ranks` (the Run form reads the process ids from the
-// traces).
-void assign_recorded_cpu(const std::vector<RankActivity>& ranks, HardwareRun& hw);
-void assign_recorded_cpu(const Run& run, HardwareRun& hw);
+// `chopper record`'s CPU files (`cpu`, kept in hw.cpu_data) to ranks (link/cpu_match.cpp): a
+// rank runs on the host whose threads file holds one of its trace's process ids as a pid (that
+// pid is the rank's process: RankHardware::cpu_pid); with one host and no such pid, on that host,
+// its process unknown. hw.ranks must be parallel to `ranks` (the Run form reads the process ids
+// from the traces).
+void assign_recorded_cpu(std::vector<RecordedCpu> cpu, const std::vector<RankActivity>& ranks,
+                         HardwareRun& hw);
+void assign_recorded_cpu(std::vector<RecordedCpu> cpu, const Run& run, HardwareRun& hw);
 // The diagnostics table's rows of the CPU files' readers (stage "read", one per file and kind).
 std::vector<DiagnosticRow> recorded_cpu_diagnostics(const HardwareRun& hw);
 
