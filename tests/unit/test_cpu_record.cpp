@@ -277,5 +277,25 @@ TEST(CpuUtilization, TableCellsAndDiagnosticsRows) {
   EXPECT_TRUE(recorded_cpu_diagnostics(a->hw).empty());
 }
 
+TEST(CpuUtilization, ReportFigureOnlyWithCpuFiles) {
+  // The report draws the host's cores per iteration when cpu_utilization has rows, and has no CPU
+  // section at all otherwise (reports render, analyses decide).
+  const auto a = analyse(data_path("record_cpu/serial"));
+  html::TableStore with;
+  cpu_utilization_table(a->ra, with);
+  const std::string s = html::render_report(with, html::ReportInfo{});
+  const size_t at = s.find("<figure id=\"fig-cpu\"");
+  ASSERT_NE(at, std::string::npos);
+  const std::string fig = s.substr(at, s.find("</figure>", at) - at);
+  EXPECT_NE(fig.find("data-rank=\"0\" data-iteration=\"3\" data-util-pct=\"40\""),
+            std::string::npos);
+  const auto b = analyse(data_path("mini_train.json"));
+  html::TableStore without;
+  cpu_utilization_table(b->ra, without);
+  const std::string n = html::render_report(without, html::ReportInfo{});
+  EXPECT_EQ(n.find("fig-cpu"), std::string::npos);
+  EXPECT_EQ(n.find("Host CPUs"), std::string::npos);
+}
+
 }  // namespace
 }  // namespace chopper
