@@ -3,8 +3,11 @@
 // (written by make_fixtures.py there, whose docstring gives the design) against a hand
 // computation, and the two CPU findings. docs/metrics.md, "CPU utilization".
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <cmath>
+#include <filesystem>
+#include <fstream>
 
 #include "chopper/analysis/analysis.hpp"
 #include "chopper/analysis/findings.hpp"
@@ -275,6 +278,37 @@ TEST(CpuUtilization, TableCellsAndDiagnosticsRows) {
             "cores");
   // A clean fixture: no reader row in the diagnostics.
   EXPECT_TRUE(recorded_cpu_diagnostics(a->hw).empty());
+}
+
+TEST(CpuUtilization, BadRowsReachTheDiagnosticsTable) {
+  // The serial fixture with a bad row and a cut last line appended to its cpu file: both counted
+  // in a diagnostics row naming the file (stage read), the rows before them still used.
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("chopper_cpu_diag_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(data_path("record_cpu/serial"), dir, fs::copy_options::recursive);
+  const std::string cpu = (dir / "telemetry" / "testhost.cpu.csv").string();
+  {
+    std::ofstream out(cpu, std::ios::app);
+    out << "1700000000400000000,0,12.0\n1700000000410000000,0,1";  // lines 122 and 123 (cut)
+  }
+  const auto a = analyse(dir.string());
+  EXPECT_EQ(a->ra.ranks[0].cpu.size(), 3u);
+  const std::vector<DiagnosticRow> rows = recorded_cpu_diagnostics(a->hw);
+  ASSERT_EQ(rows.size(), 2u);
+  EXPECT_EQ(rows[0].file, cpu);
+  EXPECT_EQ(rows[0].kind, "bad_row");
+  EXPECT_EQ(rows[0].stage, "read");
+  EXPECT_EQ(rows[0].of_count, 122);  // data lines 2..123
+  EXPECT_EQ(rows[0].example, "line 122: 3 fields, the header has 6: 1700000000400000000,0,12.0");
+  EXPECT_EQ(rows[1].kind, "truncated_line");
+  EXPECT_EQ(rows[1].example, "line 123: 1700000000410000000,0,1");
+  // As the diagnostics table gets them (after the other hardware files' rows).
+  const std::vector<DiagnosticRow> all = hardware_use_diagnostics(a->hw);
+  ASSERT_EQ(all.size(), 2u);
+  EXPECT_EQ(all[1].kind, "truncated_line");
+  fs::remove_all(dir);
 }
 
 TEST(CpuUtilization, ReportFigureOnlyWithCpuFiles) {
