@@ -311,6 +311,36 @@ TEST(CpuUtilization, BadRowsReachTheDiagnosticsTable) {
   fs::remove_all(dir);
 }
 
+TEST(CpuUtilization, OneHostWithoutTheTracesProcess) {
+  // The serial fixture's threads file with the rank's process renamed 4242 -> 5242: the run's only
+  // host is still the rank's (host columns as before), its process unknown (NULL).
+  namespace fs = std::filesystem;
+  const fs::path dir =
+      fs::temp_directory_path() / ("chopper_cpu_pid_" + std::to_string(::getpid()));
+  fs::remove_all(dir);
+  fs::copy(data_path("record_cpu/serial"), dir, fs::copy_options::recursive);
+  const fs::path threads = dir / "telemetry" / "testhost.threads.csv";
+  std::string text = test::read_file(threads.string());
+  for (size_t at; (at = text.find("4242")) != std::string::npos;) text.replace(at, 4, "5242");
+  std::ofstream(threads, std::ios::trunc) << text;
+  const auto a = analyse(dir.string());
+  EXPECT_EQ(a->hw.ranks[0].cpu_pid, -1);
+  ASSERT_EQ(a->ra.ranks[0].cpu.size(), 3u);
+  const CpuRow& r = a->ra.ranks[0].cpu[0];
+  EXPECT_NEAR(r.host_util_pct, 40.0, 1e-9);
+  EXPECT_NEAR(r.host_wait_idle_cores, 3.0, 1e-9);
+  EXPECT_EQ(r.process_cpu_time_ns, -1);
+  EXPECT_TRUE(std::isnan(r.main_thread_busy_share));
+  html::TableStore store;
+  cpu_utilization_table(a->ra, store);
+  const Table& t = *store.get("cpu_utilization");
+  EXPECT_TRUE(t.is_null(0, t.col("pid")));
+  EXPECT_TRUE(t.is_null(0, t.col("workers")));
+  EXPECT_TRUE(t.is_null(0, t.col("process_cores")));
+  EXPECT_FALSE(t.is_null(0, t.col("host_busy_cores")));
+  fs::remove_all(dir);
+}
+
 TEST(CpuUtilization, ReportFigureOnlyWithCpuFiles) {
   // The report draws the host's cores per iteration when cpu_utilization has rows, and has no CPU
   // section at all otherwise (reports render, analyses decide).

@@ -48,11 +48,12 @@ inline constexpr auto kCpuUtilizationTable = table<CpuRow>(
     column<&CpuRow::main_thread_busy_share>("main_thread_busy_share",
                                             "CPU time of the main thread (tid = pid) ÷ window_ns",
                                             "the rank's main thread is not in the threads file"),
-    column<&CpuRow::workers>(
-        "workers",
+    column<CpuRow>(
+        "workers", ColType::kInt,
         "data-loader worker processes: the rank's child processes (only those naming a thread "
         "pt_data_worker when any does)",
-        kNever),
+        "the rank's process is not in the threads file",
+        [](const CpuRow& r) { return r.pid < 0 ? Cell::null() : Cell::of(r.workers); }),
     column<CpuRow>("worker_cpu_time_ns", ColType::kInt,
                    "CPU time of the workers' threads in the window", "no worker",
                    [](const CpuRow& r) {
