@@ -168,8 +168,9 @@ echo "compare_outputs: after: $AFTER_BIN" >&2
 run_side after "$AFTER_BIN"
 
 # COMPARE_NO_SELF_DOC=1: the databases' self-description (chopper_tables, chopper_columns: the
-# tables' and columns' docs) is left out of the comparison, for a change of docs only.
-self_doc='^INSERT INTO chopper_\(tables\|columns\) \|^CREATE TABLE chopper_\(tables\|columns\) '
+# tables' and columns' docs; chopper_run: what they are the analysis of) is left out of the
+# comparison, for a change of docs only.
+self_doc='^INSERT INTO chopper_\(tables\|columns\|run\) \|^CREATE TABLE chopper_\(tables\|columns\|run\) '
 moved() {
   if [[ "$recorded_inputs" == "$OUTDIR/inputs" ]]; then cat; else sed "s|$recorded_inputs|$OUTDIR/inputs|g"; fi
 }

@@ -248,7 +248,7 @@ class Analysis:
         ``chopper analyze -o DIR`` does (staged under the directory's lock, renamed when whole);
         analyses nothing again. Returns DIR."""
         d = _os.fspath(dir)
-        self._result.write(d, csv)
+        self._result.write(d, csv, self._title)
         return d
 
     def report(self, path: PathLike) -> str:

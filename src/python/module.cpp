@@ -27,6 +27,7 @@
 #include "chopper/pipeline/load.hpp"
 #include "chopper/report/diagnostics_report.hpp"
 #include "chopper/report/hierarchy_report.hpp"
+#include "chopper/report/sqlite_source.hpp"
 #include "run_tables.hpp"
 #include "tables.hpp"
 
@@ -353,6 +354,8 @@ std::shared_ptr<Result> open_database(const std::string& path) {
   auto res = std::make_shared<Result>();
   py::gil_scoped_release release;
   res->tables = read_sqlite_tables(path);
+  const std::map<std::string, std::string> run = read_run_info(path);
+  if (auto it = run.find("device"); it != run.end()) res->device = it->second;
   return res;
 }
 
@@ -436,11 +439,12 @@ PYBIND11_MODULE(_core, m) {
           py::arg("name"), "The table called `name`.")
       .def(
           "write",
-          [](const Result& r, const std::string& dir, bool csv) {
+          [](const Result& r, const std::string& dir, bool csv, const std::string& title) {
             py::gil_scoped_release release;
-            write_tables(r.tables, dir, csv);
+            write_tables(r.tables, dir, csv, title, r.device);
           },
-          py::arg("dir"), py::arg("csv") = true, "DIR/chopper.sqlite (and CSV files).")
+          py::arg("dir"), py::arg("csv") = true, py::arg("title") = "",
+          "DIR/chopper.sqlite (and CSV files); chopper_run says the run is `title`.")
       .def(
           "report",
           [](const Result& r, const std::string& path, const std::string& title) {

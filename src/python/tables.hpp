@@ -32,15 +32,17 @@ class TableList : public TableSink {
 std::vector<std::shared_ptr<Table>> self_description(
     const std::vector<std::shared_ptr<Table>>& tables);
 
-// Every result table of the chopper.sqlite at `path` (all but chopper_tables and chopper_columns,
-// in the order they were written), their schemas from chopper_tables and chopper_columns. Throws
-// Error naming the file when it cannot be opened or is not chopper's.
+// Every result table of the chopper.sqlite at `path` (all but chopper_tables, chopper_columns and
+// chopper_run, in the order they were written), their schemas from chopper_tables and
+// chopper_columns (report/sqlite_source.hpp). Throws Error naming the file when it cannot be
+// opened or is not chopper's.
 std::vector<std::shared_ptr<Table>> read_sqlite_tables(const std::string& path);
 
 // Writes `tables` to DIR/chopper.sqlite and, with `csv`, DIR/<table>.csv, as `chopper analyze`
-// does (staged under the directory's lock, renamed when complete). Throws Error.
+// does (staged under the directory's lock, renamed when complete), the database's chopper_run
+// saying they are the analysis of `inputs` on `device`. Throws Error.
 void write_tables(const std::vector<std::shared_ptr<Table>>& tables, const std::string& dir,
-                  bool csv);
+                  bool csv, const std::string& inputs, const std::string& device);
 
 // The HTML report (`chopper report`) drawn from `tables`, titled `title` (the run), for
 // `device` ("" = unknown), written to `path`; returns the number of figures. Throws Error.

@@ -1,10 +1,10 @@
 // libFuzzer target for the telemetry readers (nvidia-smi, amd-smi CSV/JSON, rocm-smi, dcgmi dmon,
-// Zeus t,value CSVs). The first byte picks the file name (Zeus files are recognized by name), the
-// snapshot interval and (its top bit) a windowed read (rows of interest around 2026-01-01
-// 00:00:05, the time the seeds are stamped at, so that the binary search and its fallbacks run);
-// the rest is the file, plain or gzip/zstd. Any input must end in TelemetryData or an InputError:
-// never a crash, hang or sanitizer report. Every series must come out sorted by time, every value
-// finite and within its metric's range (ingest/telemetry/detail.hpp).
+// Zeus t,value CSVs, chopper record's GPU CSV). The first byte picks the file name (Zeus files are
+// recognized by name), the snapshot interval and (its top bit) a windowed read (rows of interest
+// around 2026-01-01 00:00:05, the time the seeds are stamped at, so that the binary search and its
+// fallbacks run); the rest is the file, plain or gzip/zstd. Any input must end in TelemetryData or
+// an InputError: never a crash, hang or sanitizer report. Every series must come out sorted by
+// time, every value finite and within its metric's range (ingest/telemetry/detail.hpp).
 #include <cmath>
 #include <cstddef>
 #include <cstdint>

@@ -26,10 +26,13 @@ def cli(*args, check=True):
 
 
 def sqlite_tables(path):
-    """Every table of a chopper.sqlite, as pandas.read_sql reads it, in creation order."""
+    """Every table of a chopper.sqlite, as pandas.read_sql reads it, in creation order; but
+    chopper_run (what the tables are the analysis of: Analysis.device, the title), which is no
+    table of the analysis."""
     with sqlite3.connect(path) as db:
         names = [r[0] for r in db.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY rowid")]
+            "SELECT name FROM sqlite_master WHERE type = 'table' AND name != 'chopper_run' "
+            "ORDER BY rowid")]
         return {n: pd.read_sql(f'SELECT * FROM "{n}" ORDER BY rowid', db) for n in names}
 
 

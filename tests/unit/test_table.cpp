@@ -7,6 +7,7 @@
 #include <fstream>
 #include <iterator>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -15,6 +16,7 @@
 #include "chopper/model/table.hpp"
 #include "chopper/report/csv_sink.hpp"
 #include "chopper/report/sqlite_sink.hpp"
+#include "chopper/report/sqlite_source.hpp"
 
 using namespace chopper;
 namespace fs = std::filesystem;
@@ -326,6 +328,76 @@ TEST_F(TableSinkTest, SqliteQuotesIdentifiers) {
   Db db(db_path);
   EXPECT_EQ(db.query("SELECT \"from\", \"a b\" FROM \"select \"\"x\"\"\""),
             (std::vector<std::vector<std::optional<std::string>>>{{"1", "it's"}}));
+}
+
+// What SqliteSink wrote comes back cell for cell (read_sqlite_tables: the report drawn from a
+// database): every type, NULLs, extreme integers, bit-exact reals, text with quotes and line
+// ends, an empty table, the tables in their order, on one thread or several; and the run's
+// description. An integer stored in a REAL column (SQLite keeps 3.0 as an integer on disk) comes
+// back a real.
+TEST_F(TableSinkTest, SqliteReadBackEqualsWritten) {
+  const fs::path db_path = dir_ / "back.sqlite";
+  const Table mixed = mixed_table();
+  Table empty({"empty", "no rows", {{"a_ns", ColType::kInt, "a time", "ns", "never"}}});
+  Table quoted({"select \"x\"", "", {{"from", ColType::kInt, ""}, {"a b", ColType::kText, ""}}});
+  quoted.add_row({Cell::of(1), Cell::of("it's")});
+  {
+    SqliteSink db(db_path.string());
+    write_table(mixed, db);
+    write_table(empty, db);
+    write_table(quoted, db);
+    db.describe_run({{"inputs", "a.json b.json"}, {"device", "H100"}});
+    EXPECT_THROW(db.begin({"chopper_run", "", {{"a", ColType::kInt, ""}}}), Error);
+  }
+  for (unsigned threads : {1U, 3U}) {
+    const std::vector<Table> back = read_sqlite_tables(db_path.string(), {}, threads);
+    ASSERT_EQ(back.size(), 3u);
+    EXPECT_EQ(back[0].name(), "mixed");
+    EXPECT_EQ(back[1].name(), "empty");
+    EXPECT_EQ(back[2].name(), "select \"x\"");
+    EXPECT_EQ(back[1].rows(), 0u);
+    EXPECT_EQ(back[1].schema().columns[0].unit, "ns");
+    EXPECT_EQ(back[1].schema().columns[0].null_when, "never");
+    EXPECT_EQ(back[1].schema().doc, "no rows");
+    const Table& m = back[0];
+    ASSERT_EQ(m.rows(), mixed.rows());
+    ASSERT_EQ(m.cols(), mixed.cols());
+    for (size_t r = 0; r < m.rows(); ++r)
+      for (size_t c = 0; c < m.cols(); ++c) {
+        const Cell a = mixed.cell(r, c), b = m.cell(r, c);
+        ASSERT_EQ(a.kind, b.kind) << r << "," << c;
+        EXPECT_EQ(a.i, b.i) << r << "," << c;
+        EXPECT_EQ(a.r, b.r) << r << "," << c;  // bit-exact (no NaN in the fixture)
+        EXPECT_EQ(a.s, b.s) << r << "," << c;
+      }
+    EXPECT_EQ(back[2].get_text(0, 1), "it's");
+  }
+  const std::vector<Table> only = read_sqlite_tables(db_path.string(), {"empty"});
+  ASSERT_EQ(only.size(), 1u);
+  EXPECT_EQ(only[0].name(), "empty");
+  EXPECT_EQ(read_run_info(db_path.string()),
+            (std::map<std::string, std::string>{{"inputs", "a.json b.json"}, {"device", "H100"}}));
+  EXPECT_TRUE(is_sqlite_file(db_path.string()));
+
+  // Not chopper's database, not a database, no file: an error naming the file.
+  const fs::path other = dir_ / "other.sqlite";
+  {
+    sqlite3* raw = nullptr;
+    ASSERT_EQ(sqlite3_open(other.string().c_str(), &raw), SQLITE_OK);
+    sqlite3_exec(raw, "CREATE TABLE t (a)", nullptr, nullptr, nullptr);
+    sqlite3_close(raw);
+  }
+  EXPECT_EQ(error_of([&] { read_sqlite_tables(other.string()); }),
+            other.string() + ": not a database chopper analyze wrote (no chopper_tables)");
+  const fs::path text = dir_ / "text.sqlite";
+  std::ofstream(text) << "not a database at all";
+  EXPECT_FALSE(is_sqlite_file(text.string()));
+  EXPECT_NE(error_of([&] { read_sqlite_tables(text.string()); }).find(text.string()),
+            std::string::npos);
+  EXPECT_NE(error_of([&] {
+              read_sqlite_tables((dir_ / "none.sqlite").string());
+            }).find((dir_ / "none.sqlite").string()),
+            std::string::npos);
 }
 
 TEST_F(TableSinkTest, UnwritableOutputThrowsWithPath) {

@@ -9,8 +9,11 @@
 #include "chopper/base/comm.hpp"
 #include "chopper/base/error.hpp"
 #include "chopper/base/memory.hpp"
+#include "chopper/base/output_file.hpp"
 #include "chopper/base/phase_log.hpp"
+#include "chopper/base/progress.hpp"
 #include "chopper/base/terminal.hpp"
+#include "chopper/base/version.hpp"
 #include "chopper/cli/commands.hpp"
 #include "chopper/cli/common.hpp"
 #include "chopper/hierarchy/aggregate.hpp"
@@ -24,6 +27,7 @@
 #include "chopper/report/findings_report.hpp"
 #include "chopper/report/hardware_report.hpp"
 #include "chopper/report/hierarchy_report.hpp"
+#include "chopper/report/html/report_html.hpp"
 #include "chopper/report/output_dir.hpp"
 #include "chopper/report/rank_tables.hpp"
 #include "chopper/report/sqlite_sink.hpp"
@@ -104,10 +108,36 @@ std::string analysis_notes(const StreamedRun& sr) {
 
 namespace {
 
+// Names each table as it begins on the progress line (base/progress.hpp).
+class ProgressSink : public TableSink {
+ public:
+  void begin(const TableSchema& schema) override {
+    progress_phase(fmt::format("writing tables: {} ({})", ++tables_, schema.name));
+  }
+  void row(std::span<const Cell>) override {}
+  void end() override {}
+
+ private:
+  size_t tables_ = 0;
+};
+
+// What the database's tables are the analysis of (its chopper_run rows; `chopper report DIR`
+// titles the report with them).
+std::vector<std::pair<std::string, std::string>> run_description(const AnalyzeOptions& o,
+                                                                 const StreamedRun& sr) {
+  std::string inputs;
+  for (const std::string& p : o.run.paths) inputs += (inputs.empty() ? "" : " ") + p;
+  return {{"chopper_version", std::string(kVersion)},
+          {"inputs", inputs},
+          {"device", sr.ra.device != nullptr ? std::string(sr.ra.device->marketing_name) : ""}};
+}
+
 // The tables of a streamed run, and the terminal text.
 int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRun& sr,
-                   OutputDir& outdir) {
+                   OutputDir& outdir, std::optional<LoadProgress>& progress) {
   std::string out;
+  std::string html_doc;
+  size_t html_figures = 0;
   try {
     SqliteSink db(outdir.stage("chopper.sqlite"));
     std::optional<CsvSink> csv;
@@ -117,18 +147,43 @@ int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRu
     std::vector<TableSink*> formats = {&db};
     if (csv) formats.push_back(&*csv);
     ThreadedSink written(formats);
+    ProgressSink named;
     FanoutSink sink;
+    sink.add(named);
     sink.add(written);
     sink.add(outdir.recorder());
+    // --html: the report's tables kept as they are written, drawn once all are.
+    std::optional<html::TableStore> store;
+    if (!o.html.empty()) sink.add(store.emplace(html::report_tables()));
     out = write_analysis_tables(o, taxonomy, sr, sink, nullptr);
+    progress_phase("writing tables: finishing chopper.sqlite" +
+                   std::string(o.no_csv ? "" : " and the CSV files"));
     written.finish();
+    db.describe_run(run_description(o, sr));
     phase_mark("all tables written");
+    if (store) {
+      progress_phase("drawing the report");
+      html::ReportInfo info;
+      info.title = run_description(o, sr)[1].second;
+      if (sr.ra.device != nullptr) info.device = std::string(sr.ra.device->marketing_name);
+      info.command = fmt::format("chopper analyze {} -o {} --html {}", info.title, o.out, o.html);
+      std::vector<std::string> ids;
+      html_doc = html::render_report(*store, info, &ids);
+      html_figures = ids.size();
+    }
   } catch (const std::exception& e) {
+    progress.reset();
     fmt::print(stderr, "chopper analyze: {}\n", terminal_safe(e.what()));
     return 2;
   }
+  progress.reset();  // the line cleared before the summary
   try {
     outdir.commit();  // every file complete: rename into place, remove stale CSVs
+    if (!o.html.empty()) {
+      OutputFile f(o.html, false);
+      f.write(html_doc);
+      f.commit();
+    }
   } catch (const Error& e) {
     fmt::print(stderr, "chopper analyze: {}\n", terminal_safe(e.what()));
     return 2;
@@ -137,6 +192,10 @@ int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRu
     out += analysis_notes(sr);
     out += fmt::format("\nwrote {}/chopper.sqlite{}; per GPU and level: chopper tree\n", o.out,
                        o.no_csv ? "" : fmt::format(" and {}/*.csv", o.out));
+    if (!o.html.empty())
+      out += fmt::format("wrote {} ({:.1f} KiB, {} figures); open it in a browser: file://{}\n",
+                         o.html, static_cast<double>(html_doc.size()) / 1024, html_figures,
+                         std::filesystem::absolute(o.html).string());
   }
   if (!o.json) out = terminal_safe(out, true);  // names with control characters, escaped
   std::fwrite(out.data(), 1, out.size(), stdout);
@@ -280,11 +339,13 @@ int analyze_run(const AnalyzeOptions& in) {
   o.analysis.threads = o.run.threads;
   StreamOptions so = stream_options(o);  // not const: the progress line hooks its load options
   std::unique_ptr<StreamedRun> sr;
+  // Shown through the load and the phases after it (finalize, tables), until the summary.
+  std::optional<LoadProgress> progress;
   try {
-    std::optional<LoadProgress> progress;
     if (root) progress.emplace(o.run, "analyze", so.load);
     sr = stream_run(so, taxonomy, o.out, c);
   } catch (const std::exception& e) {
+    progress.reset();
     if (root || c.size() > 1) fmt::print(stderr, "chopper analyze: {}\n", terminal_safe(e.what()));
     if (c.size() > 1) abort_comm(2);  // the others may be waiting for this process
     return 2;
@@ -294,6 +355,7 @@ int analyze_run(const AnalyzeOptions& in) {
   // would burn a core while process 0 writes the tables). Process 0's status is the job's.
   if (!root) return o.mpi_shared_files ? share_status(c, 0) : 0;
   int rc = 0;
+  progress.reset();  // the line cleared before the run's problems are printed
   if (!o.run.preloaded) print_run_problems(sr->run);  // for_each_run printed a split run's
   if (!sr->analysed) {
     if (sr->run.ranks.size() == sr->run.failed())
@@ -313,7 +375,8 @@ int analyze_run(const AnalyzeOptions& in) {
       release_free_memory();
       return_freed_memory();
     }
-    rc = write_streamed(o, taxonomy, *sr, *outdir);
+    progress.emplace(o.run, "analyze");  // the finalize and the tables
+    rc = write_streamed(o, taxonomy, *sr, *outdir, progress);
   }
   sr.reset();
   return o.mpi_shared_files ? share_status(c, rc) : rc;
@@ -328,6 +391,9 @@ Command add_analyze(CLI::App& root) {
   add_run_options(app, o->run, true, /*split_runs=*/true);
   app->add_option("-o,--out", o->out, "Output directory")->required()->check(output_directory());
   app->add_flag("--no-csv", o->no_csv, "Write only the SQLite database");
+  app->add_option("--html", o->html,
+                  "Also write the HTML report (what chopper report writes) to this file, drawn "
+                  "from the same pass");
   app->add_flag("--json", o->json,
                 "Print the findings as one JSON object instead of the summary (they are also in "
                 "the findings table)");

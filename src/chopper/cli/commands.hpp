@@ -36,6 +36,7 @@ struct AnalyzeOptions : AnalysisCliOptions {
   RunOptions run;
   std::string out;
   bool no_csv = false;
+  std::string html;   // --html FILE: the report (`chopper report`) drawn in the same pass
   bool json = false;  // print the findings as JSON instead of the summary
   // Under MPI: process 0 reads the other processes' spool files from the output directory (a
   // shared filesystem) instead of receiving them (--mpi-shared-files).
@@ -97,5 +98,8 @@ struct ReportCliOptions : AnalysisCliOptions {
   bool quiet = false;  // no "wrote ..." line
 };
 int report_run(const ReportCliOptions& o);
+// The chopper.sqlite `path` names (the file itself, or DIR/chopper.sqlite): an analysis `report`
+// draws without reading traces; "" when it names neither.
+std::string analysis_database(const std::string& path);
 
 }  // namespace chopper::cli

@@ -16,6 +16,7 @@
 #include "chopper/base/error.hpp"
 #include "chopper/base/input.hpp"
 #include "chopper/base/memory.hpp"
+#include "chopper/base/progress.hpp"
 #include "chopper/base/terminal.hpp"
 #include "chopper/devices/device_db.hpp"
 #include "chopper/hierarchy/label.hpp"
@@ -224,27 +225,44 @@ LoadOptions load_options(const RunOptions& o) {
   return lo;
 }
 
-LoadProgress::LoadProgress(const RunOptions& o, const char* cmd, LoadOptions& lo) {
-  // Progress on stderr for long loads: only on a terminal, from the first second on, a line
-  // redrawn five times a second (files done, bytes, elapsed).
-  if (!o.progress || ::isatty(2) == 0) return;
+LoadProgress::LoadProgress(const RunOptions& o, const char* cmd, LoadOptions& lo)
+    : LoadProgress(o, cmd) {
+  if (!ticker_.joinable()) return;
+  loads_ = true;
   lo.progress = [this](size_t d, size_t n, uint64_t b) {
     done_ = d;
     total_ = n;
     bytes_ = b;
   };
+}
+
+LoadProgress::LoadProgress(const RunOptions& o, const char* cmd) {
+  // Progress on stderr for long commands: only on a terminal, from the first second on, a line
+  // redrawn five times a second: while files are read, how many, their bytes and the time; then
+  // the phase the pipeline says it is in.
+  if (!o.progress || ::isatty(2) == 0) return;
+  progress_phase("");
+  // Seconds since the command's first line was set up: a line for the phases after the load
+  // goes on counting from where the load's left off.
+  static const auto t0 = std::chrono::steady_clock::now();
   ticker_ = std::thread([this, cmd] {
-    const auto t0 = std::chrono::steady_clock::now();
     bool shown = false;
     while (!finished_) {
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
       const double secs =
           std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       if (secs < 1.0 || finished_) continue;
+      const std::string phase = progress_phase_now();
+      // The files' line until the pipeline names a phase (it does once they are read).
+      const bool loading = loads_ && phase.empty();
+      if (!loading && phase.empty()) continue;
       shown = true;
-      fmt::print(stderr, "\rchopper {}: loading… {} file(s) done{}, {:.1f} MB, {:.1f} s\033[K", cmd,
-                 done_.load(), total_ ? fmt::format(" of {}", total_.load()) : "",
-                 static_cast<double>(bytes_.load()) / 1e6, secs);
+      if (loading)
+        fmt::print(stderr, "\rchopper {}: loading… {} file(s) done{}, {:.1f} MB, {:.1f} s\033[K",
+                   cmd, done_.load(), total_ ? fmt::format(" of {}", total_.load()) : "",
+                   static_cast<double>(bytes_.load()) / 1e6, secs);
+      else
+        fmt::print(stderr, "\rchopper {}: {}… {:.1f} s\033[K", cmd, terminal_safe(phase), secs);
       std::fflush(stderr);
     }
     if (shown) fmt::print(stderr, "\r\033[K");
@@ -254,6 +272,7 @@ LoadProgress::LoadProgress(const RunOptions& o, const char* cmd, LoadOptions& lo
 LoadProgress::~LoadProgress() {
   finished_ = true;
   if (ticker_.joinable()) ticker_.join();
+  progress_phase("");
 }
 
 std::optional<Run> load_reporting(const RunOptions& o, const char* cmd) {

@@ -76,11 +76,15 @@ void print_run_problems(const Run& run);
 // The reader's options from the command line's (and the decompression limit set).
 LoadOptions load_options(const RunOptions& o);
 
-// A progress line on stderr while a long load runs (only on a terminal, from the first second):
-// sets lo.progress; the line is cleared when this is destroyed.
+// A progress line on stderr while a long command runs (only on a terminal, from the first second):
+// the files read (sets lo.progress), then the phase the pipeline names (base/progress.hpp:
+// finalizing, writing tables, drawing the report). The line is cleared, and the phase forgotten,
+// when this is destroyed.
 class LoadProgress {
  public:
   LoadProgress(const RunOptions& o, const char* cmd, LoadOptions& lo);
+  // Phases only (what follows a load made elsewhere).
+  LoadProgress(const RunOptions& o, const char* cmd);
   ~LoadProgress();
   LoadProgress(const LoadProgress&) = delete;
   LoadProgress& operator=(const LoadProgress&) = delete;
@@ -89,6 +93,7 @@ class LoadProgress {
   std::atomic<size_t> done_{0}, total_{0};
   std::atomic<uint64_t> bytes_{0};
   std::atomic<bool> finished_{false};
+  std::atomic<bool> loads_{false};  // files are read (the first constructor)
   std::thread ticker_;
 };
 

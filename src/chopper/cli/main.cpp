@@ -9,6 +9,7 @@
 #include "chopper/base/memory.hpp"
 #include "chopper/base/output_file.hpp"
 #include "chopper/base/terminal.hpp"
+#include "chopper/base/version.hpp"
 #include "chopper/cli/commands.hpp"
 
 namespace {
@@ -27,7 +28,7 @@ int run(int argc, char** argv, const chopper::Comm& comm, bool& parse_failed) {
       "chopper: where the time and energy of distributed LLM training on GPUs go.\n"
       "Reads PyTorch-profiler (Kineto) traces of every rank and explains them."};
   root.require_subcommand(1);
-  root.set_version_flag("--version", "chopper 0.1.0");
+  root.set_version_flag("--version", "chopper " + std::string(chopper::kVersion));
   std::vector<chopper::cli::Command> cmds;
   cmds.push_back(chopper::cli::add_demo(root));
   cmds.push_back(chopper::cli::add_info(root));

@@ -229,11 +229,13 @@ Command add_demo(CLI::App& root) {
                 static_cast<double>(c.data_loader_stall_ns) / 1e6, c.straggler_rank,
                 c.straggler_clock * 100);
             if (int rc = run_synth(c, *out, false); rc != 0) return rc;
-            fmt::print("\nchopper analyze {} -o {}/analysis --tokens-per-step {}:\n\n", *out, *out,
-                       static_cast<int64_t>(c.batch) * c.seq * c.ranks);
+            const std::string report = *out + "/analysis/report.html";
+            fmt::print("\nchopper analyze {} -o {}/analysis --tokens-per-step {} --html {}:\n\n",
+                       *out, *out, static_cast<int64_t>(c.batch) * c.seq * c.ranks, report);
             AnalyzeOptions ao;
             ao.run.paths = {*out};
             ao.out = *out + "/analysis";
+            ao.html = report;  // the report drawn in the same pass
             ao.analysis.tokens_per_step = static_cast<int64_t>(c.batch) * c.seq * c.ranks;
             int rc = analyze_run(ao);
             if (rc == 2) return rc;
@@ -243,14 +245,6 @@ Command add_demo(CLI::App& root) {
             to.run.progress = false;
             to.out = *out + "/analysis/timeline.json.gz";
             rc = std::max(rc, timeline_run(to));
-            fmt::print("\nchopper report {} -o {}/analysis/report.html --tokens-per-step {}:\n",
-                       *out, *out, ao.analysis.tokens_per_step);
-            ReportCliOptions ro;
-            ro.run.paths = {*out};
-            ro.run.progress = false;
-            ro.out = *out + "/analysis/report.html";
-            ro.analysis.tokens_per_step = ao.analysis.tokens_per_step;
-            rc = std::max(rc, report_run(ro));
             fmt::print(
                 "\nThe injected effects and every kernel's true labels are in {}/truth.json.\n"
                 "Per GPU: chopper tree {}\n"

@@ -63,6 +63,9 @@ struct Result {
   std::optional<CpuUtilization> cpu;  // chopper record's CPU files
   std::optional<ThreadSamples> threads;
   std::string skipped, error;
+  RecordFile recorded = RecordFile::kNone;  // a chopper record file other than its GPU file
+  RecordMeta meta;
+  ClockCheck clock;
 };
 
 // The first 4 KiB of a file (decompressed), for sniffing.
@@ -95,10 +98,20 @@ void read_one(const Candidate& c, const std::function<TelemetryReadOptions()>& t
   }
   try {
     const std::string head = head_of(c.path);
-    if (c.want != Want::kCounters && is_cpu_csv(head)) {
-      r.cpu = read_cpu_csv(c.path);
-    } else if (c.want != Want::kCounters && is_threads_csv(head)) {
-      r.threads = read_threads_csv(c.path);
+    // chopper record's files other than its GPU file (which is telemetry): recognised and read.
+    const RecordFile rf = c.want == Want::kCounters ? RecordFile::kNone : sniff_record_file(head);
+    if (rf == RecordFile::kMeta) {
+      r.meta = read_record_meta(c.path);
+      r.recorded = rf;
+    } else if (rf == RecordFile::kClock) {
+      r.clock = read_record_clock(c.path);
+      r.recorded = rf;
+    } else if (rf == RecordFile::kCpu || rf == RecordFile::kThreads) {
+      r.recorded = rf;
+      if (rf == RecordFile::kCpu)
+        r.cpu = read_cpu_csv(c.path);
+      else
+        r.threads = read_threads_csv(c.path);
     } else if (c.want != Want::kTelemetry && !sniff_counters(head).empty()) {
       r.c = read_counters_file(c.path);
       r.counters = true;
@@ -178,6 +191,47 @@ std::vector<Candidate> list_candidates(const std::vector<std::string>& run_paths
   return cands;
 }
 
+// Each chopper record GPU file gets its host's record.json and clock check: the ones in its
+// directory whose host (record.json's "host", else the file name's) is the GPU file's, else the
+// only ones in its directory.
+void attach_recorded_hosts(HardwareFiles& out) {
+  auto dir_of = [](const std::string& p) {
+    const size_t s = p.find_last_of('/');
+    return s == std::string::npos ? std::string() : p.substr(0, s);
+  };
+  for (TelemetryData& d : out.telemetry) {
+    if (d.format != "chopper-record") continue;
+    const std::string dir = dir_of(d.file), host = record_file_host(d.file);
+    const RecordMeta* meta = nullptr;
+    size_t in_dir = 0;
+    const RecordMeta* only = nullptr;
+    for (const RecordMeta& m : out.recorded_hosts) {
+      if (dir_of(m.file) != dir) continue;
+      ++in_dir;
+      only = &m;
+      if (!host.empty() && (m.host == host || record_file_host(m.file) == host)) meta = &m;
+    }
+    if (meta == nullptr && in_dir == 1) meta = only;
+    const ClockCheck* clock = nullptr;
+    size_t clocks_in_dir = 0;
+    const ClockCheck* only_clock = nullptr;
+    for (const ClockCheck& c : out.recorded_clocks) {
+      if (dir_of(c.file) != dir) continue;
+      ++clocks_in_dir;
+      only_clock = &c;
+      if (!host.empty() && record_file_host(c.file) == host) clock = &c;
+    }
+    if (clock == nullptr && clocks_in_dir == 1) clock = only_clock;
+    d.recorder.host = host;
+    if (meta != nullptr) {
+      d.recorder.found = true;
+      d.recorder.host = meta->host;
+      d.recorder.pids = meta->pids;
+    }
+    if (clock != nullptr) d.recorder.clock_note = clock->note();
+  }
+}
+
 }  // namespace
 
 bool has_hardware_files(const std::vector<std::string>& run_paths,
@@ -234,6 +288,12 @@ HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
       out.error_files.push_back(r.path);
     } else if (!r.skipped.empty()) {
       out.skipped.push_back({r.path, std::move(r.skipped)});
+    } else if (r.recorded == RecordFile::kMeta) {
+      out.recorded_hosts.push_back(std::move(r.meta));
+    } else if (r.recorded == RecordFile::kClock) {
+      out.recorded_clocks.push_back(std::move(r.clock));
+    } else if (r.recorded != RecordFile::kNone) {
+      out.recorded_cpu_files.push_back(r.path);
     } else if (r.telemetry) {
       out.telemetry.push_back(std::move(r.t));
     } else if (r.counters) {
@@ -243,6 +303,7 @@ HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
         out.counters.push_back(std::move(r.c));
     }
   }
+  attach_recorded_hosts(out);
   out.recorded_cpu = group_recorded_cpu(std::move(cpus), std::move(threads_files));
   // Kernel traces give counter rows their timestamps; alone they hold no counters. Dispatch ids
   // are per process, so a kernel trace times only the counter file of its own process: the one

@@ -11,6 +11,7 @@
 #include <utility>
 #include <vector>
 
+#include "chopper/ingest/record/record_meta.hpp"
 #include "chopper/ingest/telemetry/telemetry_reader.hpp"
 #include "chopper/model/recorded_cpu.hpp"
 #include "chopper/model/series.hpp"
@@ -26,6 +27,14 @@ struct HardwareFiles {
   std::vector<std::pair<std::string, std::string>> skipped;  // file, why
   std::vector<std::string> errors;                           // one line per unreadable file
   std::vector<std::string> error_files;                      // their paths, parallel to errors
+  // A run `chopper record` wrote (docs/telemetry_formats.md, "Reading a recorded run"): its GPU
+  // files are in `telemetry` (format "chopper-record", with their host's record.json and clock
+  // check attached as TelemetryData::recorder); each host's record.json and clock.csv as read;
+  // and the paths of its CPU files (<host>.cpu.csv, <host>.threads.csv), recognised here and
+  // read by ingest/record/cpu_*.
+  std::vector<RecordMeta> recorded_hosts;
+  std::vector<ClockCheck> recorded_clocks;
+  std::vector<std::string> recorded_cpu_files;
 };
 
 // `run_paths` as given to analyze (directories are searched); `telemetry` and `counters` name

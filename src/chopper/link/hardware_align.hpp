@@ -50,7 +50,8 @@ struct TelemetryAlignment {
   // Pearson r of busy share vs utilization (or the power fit's R) at the chosen offset, in
   // [-1, 1]; NaN when nothing could be compared (not aligned, or no sample varied).
   double correlation = std::nan("");
-  std::string method;  // "utc+correlation", "zone+correlation", "correlation", "none: ..."
+  std::string method;  // "utc+correlation", "zone+correlation", "correlation", "recorder clock",
+                       // "none: ..."
   uint64_t samples = 0;
   bool aligned() const { return method.rfind("none", 0) != 0; }
 };

@@ -12,6 +12,7 @@
 #include <unordered_map>
 
 #include "chopper/link/hardware_align.hpp"
+#include "chopper/link/record_align.hpp"
 
 namespace chopper {
 namespace {
@@ -162,6 +163,7 @@ struct Unit {
   std::vector<size_t> series_file;  // the file each series comes from (a merged one: its first)
   std::vector<Series> merged;       // one GPU's metric put together from several files
   bool single_gpu = false;          // one GPU in all: series without an index are that GPU's
+  bool recorder = false;            // chopper record's GPU files: placed by the recorder clock
 };
 
 // What a telemetry file says of itself: its clock, the median interval of its samples (the
@@ -373,6 +375,41 @@ void align_one(const Unit& u, TelemetryAlignment& a, const std::vector<RankInfo*
   a.correlation = std::min(a.correlation, 1.0);
 }
 
+// A unit of chopper record's GPU files: offset 0 (CLOCK_REALTIME, the trace's clock), uncertainty
+// T/2; still checked: the correlation at 0 is the row's, and the search the other methods run says
+// when the activity clearly prefers another offset (offset 0 kept; docs/metrics.md).
+constexpr double kClearlyBetter = 0.05;
+// `clock_note`: the recorder clock's drift or step (record_meta.hpp).
+void align_recorder(const Unit& u, TelemetryAlignment& a, const std::vector<RankInfo*>& ranks,
+                    const HardwareAlignOptions& o, const std::string& clock_note) {
+  OffsetSearch q;
+  if (!gather_signals(u, a, ranks, q) || !coarse_offsets(q, a, o)) return;
+  const Ns T = q.period;
+  a.method = "recorder clock";
+  a.offset_ns = 0;
+  a.uncertainty_ns = T / 2;
+  const double at_zero = q.score_at(0);
+  a.correlation = at_zero;
+  TelemetryAlignment best;
+  best.clock = a.clock;
+  refine_offset(q, 0, best);
+  const double r0 = at_zero >= -1.0 ? at_zero : -1.0;
+  if (best.correlation >= -1.0 && std::abs(best.offset_ns) > a.uncertainty_ns + T &&
+      best.correlation >= r0 + kClearlyBetter) {
+    a.method += fmt::format(
+        " (disagrees with the activity: best offset {:.3f} ms, r={:.2f}, vs r={} at 0; offset 0 "
+        "kept)",
+        static_cast<double>(best.offset_ns) * 1e-6, std::min(best.correlation, 1.0),
+        at_zero >= -1.0 ? fmt::format("{:.2f}", at_zero) : std::string("none"));
+  } else if (!(at_zero >= -1.0)) {
+    a.method += " (nothing to correlate: no sample varied)";
+  }
+  if (!clock_note.empty()) a.method += " (recorder clock suspect: " + clock_note + ")";
+  for (const Pair& p : q.pairs) a.samples += (p.util != nullptr ? p.util : p.power)->size();
+  if (!(a.correlation >= -1.0)) a.correlation = std::nan("");
+  a.correlation = std::min(a.correlation, 1.0);
+}
+
 }  // namespace
 
 TelemetryWindow telemetry_window(const Run& run, const HardwareAlignOptions& o) {
@@ -481,11 +518,13 @@ class TelemetryAligner {
       if (static_cast<size_t>(n) >= taken.size()) taken.resize(static_cast<size_t>(n) + 1, false);
       taken[static_cast<size_t>(n)] = true;
     };
+    rec_ = recorded_host_ranks(ranks_, hw_.telemetry_data);
     for (size_t i : order_) {
       TelemetryAlignment& t = hw_.telemetry[i];
       t.file = hw_.telemetry_data[i].file;
       t.format = hw_.telemetry_data[i].format;
-      t.node = named_rank_node(hw_.telemetry_data[i]);
+      t.node = !rec_.ranks[i].empty() ? info_[rec_.ranks[i].front()].node
+                                      : named_rank_node(hw_.telemetry_data[i]);
       if (t.node < 0) t.node = node_from_file_name(hw_.telemetry_data[i].file);
       take(t.node);
     }
@@ -542,6 +581,8 @@ class TelemetryAligner {
   }
 
   void refuse_if_conflicting(size_t f, size_t g) {
+    // Hosts chopper record recorded: their ranks are told by process id, not node.
+    if (!rec_.ranks[f].empty() && !rec_.ranks[g].empty()) return;
     const FileFacts &a = facts_[f], &b = facts_[g];
     std::string shared;
     size_t n_shared = 0;
@@ -581,8 +622,11 @@ class TelemetryAligner {
     for (size_t f : order_) {
       if (!conflict_[f].empty()) continue;
       const TelemetryData& d = hw_.telemetry_data[f];
-      units[{hw_.telemetry[f].node, d.format, static_cast<int>(facts_[f].clock)}].files.push_back(
-          f);
+      const bool rec = !rec_.ranks[f].empty();  // a recorded host: a unit of its own
+      Unit& u = units[{hw_.telemetry[f].node, rec ? d.format + "\x1f" + d.recorder.host : d.format,
+                       static_cast<int>(facts_[f].clock)}];
+      u.files.push_back(f);
+      u.recorder = d.format == "chopper-record";
     }
     return units;
   }
@@ -638,11 +682,20 @@ class TelemetryAligner {
     u.single_gpu = devices.size() == 1;
   }
 
+  // Whether rank i is one the unit describes: a recorded host's (its first file's), else its
+  // node's.
+  bool unit_has_rank(int64_t node, const Unit& u, size_t i) const {
+    if (info_[i].rank < 0) return false;
+    const std::vector<size_t>& rec = rec_.ranks[u.files.front()];
+    if (!rec.empty()) return std::find(rec.begin(), rec.end(), i) != rec.end();
+    return info_[i].node == node;
+  }
+
   void align_unit(int64_t node, Unit& u) {
     merge_unit_series(u);
     std::vector<RankInfo*> node_ranks;
-    for (RankInfo& r : info_)
-      if (r.rank >= 0 && r.node == node) node_ranks.push_back(&r);
+    for (size_t i = 0; i < info_.size(); ++i)
+      if (unit_has_rank(node, u, i)) node_ranks.push_back(&info_[i]);
     TelemetryAlignment a;
     if (node_ranks.empty()) {
       int64_t last_node = -1;
@@ -652,9 +705,12 @@ class TelemetryAligner {
                                      "none: no ranks on node {} (the traces' ranks are on "
                                      "nodes 0 to {})",
                                      node, last_node);
+    } else if (u.recorder) {
+      align_recorder(u, a, node_ranks, o_, hw_.telemetry_data[u.files.front()].recorder.clock_note);
     } else {
       align_one(u, a, node_ranks, o_);
     }
+    if (!rec_.notes[u.files.front()].empty()) a.method += " (" + rec_.notes[u.files.front()] + ")";
     for (size_t f : u.files) record_file_alignment(f, node, u, a, node_ranks);
     if (a.aligned()) give_series_to_ranks(node, u, a);
   }
@@ -692,7 +748,7 @@ class TelemetryAligner {
   // for hours around a profile of seconds.
   void give_series_to_ranks(int64_t node, const Unit& u, const TelemetryAlignment& a) {
     for (size_t i = 0; i < info_.size(); ++i) {
-      if (info_[i].rank < 0 || info_[i].node != node || info_[i].busy->empty()) continue;
+      if (!unit_has_rank(node, u, i) || info_[i].busy->empty()) continue;
       RankHardware& rh = hw_.ranks[i];
       const Ns margin = margin_ns(info_[i].busy->last() - info_[i].busy->first());
       const Ns lo = info_[i].busy->first() - margin, hi = info_[i].busy->last() + margin;
@@ -725,6 +781,7 @@ class TelemetryAligner {
   std::vector<size_t> order_;          // the telemetry files by name
   std::vector<FileFacts> facts_;       // parallel to hw_.telemetry_data
   std::vector<std::string> conflict_;  // per file: why it is not used ("" = it is)
+  RecordedRanks rec_;  // chopper record's files: their ranks (indices into info_) and notes
 };
 
 }  // namespace

@@ -108,13 +108,25 @@ struct Series {
   size_t size() const { return t_ns.size(); }
 };
 
+// What `chopper record` wrote beside its GPU file (<host>.record.json, <host>.clock.csv; read by
+// ingest/record/record_meta.hpp, attached by load_hardware): the host, the process ids of the
+// recorded command's tree (the alignment gives the file to the ranks whose trace has one), and
+// what its clock did when that makes the recorder's clock suspect.
+struct RecorderHost {
+  bool found = false;  // the host's record.json was read
+  std::string host;    // record.json's "host", else the file name's
+  std::vector<int64_t> pids;
+  std::string clock_note;  // "" = steady (or no clock.csv); else the drift or step seen
+};
+
 // What one telemetry file holds.
 struct TelemetryData {
   std::string file;
-  std::string format;  // "nvidia-smi", "amd-smi", "rocm-smi", "dcgmi", "zeus"
+  std::string format;  // "nvidia-smi", "amd-smi", "rocm-smi", "dcgmi", "zeus", "chopper-record"
   std::vector<Series> series;
   Diagnostics diagnostics;
-  uint64_t samples = 0;  // rows read
+  uint64_t samples = 0;   // rows read
+  RecorderHost recorder;  // format "chopper-record" only
 };
 
 // Per-dispatch hardware counters (rocprofv3 counter collection; Chopper's kernel CSVs). One row

@@ -4,7 +4,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <optional>
 
+#include "chopper/base/error.hpp"
 #include "chopper/base/json_out.hpp"
 
 namespace chopper {
@@ -25,6 +27,45 @@ void findings_table(const Findings& f, TableSink& sink) {
   sink.begin(kFindingsTable.schema());
   for (const Finding& x : f.all) kFindingsTable.put(sink, x);
   sink.end();
+}
+
+Findings findings_from_table(const Table& t) {
+  Findings f;
+  const size_t key = t.col("finding"), rank = t.col("rank"), sig = t.col("significant"),
+               cost = t.col("cost_ns"), share = t.col("cost_share"), se = t.col("stderr_ns"),
+               threshold = t.col("threshold_ns"), conf = t.col("confidence"),
+               energy = t.col("energy_j"), iters = t.col("iterations"),
+               material = t.col("material_iterations"), evidence = t.col("evidence"),
+               advice = t.col("suggestion"), samples = t.col("samples"), test = t.col("test");
+  const double nan = std::nan("");
+  const auto real_or_nan = [&](size_t r, size_t c) {
+    return t.is_null(r, c) ? nan : t.get_real(r, c);
+  };
+  for (size_t r = 0; r < t.rows(); ++r) {
+    Finding x;
+    const std::optional<FindingKind> k = finding_from_key(t.get_text(r, key));
+    if (!k)
+      throw Error(fmt::format("findings row {}: unknown finding '{}'", r + 1, t.get_text(r, key)));
+    x.kind = *k;
+    x.rank = t.is_null(r, rank) ? -1 : t.get_int(r, rank);
+    x.significant = t.get_int(r, sig) != 0;
+    x.cost_ns = t.get_real(r, cost);
+    x.cost_share = t.get_real(r, share);
+    x.stderr_ns = real_or_nan(r, se);
+    x.threshold_ns = t.get_real(r, threshold);
+    x.confidence = real_or_nan(r, conf);
+    x.energy_j = real_or_nan(r, energy);
+    x.iterations = static_cast<uint64_t>(t.get_int(r, iters));
+    x.material_iterations = static_cast<uint64_t>(t.get_int(r, material));
+    x.evidence = std::string(t.get_text(r, evidence));
+    x.suggestion = std::string(t.get_text(r, advice));
+    x.samples = static_cast<uint64_t>(t.get_int(r, samples));
+    x.test = std::string(t.get_text(r, test));
+    f.iterations = std::max(f.iterations, x.iterations);
+    f.iteration_ns = x.threshold_ns / kMaterialShare;
+    f.all.push_back(std::move(x));
+  }
+  return f;
 }
 
 std::string findings_text(const Findings& f) {

@@ -62,6 +62,11 @@ inline constexpr auto kFindingsTable = table<Finding>(
     column<&Finding::test>("test", "how significance was decided", kNever));
 
 void findings_table(const Findings& f, TableSink& sink);
+// The findings again from their table (as read back from a chopper.sqlite: `chopper report DIR`
+// prints them as analyze does): each row a Finding, its suggestion the row's; the run's mean
+// iteration time from threshold_ns (1% of it) and its iteration count the largest of the rows'.
+// Throws Error when a column is missing or a finding's key is unknown.
+Findings findings_from_table(const Table& t);
 // The terminal list: significant findings, largest cost first, then one line naming the rest.
 std::string findings_text(const Findings& f);
 // One JSON object: the run's iteration statistics and every finding.

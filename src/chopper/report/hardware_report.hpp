@@ -35,7 +35,7 @@ inline constexpr auto kTelemetryAlignmentTable = table<TelemetryAlignmentRow>(
     viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::file>("file", "telemetry file",
                                                                     kNever),
     viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::format>(
-        "format", "nvidia-smi, amd-smi, rocm-smi, dcgmi, zeus", kNever),
+        "format", "nvidia-smi, amd-smi, rocm-smi, dcgmi, zeus, chopper-record", kNever),
     viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::node>(
         "node", "node index (ranks node × GPUs per node …)", kNever),
     column<TelemetryAlignmentRow>("ranks", ColType::kText,
@@ -52,13 +52,14 @@ inline constexpr auto kTelemetryAlignmentTable = table<TelemetryAlignmentRow>(
         [](const TelemetryAlignmentRow& a) {
           return a.row->aligned() ? Cell::of(a.row->offset_ns) : Cell::null();
         }),
-    column<TelemetryAlignmentRow>("uncertainty_ns", ColType::kInt,
-                                  "half-width of the offsets the correlation cannot tell apart",
-                                  "not aligned (method 'none: …')",
-                                  [](const TelemetryAlignmentRow& a) {
-                                    return a.row->aligned() ? Cell::of(a.row->uncertainty_ns)
-                                                            : Cell::null();
-                                  }),
+    column<TelemetryAlignmentRow>(
+        "uncertainty_ns", ColType::kInt,
+        "half-width of the offsets the correlation cannot tell apart (recorder clock: half "
+        "a sample period)",
+        "not aligned (method 'none: …')",
+        [](const TelemetryAlignmentRow& a) {
+          return a.row->aligned() ? Cell::of(a.row->uncertainty_ns) : Cell::null();
+        }),
     viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::period_ns>(
         "period_ns", "median interval of the file's own samples", kNever),
     viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::correlation>(
@@ -67,8 +68,8 @@ inline constexpr auto kTelemetryAlignmentTable = table<TelemetryAlignmentRow>(
         "nothing was correlated (the file was not placed by correlation), or no sample varied"),
     viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::method>(
         "method",
-        "how the offset was found: utc+correlation, zone+correlation or correlation (with any "
-        "caveat in parentheses); 'none: <why>' = not aligned",
+        "how the offset was found: utc+correlation, zone+correlation, correlation or recorder "
+        "clock (with any caveat in parentheses); 'none: <why>' = not aligned",
         kNever),
     viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::samples>(
         "samples", "samples of the series compared", kNever));

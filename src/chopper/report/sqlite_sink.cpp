@@ -86,6 +86,22 @@ void SqliteSink::exec(const std::string& sql) {
   if (sqlite3_exec(db_, sql.c_str(), nullptr, nullptr, nullptr) != SQLITE_OK) fail(sql);
 }
 
+void SqliteSink::describe_run(const std::vector<std::pair<std::string, std::string>>& info) {
+  if (in_table_) throw Error(fmt::format("{}: describe_run inside a table", path_));
+  exec("BEGIN");
+  in_table_ = true;
+  exec("CREATE TABLE chopper_run (name TEXT PRIMARY KEY, value TEXT)");
+  StmtGuard ins{prepare("INSERT INTO chopper_run VALUES (?1, ?2)")};
+  for (const auto& [name, value] : info) {
+    sqlite3_bind_text64(ins.s, 1, name.data(), name.size(), SQLITE_STATIC, SQLITE_UTF8);
+    sqlite3_bind_text64(ins.s, 2, value.data(), value.size(), SQLITE_STATIC, SQLITE_UTF8);
+    if (sqlite3_step(ins.s) != SQLITE_DONE) fail("INSERT INTO chopper_run");
+    sqlite3_reset(ins.s);
+  }
+  exec("COMMIT");
+  in_table_ = false;
+}
+
 sqlite3_stmt* SqliteSink::prepare(const std::string& sql) {
   sqlite3_stmt* s = nullptr;
   if (sqlite3_prepare_v2(db_, sql.c_str(), static_cast<int>(sql.size()), &s, nullptr) != SQLITE_OK)
@@ -97,7 +113,8 @@ void SqliteSink::begin(const TableSchema& schema) {
   if (in_table_)
     throw Error(fmt::format("{}: SqliteSink::begin while '{}' is open", path_, schema_.name));
   validate_schema(schema);
-  if (schema.name == "chopper_tables" || schema.name == "chopper_columns")
+  if (schema.name == "chopper_tables" || schema.name == "chopper_columns" ||
+      schema.name == "chopper_run")
     throw Error(fmt::format("{}: table name '{}' is reserved", path_, schema.name));
   schema_ = schema;
 

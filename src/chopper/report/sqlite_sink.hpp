@@ -1,9 +1,11 @@
 #pragma once
 // SQLite output of result tables: one database file, one SQL table per result table, and two
 // tables that document the others: chopper_tables(table_name, doc) and
-// chopper_columns(table_name, column_name, type, doc, unit, null_when).
+// chopper_columns(table_name, column_name, type, doc, unit, null_when); and, when the writer says
+// what it analysed, chopper_run(name, value) (describe_run).
 #include <set>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "chopper/model/table.hpp"
@@ -20,8 +22,8 @@ namespace chopper {
 // B-tree inserts); journal and fsync are off, so a crash leaves
 // an unusable file, never a half-trusted one: `chopper analyze` writes it under a temporary name
 // and renames it when complete (report/output_dir.hpp). Errors throw chopper::Error with the path
-// and SQLite's message. Identifiers are double-quoted; "chopper_tables" and "chopper_columns" are
-// reserved.
+// and SQLite's message. Identifiers are double-quoted; "chopper_tables", "chopper_columns" and
+// "chopper_run" are reserved.
 class SqliteSink : public TableSink {
  public:
   explicit SqliteSink(std::string path);
@@ -34,6 +36,11 @@ class SqliteSink : public TableSink {
   void end() override;
 
   const std::string& path() const { return path_; }
+
+  // Writes chopper_run(name TEXT PRIMARY KEY, value TEXT): what the tables are the analysis of
+  // (`chopper report DIR` titles its report with them; read back by read_run_info in
+  // report/sqlite_source.hpp). Between tables, once.
+  void describe_run(const std::vector<std::pair<std::string, std::string>>& info);
 
  private:
   void start_table(const TableSchema& schema);

@@ -12,6 +12,7 @@
 
 #include "chopper/base/error.hpp"
 #include "chopper/base/text.hpp"
+#include "chopper/ingest/record/record_gpu.hpp"
 #include "chopper/ingest/telemetry/detail.hpp"
 
 namespace chopper {
@@ -368,6 +369,7 @@ std::string_view sniff(std::string_view head, std::string_view file_name) {
       return "dcgmi";
   }
   split_csv(lines[0], f);
+  if (record_gpu_header(f)) return "chopper-record";
   if (f.size() >= 2) {
     if (nvidia_header(f)) return "nvidia-smi";
     if (amd_header(f)) return "amd-smi";
@@ -418,6 +420,8 @@ TelemetryData parse(telemetry::LineReader& in, const TelemetryReadOptions& o) {
     telemetry::read_rocm_smi(in, o, d);
   else if (fmt_name == "dcgmi")
     telemetry::read_dcgmi(in, o, d);
+  else if (fmt_name == "chopper-record")
+    telemetry::read_record_gpu(in, o, d);
   else
     telemetry::read_zeus(in, o, d);
   return d;

@@ -1,6 +1,7 @@
 #pragma once
 // GPU telemetry readers: nvidia-smi --query-gpu CSV, amd-smi metric/monitor CSV and JSON, rocm-smi
-// CSV, dcgmi dmon text and the headerless `t,value` CSVs of Zeus/NVML samplers (CharLLM-PPT). The
+// CSV, dcgmi dmon text, the headerless `t,value` CSVs of Zeus/NVML samplers (CharLLM-PPT) and the
+// GPU file of `chopper record` (ingest/record/record_gpu.hpp). The
 // format is found from the content (the first 4 KiB, decompressed), never from the file name,
 // except for Zeus files, whose metric and GPU are only in the name. See docs/telemetry_formats.md
 // for what is read from each format, field by field.
@@ -63,8 +64,9 @@ struct TelemetryReadOptions {
 };
 
 // Which telemetry format the first bytes (up to 4 KiB, decompressed) look like: "nvidia-smi",
-// "amd-smi", "rocm-smi", "dcgmi", "zeus"; "" if none. `file_name` is only used for Zeus files
-// (headerless `t,value` rows), which are telemetry only when the name says metric and GPU.
+// "amd-smi", "rocm-smi", "dcgmi", "zeus", "chopper-record"; "" if none. `file_name` is only used
+// for Zeus files (headerless `t,value` rows), which are telemetry only when the name says metric
+// and GPU.
 std::string_view sniff_telemetry(std::string_view head, std::string_view file_name);
 
 // Reads one file. Throws NotATraceError if it is not telemetry; InputError naming the file and the

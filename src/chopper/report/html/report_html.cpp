@@ -33,6 +33,12 @@ void TableStore::row(std::span<const Cell> cells) {
 void TableStore::end() {
   cur_ = nullptr;
 }
+void TableStore::add(Table t) {
+  if (!keep_.empty() && keep_.count(t.name()) == 0) return;
+  const std::string name = t.name();
+  tables_.erase(name);
+  tables_.emplace(name, std::move(t));
+}
 const Table* TableStore::get(const std::string& name) const {
   auto it = tables_.find(name);
   return it == tables_.end() ? nullptr : &it->second;

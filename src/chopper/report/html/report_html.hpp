@@ -22,6 +22,8 @@ class TableStore : public TableSink {
   void begin(const TableSchema& schema) override;
   void row(std::span<const Cell> cells) override;
   void end() override;
+  // A whole table, as if written row by row (kept or not as `keep` says).
+  void add(Table t);
   // The table called `name`, or nullptr when it was not written (or not kept).
   const Table* get(const std::string& name) const;
 
