@@ -115,6 +115,7 @@ Collect in_memory(const std::string& dir, bool hardware) {
     HardwareFiles hf = load_hardware({dir}, {}, run.counter_passes, 2,
                                      telemetry_window(run, HardwareAlignOptions{}));
     hw = align_hardware(run, std::move(hf.telemetry), std::move(hf.counters));
+    assign_recorded_cpu(std::move(hf.recorded_cpu), run, hw);
   }
   AnalysisOptions o;
   o.threads = 2;
@@ -328,6 +329,18 @@ TEST(Stream, AmdRunEqualsInMemory) {
   const Collect mem = in_memory(dir, true);
   expect_same(mem, streamed(dir, true), "mi300x");
   expect_same(mem, streamed(dir, true, RowStore::kMemory), "mi300x, ranks kept in memory");
+  fs::remove_all(dir);
+}
+
+TEST(Stream, RecordedCpuRunEqualsInMemory) {
+  // `chopper record`'s CPU files only (tests/data/record_cpu/serial): the hardware pass runs for
+  // them, and the cpu_utilization rows come out as in memory (3 iterations of rank 0).
+  const fs::path dir = test::temp_dir("record_cpu");
+  fs::copy(test::data_path("record_cpu/serial"), dir, fs::copy_options::recursive);
+  const Collect mem = in_memory(dir.string(), true);
+  ASSERT_EQ(mem.tables.at("cpu_utilization")->rows(), 3u);
+  expect_same(mem, streamed(dir.string(), true), "recorded CPU");
+  expect_same(mem, streamed(dir.string(), true, RowStore::kMemory), "recorded CPU, kept");
   fs::remove_all(dir);
 }
 

@@ -112,6 +112,14 @@ def test_report_and_timeline(synth_analysis, scratch):
     assert len(gpu) >= kernels
 
 
+def test_cpu_utilization_is_a_table_empty_without_recorded_cpu_files(synth_analysis):
+    # Declared as every table is (report/cpu_report.hpp), so the module has it; the synthetic run
+    # has no `chopper record` CPU files, so it has no row.
+    df = synth_analysis.tables["cpu_utilization"]
+    assert len(df) == 0
+    assert {"host_util_pct", "process_cores", "host_wait_idle_cores"} <= set(df.columns)
+
+
 def test_numeric_columns_are_views_without_copy(synth_analysis):
     df = synth_analysis.tables["gpu_activities"]
     col = df["start_ns"].to_numpy()

@@ -41,6 +41,7 @@ RankAnalysis analyze_rank(const RankTrace& t, int64_t rank, const AnalysisOption
     launch_partial(c, o, out);
     collective_partial(c, out);
     hardware_partial(c, o, hw, out);
+    cpu_partial(c, o, hw, out);
     return out;
   }
   // The launch analysis (about half the work) beside the others: its own context and names, so
@@ -53,6 +54,7 @@ RankAnalysis analyze_rank(const RankTrace& t, int64_t rank, const AnalysisOption
     breakdown_partial(c, o, out);
     collective_partial(c, out);
     hardware_partial(c, o, hw, out);
+    cpu_partial(c, o, hw, out);
   } catch (...) {
     launched.wait();
     throw;

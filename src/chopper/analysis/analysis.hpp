@@ -15,6 +15,7 @@
 
 #include "chopper/analysis/breakdown.hpp"
 #include "chopper/analysis/collectives.hpp"
+#include "chopper/analysis/cpu.hpp"
 #include "chopper/analysis/end_to_end.hpp"
 #include "chopper/analysis/hardware.hpp"
 #include "chopper/analysis/intervals.hpp"
@@ -57,6 +58,7 @@ struct RankAnalysis {
   std::vector<WaterfallUnit> units;
   std::vector<PowerRow> power;
   std::vector<HwLevelRow> hw_levels;
+  std::vector<CpuRow> cpu;  // cpu.cpp (with `chopper record`'s CPU files)
   // The names of partials run on a thread of their own (analyze_rank with threads > 1): their rows
   // view these; every text in them is also in `names` (what the part codec looks views up in).
   std::vector<std::unique_ptr<StringTable>> thread_names;

@@ -474,6 +474,7 @@ class FindingDecider {
   void rank_variation_finding();
   void straggler_finding();
   void waterfall_findings();
+  void cpu_findings();
 
   void order() {
     std::stable_sort(out_.all.begin(), out_.all.end(), [](const Finding& a, const Finding& b) {
@@ -683,6 +684,88 @@ void FindingDecider::waterfall_findings() {
                     pct(std::accumulate(over.begin(), over.end(), 0.0) / observed)));
 }
 
+// The CPU findings (with `chopper record`'s CPU files: cpu_utilization rows): per iteration, the
+// loss the host causes (host_late + launch_overhead + host_stall; data_loading), counted where
+// the rank's CPU side shows why (the host's cores mostly idle with one thread doing the work; the
+// data-loader workers saturated), else 0; tested as every loss.
+void FindingDecider::cpu_findings() {
+  std::map<std::pair<int64_t, int64_t>, const CpuRow*> cpu;  // (rank, iteration)
+  for (const RankAnalysis& r : ra_.ranks)
+    for (const CpuRow& c : r.cpu) cpu[{r.rank, c.iteration}] = &c;
+  if (cpu.empty()) return;
+  auto row = [&](int64_t rank, int64_t it) -> const CpuRow* {
+    auto f = cpu.find({rank, it});
+    return f == cpu.end() ? nullptr : f->second;
+  };
+  // The host's utilization while the GPU waited for it (the window's when not measured).
+  auto serial = [](const CpuRow* c) {
+    if (c == nullptr) return false;
+    const double util =
+        std::isnan(c->host_wait_util_pct) ? c->host_util_pct : c->host_wait_util_pct;
+    return util < kHostMostlyIdlePct && c->main_thread_busy_share >= kMainThreadSerialShare;
+  };
+  auto saturated = [](const CpuRow* c) {
+    return c != nullptr && c->workers > 0 && c->worker_busy_share >= kWorkersSaturatedShare;
+  };
+  auto comp = [](const std::map<std::string, Ns>& m, std::initializer_list<const char*> keys) {
+    double x = 0;
+    for (const char* k : keys) {
+      auto f = m.find(k);
+      x += f == m.end() ? 0.0 : static_cast<double>(f->second);
+    }
+    return x;
+  };
+  const std::initializer_list<const char*> host = {"host_late", "launch_overhead", "host_stall"};
+  const std::initializer_list<const char*> data = {"data_loading"};
+  std::vector<double> xs, xl;
+  std::vector<const CpuRow*> hit_s, hit_l;
+  for (const IterationRow& it : ra_.iterations) {
+    const CpuRow* c = row(it.slowest_rank, it.iteration);
+    xs.push_back(serial(c) ? comp(it.components, host) : 0.0);
+    xl.push_back(saturated(c) ? comp(it.components, data) : 0.0);
+    if (serial(c) && xs.back() > 0) hit_s.push_back(c);
+    if (saturated(c) && xl.back() > 0) hit_l.push_back(c);
+  }
+  auto rank_value = [&](int64_t rank, int64_t it, bool loader) {
+    auto m = rank_comp_.find({rank, it});
+    const CpuRow* c = row(rank, it);
+    if (m == rank_comp_.end() || !(loader ? saturated(c) : serial(c))) return 0.0;
+    return comp(*m->second, loader ? data : host);
+  };
+  auto mean_of = [](const std::vector<const CpuRow*>& v, double CpuRow::*m) {
+    double s = 0;
+    for (const CpuRow* c : v) s += c->*m;
+    return s / static_cast<double>(v.size());
+  };
+  const size_t n = ra_.iterations.size();
+  if (!hit_s.empty()) {
+    const double util = mean_of(hit_s, &CpuRow::host_wait_util_pct);
+    add(rank_test(FindingKind::kHostSerial, xs,
+                  [&](int64_t rank, int64_t it) { return rank_value(rank, it, false); }),
+        fmt::format(
+            "in {} of {} iterations the GPU waited for the host (host late, launch overhead, "
+            "host stall) while the host's {} logical CPUs were {:.1f}% busy ({:.1f} cores idle; "
+            "{:.1f}% over the whole iteration) and the rank's main thread (pid {}) was busy {} "
+            "of the iteration: the work is serial on one thread, not CPU-bound",
+            hit_s.size(), n, hit_s.front()->cpus,
+            std::isnan(util) ? mean_of(hit_s, &CpuRow::host_util_pct) : util,
+            mean_of(hit_s, &CpuRow::host_wait_idle_cores), mean_of(hit_s, &CpuRow::host_util_pct),
+            hit_s.front()->pid, pct(mean_of(hit_s, &CpuRow::main_thread_busy_share))));
+  }
+  if (!hit_l.empty()) {
+    add(rank_test(FindingKind::kLoaderSaturated, xl,
+                  [&](int64_t rank, int64_t it) { return rank_value(rank, it, true); }),
+        fmt::format("in {} of {} iterations the GPU waited for data while the rank's {} "
+                    "data-loader worker{} used {:.2f} cores ({} of one core each; the busiest "
+                    "{}); the host's {} logical CPUs were {:.1f}% busy",
+                    hit_l.size(), n, hit_l.front()->workers, hit_l.front()->workers == 1 ? "" : "s",
+                    mean_of(hit_l, &CpuRow::worker_cores),
+                    pct(mean_of(hit_l, &CpuRow::worker_busy_share)),
+                    pct(mean_of(hit_l, &CpuRow::busiest_worker_share)), hit_l.front()->cpus,
+                    mean_of(hit_l, &CpuRow::host_util_pct)));
+  }
+}
+
 }  // namespace
 
 Findings decide_findings(const RunAnalysis& ra, const AnalysisOptions& o) {
@@ -694,6 +777,7 @@ Findings decide_findings(const RunAnalysis& ra, const AnalysisOptions& o) {
   d.rank_variation_finding();
   d.straggler_finding();
   d.waterfall_findings();
+  d.cpu_findings();
   d.order();
   return out;
 }

@@ -67,7 +67,16 @@ namespace chopper {
   X(kRankVariation, "rank_variation", "ranks waiting on each other's variation",                  \
     "no single rank is slow: kernel times vary from rank to rank (clocks, power caps, "           \
     "interference, data-dependent work); make the GPUs' clock and power settings alike, and "     \
-    "synchronise less often (fewer, larger collectives; overlap them with compute)")
+    "synchronise less often (fewer, larger collectives; overlap them with compute)")              \
+  X(kHostSerial, "host_serial", "host serial on one thread, its cores idle",                      \
+    "the GPU waits for one busy host thread, not for a busy host: overlap the host's work with "  \
+    "the GPU's (launch ahead, no synchronisation in the step), batch launches with CUDA/HIP "     \
+    "graphs or torch.compile, or move the work off the main thread (data preparation into "       \
+    "DataLoader workers, logging and checkpointing to threads of their own)")                     \
+  X(kLoaderSaturated, "loader_saturated", "data-loader workers saturated",                        \
+    "the workers use all the CPU they have: more DataLoader workers (num_workers, while the "     \
+    "host has idle cores), cheaper preprocessing (decode and augment on the GPU, pre-processed "  \
+    "data), pin_memory=True and persistent_workers=True")
 
 enum class FindingKind : uint8_t {
 #define CHOPPER_X(e, key, title, hint) e,

@@ -366,7 +366,8 @@ class IdleCauses {
 // wait, or graph / no-launch time; the host-side pieces go to `idle`. Returns the graph gaps'
 // intervals, for the window components.
 Intervals split_launch_gaps(const RankContext& c, const AnalysisOptions& o,
-                            const GraphLaunches& graphs, IdleCauses& idle, RankAnalysis& out) {
+                            const GraphLaunches& graphs, IdleCauses& idle, RankAnalysis& out,
+                            UnionBuilder* host_wait = nullptr) {
   const GpuActivities& g = c.t.gpu;
   const RuntimeCalls& rt = c.t.runtime;
   const HostCover cover(c.t);
@@ -416,6 +417,7 @@ Intervals split_launch_gaps(const RankContext& c, const AnalysisOptions& o,
         row->prep_ns += p1 - a;
         row->call_ns += p2 - p1;
         row->wait_ns += b - p2;
+        if (host_wait != nullptr) host_wait->add(a, p2);
         if (p1 > a) cover.classify(prev_end, a, p1, issued, rt.thread[r], give);
         if (p2 > p1) give(p1, p2, kCall, rt.name[r]);
       });
@@ -596,6 +598,16 @@ void queue_rows(const RankContext& c, const AnalysisOptions& o, const Launches& 
 }
 
 }  // namespace
+
+Intervals host_wait_intervals(const RankContext& c, const AnalysisOptions& o) {
+  if (c.order.empty()) return {};
+  const GraphLaunches graphs(c);
+  IdleCauses idle(c);
+  RankAnalysis scratch;
+  UnionBuilder wait;
+  split_launch_gaps(c, o, graphs, idle, scratch, &wait);
+  return wait.take();
+}
 
 void launch_partial(const RankContext& c, const AnalysisOptions& o, RankAnalysis& out) {
   if (c.order.empty()) return;

@@ -13,6 +13,14 @@ void breakdown_partial(const RankContext& c, const AnalysisOptions& o, RankAnaly
 // launch.cpp: launch overhead (prep/call), HTA launch statistics, queue length; the launch and
 // idle components.
 void launch_partial(const RankContext& c, const AnalysisOptions& o, RankAnalysis& out);
+// launch.cpp: the GPU waiting for the host, as time: the host-side pieces of the launch gaps
+// before compute kernels (launch_overhead's prep and call time, whatever cause the idle causes
+// give them), as launch_partial splits them.
+Intervals host_wait_intervals(const RankContext& c, const AnalysisOptions& o);
+// cpu.cpp: with `chopper record`'s CPU files (hw->cpu), the cpu_utilization rows of each
+// iteration window (nothing without them).
+void cpu_partial(const RankContext& c, const AnalysisOptions& o, const RankHardware* hw,
+                 RankAnalysis& out);
 // collectives.cpp: this rank's communication activities as match records.
 void collective_partial(const RankContext& c, RankAnalysis& out);
 

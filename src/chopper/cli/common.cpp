@@ -413,6 +413,7 @@ HardwareRun load_run_hardware(const Run& run, const RunOptions& o,
     fmt::print(stderr, "chopper {}: {}\n", cmd, terminal_safe(e));
   HardwareRun hw = align_hardware(run, std::move(hf.telemetry), std::move(hf.counters), align);
   note_unreadable(hw, hf.errors, hf.error_files);
+  assign_recorded_cpu(std::move(hf.recorded_cpu), run, hw);
   for (const std::string& e : hw.errors)
     fmt::print(stderr, "chopper {}: {}\n", cmd, terminal_safe(e));
   errors = hf.errors.size() + hw.errors.size();

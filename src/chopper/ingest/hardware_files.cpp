@@ -5,11 +5,13 @@
 #include <algorithm>
 #include <filesystem>
 #include <new>
+#include <optional>
 
 #include "chopper/base/error.hpp"
 #include "chopper/base/input.hpp"
 #include "chopper/base/text.hpp"
 #include "chopper/base/thread_pool.hpp"
+#include "chopper/ingest/record/cpu_reader.hpp"
 #include "chopper/ingest/rocprof/counter_reader.hpp"
 #include "chopper/ingest/telemetry/telemetry_reader.hpp"
 
@@ -58,6 +60,8 @@ struct Result {
   bool telemetry = false, counters = false;
   TelemetryData t;
   CounterTable c;
+  std::optional<CpuUtilization> cpu;  // chopper record's CPU files
+  std::optional<ThreadSamples> threads;
   std::string skipped, error;
   RecordFile recorded = RecordFile::kNone;  // a chopper record file other than its GPU file
   RecordMeta meta;
@@ -104,6 +108,10 @@ void read_one(const Candidate& c, const std::function<TelemetryReadOptions()>& t
       r.recorded = rf;
     } else if (rf == RecordFile::kCpu || rf == RecordFile::kThreads) {
       r.recorded = rf;
+      if (rf == RecordFile::kCpu)
+        r.cpu = read_cpu_csv(c.path);
+      else
+        r.threads = read_threads_csv(c.path);
     } else if (c.want != Want::kTelemetry && !sniff_counters(head).empty()) {
       r.c = read_counters_file(c.path);
       r.counters = true;
@@ -234,7 +242,9 @@ bool has_hardware_files(const std::vector<std::string>& run_paths,
     if (!c.skip.empty()) continue;
     try {
       const std::string head = head_of(c.path);
-      if (!sniff_counters(head).empty() || !sniff_telemetry(head, c.path).empty()) return true;
+      if (!sniff_counters(head).empty() || !sniff_telemetry(head, c.path).empty() ||
+          is_cpu_csv(head) || is_threads_csv(head))
+        return true;
     } catch (const std::exception&) {
       return true;  // unreadable: load_hardware reports it
     }
@@ -268,7 +278,11 @@ HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
                [&](size_t i) { read_one(cands[i], to, keep_counter_rows, res[i]); });
   HardwareFiles out;
   std::vector<CounterTable> kernel_traces;
+  std::vector<CpuUtilization> cpus;
+  std::vector<ThreadSamples> threads_files;
   for (Result& r : res) {
+    if (r.cpu) cpus.push_back(std::move(*r.cpu));
+    if (r.threads) threads_files.push_back(std::move(*r.threads));
     if (!r.error.empty()) {
       out.errors.push_back(std::move(r.error));
       out.error_files.push_back(r.path);
@@ -290,6 +304,7 @@ HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
     }
   }
   attach_recorded_hosts(out);
+  out.recorded_cpu = group_recorded_cpu(std::move(cpus), std::move(threads_files));
   // Kernel traces give counter rows their timestamps; alone they hold no counters. Dispatch ids
   // are per process, so a kernel trace times only the counter file of its own process: the one
   // rocprofv3 wrote beside it (the same name with counter_collection for kernel_trace), else the

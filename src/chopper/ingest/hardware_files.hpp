@@ -13,6 +13,7 @@
 
 #include "chopper/ingest/record/record_meta.hpp"
 #include "chopper/ingest/telemetry/telemetry_reader.hpp"
+#include "chopper/model/recorded_cpu.hpp"
 #include "chopper/model/series.hpp"
 
 namespace chopper {
@@ -20,6 +21,9 @@ namespace chopper {
 struct HardwareFiles {
   std::vector<TelemetryData> telemetry;
   std::vector<CounterTable> counters;  // kernel traces already joined into the counter tables
+  // `chopper record`'s CPU files (<host>.cpu.csv, <host>.threads.csv), by host
+  // (ingest/record/cpu_reader.hpp).
+  std::vector<RecordedCpu> recorded_cpu;
   std::vector<std::pair<std::string, std::string>> skipped;  // file, why
   std::vector<std::string> errors;                           // one line per unreadable file
   std::vector<std::string> error_files;                      // their paths, parallel to errors

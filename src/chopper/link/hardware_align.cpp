@@ -195,6 +195,7 @@ std::vector<DiagnosticRow> hardware_use_diagnostics(const HardwareRun& hw) {
     d.example = fmt::format("{}: {}", j.file, j.method.substr(6));
     rows.push_back(std::move(d));
   }
+  for (DiagnosticRow& d : recorded_cpu_diagnostics(hw)) rows.push_back(std::move(d));
   return rows;
 }
 

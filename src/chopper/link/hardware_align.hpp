@@ -22,6 +22,7 @@
 #include <vector>
 
 #include "chopper/link/validate.hpp"
+#include "chopper/model/recorded_cpu.hpp"
 #include "chopper/model/run.hpp"
 #include "chopper/model/series.hpp"
 #include "chopper/model/telemetry_window.hpp"
@@ -123,6 +124,10 @@ struct RankHardware {
   const CounterTable* counters = nullptr;
   std::vector<int32_t> counter_row;
   bool counters_same_run = false;  // CounterJoin::same_run
+  // `chopper record`'s CPU files of the rank's host (assign_recorded_cpu; null: none) and the
+  // rank's process id there (-1: none of the trace's process ids is in the host's threads file).
+  const RecordedCpu* cpu = nullptr;
+  int64_t cpu_pid = -1;
   const Series& at(Metric m) const { return series[static_cast<size_t>(m)]; }
   bool has(Metric m) const { return !at(m).t_ns.empty(); }
 };
@@ -139,6 +144,7 @@ struct HardwareRun {
   std::vector<TelemetryAlignment> telemetry;  // parallel to telemetry_data
   std::vector<CounterJoin> counters;          // parallel to counter_data
   std::vector<RankHardware> ranks;            // parallel to Run::ranks
+  std::vector<RecordedCpu> cpu_data;          // `chopper record`'s CPU files, by host
   bool empty() const { return telemetry_data.empty() && counter_data.empty(); }
 };
 
@@ -183,6 +189,17 @@ bool kernel_names_agree(std::string_view a, std::string_view b);
 // NVIDIA's).
 std::string_view trace_vendor(const RankTrace& t);
 std::string_view counter_vendor(const CounterTable& ct);
+
+// `chopper record`'s CPU files (`cpu`, kept in hw.cpu_data) to ranks (link/cpu_match.cpp): a
+// rank runs on the host whose threads file holds one of its trace's process ids as a pid (that
+// pid is the rank's process: RankHardware::cpu_pid); with one host and no such pid, on that host,
+// its process unknown. hw.ranks must be parallel to `ranks` (the Run form reads the process ids
+// from the traces).
+void assign_recorded_cpu(std::vector<RecordedCpu> cpu, const std::vector<RankActivity>& ranks,
+                         HardwareRun& hw);
+void assign_recorded_cpu(std::vector<RecordedCpu> cpu, const Run& run, HardwareRun& hw);
+// The diagnostics table's rows of the CPU files' readers (stage "read", one per file and kind).
+std::vector<DiagnosticRow> recorded_cpu_diagnostics(const HardwareRun& hw);
 
 // The diagnostics table's rows for the hardware files that could not be used: a file that could
 // not be read (hardware_file_unreadable, error), a telemetry file not aligned

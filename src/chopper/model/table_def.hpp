@@ -63,6 +63,7 @@ constexpr std::string_view unit_of_name(std::string_view name) {
       {"_mib", "MiB"},
       {"_gib", "GiB"},
       {"_ratio", "ratio"},
+      {"_cores", "cores"},
   };
   for (const Suffix& s : kSuffixes)
     if (name.size() > s.suffix.size() && name.ends_with(s.suffix)) return s.unit;

@@ -59,6 +59,7 @@ void enc_analysis(ByteWriter& w, const RankAnalysis& r) {
   e.value(r.gpu_time_ns);
   e.value(r.units);
   e.value(r.power);
+  e.value(r.cpu);
 }
 
 void enc_part(ByteWriter& w, const RankPart& p) {
@@ -136,6 +137,7 @@ void dec_analysis(ByteReader& r, RankAnalysis& a) {
   d.value(a.gpu_time_ns);
   d.value(a.units);
   d.value(a.power);
+  d.value(a.cpu);
 }
 
 void dec_part(ByteReader& r, RankPart& p) {

@@ -471,8 +471,7 @@ bool Streamer::hardware_pass(Attempt& a) {
     if (me_ == 0) out_->run = std::move(a.shells);
     return false;
   }
-  // Alignment inputs in the run's order (as the in-memory analyze aligns them), with the ranks
-  // validation settled.
+  // Alignment inputs in the run's order (as analyze in memory aligns them), ranks as validated.
   std::vector<RankActivity> acts(a.shells.ranks.size());
   std::vector<size_t> file_of_slot(a.shells.ranks.size());
   for (size_t j = 0; j < a.shells.ranks.size(); ++j) {
@@ -518,6 +517,7 @@ bool Streamer::hardware_pass(Attempt& a) {
   HardwareRun& hw = a.hw;
   hw = align_telemetry(acts, std::move(hf.telemetry), o_.align);
   note_unreadable(hw, hf.errors, hf.error_files);
+  assign_recorded_cpu(std::move(hf.recorded_cpu), acts, hw);
   out_->hw_errors = std::move(hf.errors);
   out_->hw_errors.insert(out_->hw_errors.end(), hw.errors.begin(), hw.errors.end());
   hw.counter_data = std::move(hf.counters);

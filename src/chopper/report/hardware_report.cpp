@@ -7,6 +7,7 @@
 #include <map>
 #include <set>
 
+#include "chopper/report/cpu_report.hpp"
 #include "chopper/report/rank_tables.hpp"
 #include "chopper/report/rows.hpp"
 
@@ -146,6 +147,7 @@ void hardware_tables(const RunAnalysis& ra, const AnalysisOptions& o, TableSink&
   write_rows(sink, kWaterfallTable, ra.waterfall);
   write_rows(sink, kShapeClassesTable, ra.shape_classes);
   write_rows(sink, kWhatIfTable, ra.what_if);
+  cpu_utilization_table(ra, sink);
 }
 
 std::string hardware_info_text(const HardwareRun& hw,

@@ -175,6 +175,8 @@ void overlap_section(Doc& doc, const TableStore& ts);
 // sections_hardware.cpp
 void hardware_section(Doc& doc, const TableStore& ts, const ReportInfo& info);
 void coverage_section(Doc& doc, const TableStore& ts);
+// sections_cpu.cpp (nothing without recorded CPU files)
+void cpu_section(Doc& doc, const TableStore& ts);
 
 // The sections of `chopper compare --html` (render_compare_report), in page order
 // (sections_compare.cpp).

@@ -10,6 +10,7 @@
 
 #include "chopper/report/analysis_report.hpp"
 #include "chopper/report/compare_report.hpp"
+#include "chopper/report/cpu_report.hpp"
 #include "chopper/report/diagnostics_report.hpp"
 #include "chopper/report/findings_report.hpp"
 #include "chopper/report/hardware_report.hpp"
@@ -50,7 +51,7 @@ std::set<std::string> report_tables() {
         kOperationInstancesTable.name, kLaunchOverheadTable.name, kCollectivesTable.name,
         kStragglersTable.name, kIterationsTable.name, kEndToEndTable.name, kTelemetryTable.name,
         kPowerEnergyTable.name, kWaterfallTable.name, kFindingsTable.name, kLabelCoverageTable.name,
-        kDiagnosticsTable.name, kClockOffsetsTable.name})
+        kDiagnosticsTable.name, kClockOffsetsTable.name, kCpuUtilizationTable.name})
     out.emplace(t);
   return out;
 }
@@ -312,6 +313,7 @@ std::string render_report(const TableStore& ts, const ReportInfo& info,
   stragglers_section(doc, ts);
   overlap_section(doc, ts);
   hardware_section(doc, ts, info);
+  cpu_section(doc, ts);
   coverage_section(doc, ts);
   return page(doc, "chopper report", info, figure_ids);
 }

@@ -119,7 +119,9 @@ std::string evidence_figure(const std::string& kind) {
                                                        {"exposed_memcpy", "fig-split"},
                                                        {"dvfs", "fig-clock"},
                                                        {"utilization", "fig-waterfall-phase"},
-                                                       {"comm_slowdown", "fig-waterfall-phase"}};
+                                                       {"comm_slowdown", "fig-waterfall-phase"},
+                                                       {"host_serial", "fig-cpu"},
+                                                       {"loader_saturated", "fig-cpu"}};
   auto it = m.find(kind);
   return it == m.end() ? "fig-e2e" : it->second;
 }
