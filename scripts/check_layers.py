@@ -27,8 +27,9 @@ LAYERS = {
     "analysis": ["base", "model", "devices", "hierarchy", "link"],
     "report": ["base", "model", "devices", "hierarchy", "link", "analysis"],
     "pipeline": ["base", "model", "devices", "ingest", "hierarchy", "link", "analysis", "report"],
+    "chakra": ["base", "model", "devices", "hierarchy", "link", "analysis"],
     "cli": ["base", "model", "devices", "ingest", "hierarchy", "link", "analysis", "report",
-            "pipeline", "synth"],
+            "pipeline", "synth", "chakra"],
 }
 
 # (file relative to src/chopper, included folder) -> why it is allowed for now.
