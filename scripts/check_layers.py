@@ -28,8 +28,9 @@ LAYERS = {
     "report": ["base", "model", "devices", "hierarchy", "link", "analysis"],
     "pipeline": ["base", "model", "devices", "ingest", "hierarchy", "link", "analysis", "report"],
     "record": ["base"],
+    "chakra": ["base", "model", "devices", "hierarchy", "link", "analysis"],
     "cli": ["base", "model", "devices", "ingest", "hierarchy", "link", "analysis", "report",
-            "pipeline", "synth", "record"],
+            "pipeline", "synth", "record", "chakra"],
 }
 
 # (file relative to src/chopper, included folder) -> why it is allowed for now.

@@ -7,6 +7,9 @@ PKGS=(
   build-essential cmake ninja-build pkg-config
   libsimdjson-dev libisal-dev libzstd-dev libfmt-dev libcli11-dev
   libsqlite3-dev libtomlplusplus-dev libre2-dev
+  # Chakra execution traces (chopper chakra, chopper info x.et): libprotobuf and protoc; Python's
+  # protobuf for the test that decodes the written files independently (chakra_python_decode)
+  libprotobuf-dev protobuf-compiler python3-protobuf
   libgtest-dev libgmock-dev libbenchmark-dev
   # Open MPI: one command on several processes under mpirun (built in when found, CHOPPER_MPI)
   libopenmpi-dev openmpi-bin

@@ -60,12 +60,15 @@ Cause host_frame_cause(std::string_view n) {
   return kCauses;
 }
 
-// A runtime or driver call that blocks the host until the GPU is done: a synchronize, or a copy
-// that is not async (cudaMemcpy, hipMemcpy, cuMemcpyDtoH_v2).
+}  // namespace
+
+// A runtime or driver call that blocks the host until the GPU is done (launch.hpp).
 bool blocking_call(std::string_view n) {
   if (!n.starts_with("cu") && !n.starts_with("hip")) return false;
   return contains(n, "Synchronize") || (contains(n, "Memcpy") && !contains(n, "Async"));
 }
+
+namespace {
 
 // A cause's time on the host: [s, e), named by its outermost frame.
 struct Span {

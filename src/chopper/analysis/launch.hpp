@@ -3,6 +3,7 @@
 // (analysis/launch.cpp, launch_partial). docs/metrics.md, "Launch overhead".
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <utility>
 #include <vector>
 
@@ -10,6 +11,10 @@
 #include "chopper/base/time.hpp"
 
 namespace chopper {
+
+// A runtime or driver call that blocks the host until the GPU is done: a synchronize, or a copy
+// that is not async (cudaMemcpy, hipMemcpy, cuMemcpyDtoH_v2).
+bool blocking_call(std::string_view name);
 
 // Launch overhead per label (Chopper's prep/call split, with waits on other GPU work removed).
 // docs/metrics.md ("Launch overhead"): gap = gpu_wait + prep + call + wait + graph + no_launch.

@@ -31,6 +31,12 @@ Command add_compare(CLI::App& root);
 Command add_report(CLI::App& root);
 // chopper record -- CMD: GPU telemetry and CPU use recorded around a command (record/).
 Command add_record(CLI::App& root);
+// chopper chakra: one Chakra ET per rank (cli/chakra.cpp, chakra/et.hpp).
+Command add_chakra(CLI::App& root);
+// chopper info x.et ...: whether every path names a Chakra ET file (*.et, *.et.gz), and the
+// files read and checked (the exit status).
+bool chakra_paths(const std::vector<std::string>& paths);
+int chakra_info(const std::vector<std::string>& paths, bool json);
 
 // chopper analyze: load, label, write DIR/chopper.sqlite (+ CSV), print the summary. The analysis
 // options (analysis, manifest, telemetry, ...) are the shared ones (cli/common.hpp).

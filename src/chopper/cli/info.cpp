@@ -30,6 +30,8 @@ Command add_info(CLI::App& root) {
   app->add_option("--counters", o->counters, "Hardware-counter files to list besides the run's")
       ->check(CLI::ExistingFile);
   return {app, [o]() -> int {
+            // Chakra execution traces: read and checked (cli/chakra.cpp).
+            if (chakra_paths(o->run.paths)) return chakra_info(o->run.paths, o->json);
             std::optional<Run> run = load_reporting(o->run, "info");
             if (!run) return 2;
             if (run->ranks.empty()) {

@@ -39,6 +39,7 @@ int run(int argc, char** argv, const chopper::Comm& comm, bool& parse_failed) {
   cmds.push_back(chopper::cli::add_compare(root));
   cmds.push_back(chopper::cli::add_report(root));
   cmds.push_back(chopper::cli::add_record(root));
+  cmds.push_back(chopper::cli::add_chakra(root));
   try {
     root.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
