@@ -4,6 +4,8 @@
 -- a memset in step 2, each launched by a CUDA runtime call. The two processes use the SAME
 -- correlation ids (10*N+1 .. 10*N+4): joining on correlationId alone would mix them.
 -- Process 100's kernels run 300 and 280 ns, process 200's 250 and 260 ns.
+-- GPU metrics of GPU 0: six metrics (GPC clock, GR Active and four chopper has no series for),
+-- one sample per 500 ns from 1000 to 4000 ns. Session start: 1700000000000000000 ns UTC.
 CREATE TABLE StringIds (id INTEGER NOT NULL PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE META_DATA_EXPORT (name TEXT, value TEXT);
 CREATE TABLE TARGET_INFO_SESSION_START_TIME (utcEpochNs INTEGER, utcTime TEXT, localTime TEXT);

@@ -341,8 +341,6 @@ class Reader {
     // GPU work (cudaStreamSynchronize, cudaMalloc) to the process's first device.
     const bool first_device = process_devices_.empty() || process_devices_.front() == part_.device;
     RuntimeCalls& rt = t_.runtime;
-    const StrId cat = t_.strings.intern("cuda_runtime");
-    (void)cat;
     db_.query(fmt::format("SELECT rowid, {}, {}, globalTid, {}, {} FROM {} WHERE {} = {} ORDER BY "
                           "start, rowid",
                           col(tab, "start"), col(tab, "end"), col(tab, "correlationId"),
