@@ -273,16 +273,20 @@ class Reader {
           }
           case GpuKind::kMemcpy:
             bytes = r.null(5) ? -1 : r.i64(5);
-            name = t_.strings.intern(fmt::format("Memcpy {}", copy_kind_name(r.i64(6))));
+            name = kind_name(r.i64(6),
+                             [](int64_t k) { return fmt::format("Memcpy {}", copy_kind_name(k)); });
             if (!r.null(7)) graph = r.i64(7);
             break;
           case GpuKind::kMemset:
             bytes = r.null(5) ? -1 : r.i64(5);
-            name = t_.strings.intern(fmt::format("Memset ({})", mem_kind_name(r.i64(6))));
+            name = kind_name(1000 + r.i64(6), [](int64_t k) {
+              return fmt::format("Memset ({})", mem_kind_name(k - 1000));
+            });
             if (!r.null(7)) graph = r.i64(7);
             break;
           case GpuKind::kSync:
-            name = t_.strings.intern(sync_name(r.i64(5)));
+            name = kind_name(2000 + r.i64(5),
+                             [](int64_t k) { return std::string(sync_name(k - 2000)); });
             break;
         }
         g.kind.push_back(gt.kind);
@@ -292,7 +296,7 @@ class Reader {
         g.dur_ns.push_back(dur);
         const int64_t corr = r.null(4) ? kNoId : r.i64(4);
         g.correlation.push_back(corr);
-        if (corr != kNoId) my_correlations_.insert(corr);
+        if (corr != kNoId && process_devices_.size() > 1) my_correlations_.insert(corr);
         g.external_id.push_back(kNoId);
         g.name.push_back(name);
         g.category.push_back(cat);
@@ -303,7 +307,7 @@ class Reader {
         g.bytes.push_back(bytes);
         g.graph_id.push_back(graph);
         g.comm_args.push_back(kNoRow);
-        ++by_category_[gt.category];
+        ++by_category_[static_cast<size_t>(gt.kind)];
       });
     }
   }
@@ -357,9 +361,13 @@ class Reader {
                 StrId name = 0;
                 if (!r.null(5)) {
                   const StrId raw = str(r, 5, kRuntimeTable, "nameId", rowid);
-                  const std::string_view s = t_.strings.str(raw);
-                  const std::string_view bare = strip_version(s);
-                  name = bare.size() == s.size() ? raw : t_.strings.intern(std::string(bare));
+                  auto [it, fresh] = stripped_.try_emplace(raw, raw);
+                  if (fresh) {
+                    const std::string_view s = t_.strings.str(raw);
+                    const std::string_view bare = strip_version(s);
+                    if (bare.size() != s.size()) it->second = t_.strings.intern(std::string(bare));
+                  }
+                  name = it->second;
                 }
                 const std::string_view n = t_.strings.str(name);
                 rt.driver.push_back(starts_with(n, "cu") && !starts_with(n, "cuda"));
@@ -369,7 +377,7 @@ class Reader {
                 rt.name.push_back(name);
                 rt.correlation.push_back(corr);
                 rt.external_id.push_back(kNoId);
-                ++by_category_[rt.driver.back() ? "cuda_driver" : "cuda_runtime"];
+                ++by_category_[rt.driver.back() ? kDriverSlot : kRuntimeSlot];
               });
   }
 
@@ -402,7 +410,7 @@ class Reader {
           h.record_function_id.push_back(kNoId);
           h.shapes.push_back(kNoRow);
           h.comm_args.push_back(kNoRow);
-          ++by_category_["user_annotation"];
+          ++by_category_[kNvtxSlot];
         });
   }
 
@@ -485,12 +493,13 @@ class Reader {
   }
 
   void count_events() {
-    for (const char* c : {"kernel", "gpu_memcpy", "gpu_memset", "cuda_sync", "cuda_runtime",
-                          "cuda_driver", "user_annotation"}) {
-      auto it = by_category_.find(c);
-      if (it == by_category_.end()) continue;
-      t_.x_events_by_category.emplace_back(t_.strings.intern(c), it->second);
-      t_.total_events += it->second;
+    static constexpr const char* kNames[kSlots] = {"kernel",         "gpu_memcpy",   "gpu_memset",
+                                                   "cuda_sync",      "cuda_runtime", "cuda_driver",
+                                                   "user_annotation"};
+    for (size_t i = 0; i < kSlots; ++i) {
+      if (by_category_[i] == 0) continue;
+      t_.x_events_by_category.emplace_back(t_.strings.intern(kNames[i]), by_category_[i]);
+      t_.total_events += by_category_[i];
     }
     t_.events_by_ph.emplace_back('X', t_.total_events);
   }
@@ -571,7 +580,17 @@ class Reader {
   std::unordered_set<int64_t> my_correlations_;
   std::map<std::string, std::set<std::string>> columns_;       // of each table looked at
   std::map<std::string, std::set<std::string>> read_columns_;  // the ones read
-  std::map<std::string, uint64_t> by_category_;
+  // Rows read per category: the GpuKinds, then runtime, driver and NVTX.
+  static constexpr size_t kRuntimeSlot = 4, kDriverSlot = 5, kNvtxSlot = 6, kSlots = 7;
+  std::array<uint64_t, kSlots> by_category_{};
+  std::unordered_map<StrId, StrId> stripped_;      // runtime name -> without _vNNNN
+  std::unordered_map<int64_t, StrId> kind_names_;  // memcpy/memset/sync kind -> its name
+  template <class F>
+  StrId kind_name(int64_t key, F&& make) {
+    auto [it, fresh] = kind_names_.try_emplace(key, 0);
+    if (fresh) it->second = t_.strings.intern(make(key));
+    return it->second;
+  }
 };
 
 }  // namespace
