@@ -325,3 +325,35 @@ TEST(NsysReader, GpuMetricsAsTelemetrySeries) {
   }
   EXPECT_EQ(d.diagnostics.count("nsys_unread"), 4u);
 }
+
+// An export of one process is read as the file itself, its rank from the file name; a directory of
+// two-process exports numbers their ranks over the exports in path order (a: 0, 1; b: 2, 3).
+TEST(NsysReader, RanksFromFileNameAndAcrossExports) {
+  const std::string one = make_export(
+      "rank5.sqlite",
+      "DELETE FROM CUPTI_ACTIVITY_KIND_KERNEL WHERE globalPid = 3355443200; DELETE FROM "
+      "CUPTI_ACTIVITY_KIND_MEMCPY WHERE globalPid = 3355443200; DELETE FROM "
+      "CUPTI_ACTIVITY_KIND_MEMSET WHERE globalPid = 3355443200;");
+  const chopper::Run single = load_run({one});
+  ASSERT_EQ(single.ranks.size(), 1u);
+  ASSERT_TRUE(single.ranks[0].ok) << single.ranks[0].error;
+  EXPECT_EQ(single.ranks[0].file, one);
+  EXPECT_EQ(single.ranks[0].rank, 5);
+  EXPECT_EQ(single.ranks[0].trace.meta.rank_source, "file name");
+  EXPECT_EQ(single.ranks[0].trace.runtime.size(), 8u) << "process 100's calls only";
+
+  const fs::path dir = test_dir() / "two_exports";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(make_export("copy.sqlite"), dir / "a.sqlite");
+  fs::copy_file(make_export("copy.sqlite"), dir / "b.sqlite");
+  const chopper::Run run = load_run({dir.string()});
+  ASSERT_EQ(run.ranks.size(), 4u);
+  const std::string want[] = {
+      "a.sqlite#process=100,device=0,rank=0", "a.sqlite#process=200,device=1,rank=1",
+      "b.sqlite#process=100,device=0,rank=2", "b.sqlite#process=200,device=1,rank=3"};
+  for (size_t i = 0; i < 4; ++i) {
+    EXPECT_EQ(run.ranks[i].rank, static_cast<int64_t>(i));
+    EXPECT_EQ(run.ranks[i].file, (dir / want[i]).string());
+  }
+}
