@@ -211,6 +211,16 @@ std::span<const RunDiag> all_run_diags();
     "a CSV row with more or fewer fields than the header")                                         \
   X(kUnterminatedLastLine, "unterminated_last_line", kWarning,                                     \
     "a complete last CSV row without a final newline: kept, its last field may be cut")            \
+  /* Nsight Systems SQLite exports (ingest/nsys, docs/formats.md) */                               \
+  X(kNsysUnread, "nsys_unread", kInfo,                                                             \
+    "a table, column or GPU metric of an Nsight Systems export that chopper does not read: "       \
+    "listed once each, with its row count")                                                        \
+  X(kNsysBadRow, "nsys_bad_row", kWarning,                                                         \
+    "an Nsight Systems export row that cannot be used (end before start, no time): skipped")       \
+  X(kNsysUnknownString, "nsys_unknown_string", kWarning,                                           \
+    "a string id not in the export's StringIds: kept with an empty name")                          \
+  X(kNsysRank, "nsys_rank", kInfo,                                                                 \
+    "how an Nsight Systems export's process and device became this rank")                          \
   /* using the hardware files (link/hardware_align.cpp) */                                         \
   X(kHardwareFileUnreadable, "hardware_file_unreadable", kError,                                   \
     "a telemetry or counter file that cannot be read: the rest of the run is analysed")            \

@@ -8,13 +8,18 @@
 
 #include "chopper/base/error.hpp"
 #include "chopper/base/input.hpp"
+#include "chopper/ingest/nsys/nsys_detect.hpp"
+#include "chopper/ingest/nsys/nsys_reader.hpp"
 
 namespace chopper {
 
 namespace fs = std::filesystem;
 
 static bool looks_like_trace_name(const std::string& name) {
-  for (std::string_view ext : {".json", ".json.gz", ".json.zst"}) {
+  // Nsight Systems: SQLite exports (read if their content is one) and reports (skipped, saying how
+  // to export them).
+  for (std::string_view ext :
+       {".json", ".json.gz", ".json.zst", ".sqlite", ".nsys-rep", ".qdrep"}) {
     if (name.size() >= ext.size() && name.compare(name.size() - ext.size(), ext.size(), ext) == 0)
       return true;
   }
@@ -127,6 +132,12 @@ static std::string own_output(const std::string& path) {
 }
 
 RankTrace read_rank_file(const std::string& path, const KinetoReadOptions& opt) {
+  if (nsys::is_nsys_report_name(path))
+    throw NotATraceError(path, 0, nsys::nsys_report_message(path));
+  std::string file;
+  NsysPart part;
+  if (parse_nsys_part_path(path, file, part) || nsys::has_sqlite_header(path))
+    return read_nsys_file(path);
   if (std::string why = own_output(path); !why.empty()) throw NotATraceError(path, 0, why);
   return read_kineto_file(path, opt);
 }
@@ -147,6 +158,29 @@ std::vector<TracePath> run_trace_files(const std::vector<std::string>& paths, si
   files.erase(std::unique(files.begin(), files.end(),
                           [](const TracePath& a, const TracePath& b) { return a.path == b.path; }),
               files.end());
+  // An Nsight Systems export of several processes or GPUs is one rank each (nsys_reader.hpp),
+  // ranked over the run's exports in path order. One that cannot be read stays whole: reading it
+  // says why.
+  int64_t nsys_rank = 0;
+  for (size_t i = 0; i < files.size(); ++i) {
+    if (!files[i].skip.empty() || files[i].missing || !nsys::has_sqlite_header(files[i].path))
+      continue;
+    std::vector<std::string> parts;
+    try {
+      if (nsys::sqlite_kind(files[i].path) == nsys::SqliteKind::kNsysExport)
+        parts = nsys_rank_paths(files[i].path, &nsys_rank);
+    } catch (const std::exception&) {
+    }
+    if (parts.size() < 2) continue;
+    const TracePath base = files[i];
+    files.erase(files.begin() + static_cast<std::ptrdiff_t>(i));
+    for (size_t k = 0; k < parts.size(); ++k) {
+      TracePath tp = base;
+      tp.path = parts[k];
+      files.insert(files.begin() + static_cast<std::ptrdiff_t>(i + k), std::move(tp));
+    }
+    i += parts.size() - 1;
+  }
   // Only what will be opened counts: entries skipped unopened (a FIFO, a subdirectory) do not.
   const auto traces = static_cast<size_t>(
       std::count_if(files.begin(), files.end(), [](const TracePath& f) { return f.skip.empty(); }));

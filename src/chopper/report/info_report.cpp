@@ -95,10 +95,16 @@ std::string info_text(const Run& run) {
         fmt::format("== rank {}{} — {}\n", m.rank >= 0 ? std::to_string(m.rank) : std::string("?"),
                     m.world_size > 0 ? fmt::format(" of {}", m.world_size) : std::string(), t.file);
     if (!m.rank_source.empty()) o += fmt::format("  rank from: {}\n", m.rank_source);
-    o += fmt::format("  file: {} on disk, {} of JSON, {} events; timestamps: {}{}{}\n",
-                     human_bytes(t.file_bytes), human_bytes(t.uncompressed_bytes), t.total_events,
-                     m.ts_format, m.legacy_2021 ? "; 2021 category names" : "",
-                     m.rocm ? "; ROCm" : "");
+    if (m.ts_format.rfind("nsys_", 0) == 0)  // ingest/nsys: no JSON
+      o += fmt::format(
+          "  file: {} on disk, an Nsight Systems SQLite export, {} events; "
+          "timestamps: {}\n",
+          human_bytes(t.file_bytes), t.total_events, m.ts_format);
+    else
+      o += fmt::format("  file: {} on disk, {} of JSON, {} events; timestamps: {}{}{}\n",
+                       human_bytes(t.file_bytes), human_bytes(t.uncompressed_bytes), t.total_events,
+                       m.ts_format, m.legacy_2021 ? "; 2021 category names" : "",
+                       m.rocm ? "; ROCm" : "");
     o += devices_text(m);
     if (!m.process_groups.empty() || !m.backend.empty())
       o += fmt::format("  distributed: backend {}, {} process group(s){}{}\n",
