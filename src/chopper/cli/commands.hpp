@@ -106,8 +106,9 @@ struct ReportCliOptions : AnalysisCliOptions {
   bool quiet = false;  // no "wrote ..." line
 };
 int report_run(const ReportCliOptions& o);
-// The chopper.sqlite `path` names (the file itself, or DIR/chopper.sqlite): an analysis `report`
-// draws without reading traces; "" when it names neither.
+// The chopper.sqlite `path` names (the file itself, or DIR/chopper.sqlite; a database chopper
+// wrote, not an Nsight Systems export): an analysis `report` draws without reading traces; ""
+// when it names neither.
 std::string analysis_database(const std::string& path);
 
 }  // namespace chopper::cli

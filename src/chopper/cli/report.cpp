@@ -85,9 +85,9 @@ std::string analysis_database(const std::string& path) {
   std::error_code ec;
   if (fs::is_directory(path, ec)) {
     const std::string db = (fs::path(path) / "chopper.sqlite").string();
-    return fs::is_regular_file(db, ec) && is_sqlite_file(db) ? db : std::string();
+    return fs::is_regular_file(db, ec) && is_chopper_database(db) ? db : std::string();
   }
-  return fs::is_regular_file(path, ec) && is_sqlite_file(path) ? path : std::string();
+  return fs::is_regular_file(path, ec) && is_chopper_database(path) ? path : std::string();
 }
 
 int report_run(const ReportCliOptions& o) {

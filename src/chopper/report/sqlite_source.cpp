@@ -175,6 +175,17 @@ std::vector<Table> read_sqlite_tables(const std::string& path, const std::set<st
   return tables;
 }
 
+bool is_chopper_database(const std::string& path) {
+  if (!is_sqlite_file(path)) return false;
+  try {
+    Db db;
+    open_chopper_db(db, path);
+    return true;
+  } catch (const Error&) {
+    return false;
+  }
+}
+
 std::map<std::string, std::string> read_run_info(const std::string& path) {
   Db db;
   open_chopper_db(db, path);

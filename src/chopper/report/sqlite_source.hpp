@@ -14,6 +14,9 @@ namespace chopper {
 
 // Whether `path` is a file whose first bytes are SQLite's header ("SQLite format 3\0").
 bool is_sqlite_file(const std::string& path);
+// Whether `path` is a SQLite database chopper wrote (it has chopper_tables): not an Nsight
+// Systems export or another program's database. False when it cannot be opened.
+bool is_chopper_database(const std::string& path);
 
 // Every result table of the database at `path` (all but chopper_tables, chopper_columns and
 // chopper_run), or only those named in `keep` when it is not empty, in the order they were
