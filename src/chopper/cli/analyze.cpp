@@ -417,6 +417,7 @@ Command add_analyze(CLI::App& root) {
                       : *rows == "memory" ? RowStore::kMemory
                                           : RowStore::kAuto;
             if (int rc = resolve_analysis_options("analyze", app, *o); rc != 0) return rc;
+            o->run.et_files = o->et;
             o->distributed = true;
             return analyze_run(*o);
           },

@@ -22,6 +22,8 @@ struct LoadOptions {
   KinetoReadOptions kineto;
   unsigned threads = 0;                 // 0 = all cores
   size_t max_files = kDefaultMaxFiles;  // load_run throws Error above this many trace files
+  // Host execution traces named (--et), besides those found among the paths (ingest/et).
+  std::vector<std::string> et_files;
   // Called (serialised, from the loading threads) after each file: files done, files in all,
   // bytes of the files done. For a progress display; may be empty.
   std::function<void(size_t, size_t, uint64_t)> progress;
