@@ -56,15 +56,18 @@ void check_link(const std::string& name, double drop) {
     EXPECT_EQ(et.linked, truth[r].linked);
     EXPECT_DOUBLE_EQ(et.link_rate(), 1.0);
     EXPECT_EQ(et.shapes_from_et, truth[r].dims_dropped);
-    if (drop > 0) EXPECT_GT(truth[r].dims_dropped, 0u);
+    if (drop > 0) {
+      EXPECT_GT(truth[r].dims_dropped, 0u);
+    }
     // Every linked node's host op has the node's name (the link's rule) and, having launched
     // work with shapes, its Input Dims.
     for (size_t i = 0; i < et.size(); ++i) {
       if (et.host_op[i] < 0) continue;
       EXPECT_EQ(t.strings.str(t.host.name[static_cast<size_t>(et.host_op[i])]),
                 et.strings.str(et.name[i]));
-      if (et.out_begin[i] > et.in_begin[i])
+      if (et.out_begin[i] > et.in_begin[i]) {
         EXPECT_GE(t.host.shapes[static_cast<size_t>(et.host_op[i])], 0);
+      }
     }
   }
   fs::remove_all(dir);

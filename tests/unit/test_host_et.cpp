@@ -149,7 +149,7 @@ TEST(HostEt, NoKinetoCounterpartIsLinkRateZero) {
 }
 
 TEST(HostEt, MalformedIsInputErrorNamingFileAndOffset) {
-  for (const std::string bad :
+  for (const std::string& bad :
        {std::string("not json at all"), std::string(R"({"schema": "1.0.1", "nodes": 5})"),
         std::string(R"({"schema": "1.0.1", "nodes": [{"id": 1, "name": )")}) {
     SCOPED_TRACE(bad);
@@ -169,18 +169,18 @@ TEST(HostEt, MalformedIsInputErrorNamingFileAndOffset) {
 TEST(HostEt, SkipsBadNodesAndCountsThem) {
   // A node that is not an object, one without an id, and a good one (schema 1.0.1's flat keys).
   ExecTrace et = read_et_text(
-      R"({"schema": "1.0.1", "pid": 7, "nodes": [5, {"name": "x"},
+      R"j({"schema": "1.0.1", "pid": 7, "nodes": [5, {"name": "x"},
          {"id": 3, "name": "aten::relu", "parent": 1, "rf_id": 9, "inputs": [[1, 1, 0, 4, 4, "cpu"]],
           "input_shapes": [[4]], "input_types": ["Tensor(float)"], "outputs": [], "output_shapes": [],
           "output_types": []}]
-})");
+})j");
   ASSERT_EQ(et.size(), 1u);
-EXPECT_EQ(et.id[0], 3);
-EXPECT_EQ(et.parent[0], 1);
-EXPECT_EQ(et.rf_id[0], 9);
-EXPECT_EQ(et.strings.str(et.args[0].shape), "[4]");
-EXPECT_EQ(et.tensors.size(), 1u);
-EXPECT_EQ(et.diagnostics.count("et_node_skipped"), 2u);
+  EXPECT_EQ(et.id[0], 3);
+  EXPECT_EQ(et.parent[0], 1);
+  EXPECT_EQ(et.rf_id[0], 9);
+  EXPECT_EQ(et.strings.str(et.args[0].shape), "[4]");
+  EXPECT_EQ(et.tensors.size(), 1u);
+  EXPECT_EQ(et.diagnostics.count("et_node_skipped"), 2u);
 }
 
 TEST(HostEt, SniffAndFileMatching) {
@@ -193,7 +193,7 @@ TEST(HostEt, SniffAndFileMatching) {
   EXPECT_EQ(host_et_rank_from_name("/x/rank-12.et.json.gz"), 12);
   EXPECT_EQ(host_et_rank_from_name("/x/et.json"), -1);
   // A directory holding both: the ET is taken out of the traces and linked to the rank of its pid.
-  Run run = load_run({data_path("et")});
+  chopper::Run run = load_run({data_path("et")});
   ASSERT_EQ(run.ranks.size(), 1u);
   ASSERT_TRUE(run.ranks[0].ok) << run.ranks[0].error;
   ASSERT_TRUE(run.ranks[0].trace.exec_trace);

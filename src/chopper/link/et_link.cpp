@@ -93,8 +93,9 @@ void link_exec_trace(RankTrace& t, ExecTrace et) {
     }
     ++et.linked;
     et.host_op[i] = it->second;
-    // Shapes for a host op that recorded none.
+    // Shapes for a host op that recorded none, from a node that has inputs.
     const size_t op = static_cast<size_t>(it->second);
+    if (et.out_begin[i] == et.in_begin[i]) continue;
     if (t.host.shapes[op] >= 0 && t.shapes[static_cast<size_t>(t.host.shapes[op])].input_dims != 0)
       continue;
     std::string dims = "[", types = "[", concrete = "[";
