@@ -8,6 +8,7 @@
 
 #include "chopper/base/error.hpp"
 #include "chopper/base/input.hpp"
+#include "chopper/ingest/et/et_files.hpp"
 
 namespace chopper {
 
@@ -147,6 +148,8 @@ std::vector<TracePath> run_trace_files(const std::vector<std::string>& paths, si
   files.erase(std::unique(files.begin(), files.end(),
                           [](const TracePath& a, const TracePath& b) { return a.path == b.path; }),
               files.end());
+  // Host execution traces are not rank traces (find_host_et_files, ingest/et/et_files.hpp).
+  files.erase(std::remove_if(files.begin(), files.end(), is_host_et_path), files.end());
   // Only what will be opened counts: entries skipped unopened (a FIFO, a subdirectory) do not.
   const auto traces = static_cast<size_t>(
       std::count_if(files.begin(), files.end(), [](const TracePath& f) { return f.skip.empty(); }));

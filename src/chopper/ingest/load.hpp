@@ -44,7 +44,8 @@ struct TracePath {
 std::vector<TracePath> expand_trace_paths(const std::vector<std::string>& paths);
 
 // The trace files of a run: paths expanded (directories listed), in path order, each once (a file
-// named and found in its directory counts as named). Throws Error above max_files, before any
+// named and found in its directory counts as named), host execution traces left out (their head
+// says so: ingest/et/et_files.hpp). Throws Error above max_files, before any
 // file is opened.
 std::vector<TracePath> run_trace_files(const std::vector<std::string>& paths, size_t max_files);
 

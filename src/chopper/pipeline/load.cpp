@@ -43,7 +43,7 @@ void attach_host_et(RankTrace& t, const HostEtFiles& ets) {
 Run load_run(const std::vector<std::string>& paths, const LoadOptions& opt) {
   std::vector<TracePath> files = run_trace_files(paths, opt.max_files);
   KinetoReadOptions kineto = opt.kineto;
-  if (!kineto.host_et) kineto.host_et = take_host_et_files(files, opt.et_files);
+  if (!kineto.host_et) kineto.host_et = find_host_et_files(paths, opt.et_files);
   Run run;
   std::vector<RankSlot> slots(files.size());
   std::vector<std::string> not_trace(files.size());

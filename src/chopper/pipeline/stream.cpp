@@ -17,7 +17,6 @@
 #include "chopper/base/output_file.hpp"
 #include "chopper/base/phase_log.hpp"
 #include "chopper/base/thread_pool.hpp"
-#include "chopper/ingest/et/et_files.hpp"
 #include "chopper/ingest/hardware_files.hpp"
 #include "chopper/pipeline/part_codec.hpp"
 #include "chopper/pipeline/rank_stage.hpp"
@@ -338,14 +337,12 @@ class Streamer {
   KinetoReadOptions split_kineto() const {
     KinetoReadOptions k = o_.load.kineto;
     k.split = k.split || mine_.size() < threads_;
-    if (host_et_) k.host_et = host_et_;
     return k;
   }
   std::map<std::string, size_t> file_index_;
   bool kept_ = false;             // ranks kept in memory (keep_in_memory)
   bool hardware_pass_ = false;    // hardware files: the traces are read for alignment first
   std::vector<RankSlot> loaded_;  // kept: the traces the hardware pass read, for the stage
-  std::shared_ptr<const HostEtFiles> host_et_;  // the run's host ETs (taken out of files_)
 };
 
 void Streamer::plan_files() {
@@ -354,7 +351,6 @@ void Streamer::plan_files() {
     for (const RankSlot& s : *pre_) files_.push_back({s.file, false, "", s.missing});
   } else {
     files_ = run_trace_files(o_.paths, o_.load.max_files);
-    host_et_ = take_host_et_files(files_, o_.load.et_files);
   }
   const size_t n = files_.size();
   bytes_.assign(n, 0);

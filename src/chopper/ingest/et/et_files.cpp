@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <filesystem>
 #include <set>
 
 #include "chopper/ingest/et/et_reader.hpp"
@@ -30,7 +31,7 @@ std::shared_ptr<const HostEtFiles> take_host_et_files(std::vector<TracePath>& fi
   std::vector<TracePath> kept;
   kept.reserve(files.size());
   for (TracePath& f : files) {
-    if (f.missing || !f.skip.empty() || f.path == "-") {
+    if (!is_host_et_path(f)) {
       kept.push_back(std::move(f));
       continue;
     }
@@ -50,6 +51,19 @@ std::shared_ptr<const HostEtFiles> take_host_et_files(std::vector<TracePath>& fi
   }
   if (out->files.empty()) return nullptr;
   return out;
+}
+
+bool is_host_et_path(const TracePath& f) {
+  // Standard input and pipes are not looked at: what is read of them is gone.
+  std::error_code ec;
+  return !f.missing && f.skip.empty() && f.path != "-" &&
+         std::filesystem::is_regular_file(f.path, ec) && sniff_host_et_file(f.path).is_et;
+}
+
+std::shared_ptr<const HostEtFiles> find_host_et_files(const std::vector<std::string>& paths,
+                                                      const std::vector<std::string>& named) {
+  std::vector<TracePath> files = expand_trace_paths(paths);
+  return take_host_et_files(files, named);
 }
 
 const HostEtFile* match_host_et(const HostEtFiles& ets, const RankTrace& t) {

@@ -35,6 +35,15 @@ int64_t host_et_rank_from_name(const std::string& path);
 std::shared_ptr<const HostEtFiles> take_host_et_files(std::vector<TracePath>& files,
                                                       const std::vector<std::string>& named);
 
+// Whether a trace path is a host ET: a readable file (not "-", not skipped or missing) whose head
+// says so. run_trace_files (ingest/load.hpp) leaves such files out of a run's traces.
+bool is_host_et_path(const TracePath& f);
+
+// The host ETs of a run: those among `paths` (files and directories, as run_trace_files lists
+// them) and the `named` ones (take_host_et_files). Null when there is none.
+std::shared_ptr<const HostEtFiles> find_host_et_files(const std::vector<std::string>& paths,
+                                                      const std::vector<std::string>& named);
+
 // The ET of a rank: by pid (the ET's pid is the pid of some host op's thread, and no other ET has
 // it), else by rank (the trace's meta.rank and the ET's file-name rank). Null if none.
 const HostEtFile* match_host_et(const HostEtFiles& ets, const RankTrace& t);
