@@ -7,7 +7,7 @@
 #   shared_options.sh CHOPPER
 set -eu
 bin=$1
-shared="--tokens-per-step --device --device-spec --dtype --manifest --telemetry --counters
+shared="--tokens-per-step --device --device-spec --dtype --manifest --telemetry --counters --et
 --no-hardware --telemetry-utc-offset --top --no-align --launch-delay-cutoff-ns --kernel-wait-ns"
 fail=0
 
@@ -33,7 +33,7 @@ for opt in $shared; do
   fi
   case $opt in
     --tokens-per-step) [ -n "$c" ] || { echo "FAIL: compare has no $opt"; fail=1; } ;;
-    --telemetry | --counters)
+    --telemetry | --counters | --et)
       [ -z "$c" ] || { echo "FAIL: compare has $opt (files named once belong to no one run)"; fail=1; } ;;
     *)
       if [ "$a" != "$c" ]; then

@@ -109,3 +109,12 @@ TEST(FlopsGolden, GqaPresetMatchesTruth) {
   c.seq = 512;
   check_flops("gqa_70b", c);
 }
+
+TEST(FlopsGolden, HostEtShapesMatchTruth) {
+  // chopper synth --et --et-drop-dims 0.5: half the launching ops' Input Dims are only in the host
+  // ET; linked by rf_id, they take the ET's shapes, and every op's FLOPs still equal the truth's.
+  SynthConfig c = small("h100", Parallelism::kFsdp);
+  c.et = true;
+  c.et_drop_dims = 0.5;
+  check_flops("et_h100", c);
+}

@@ -120,10 +120,10 @@ TEST(CliOptions, CompareLeavesOutTokensAndHardwareFiles) {
   ex.tokens_per_step = true;
   ex.hardware_files = true;
   add_analysis_options(&some, b, ex);
-  // 13 options in all (see add_analysis_options); compare has the 10 others.
-  EXPECT_EQ(all.get_options().size(), 13u + 1);  // + --help
+  // 14 options in all (see add_analysis_options); compare has the 10 others.
+  EXPECT_EQ(all.get_options().size(), 14u + 1);  // + --help
   EXPECT_EQ(some.get_options().size(), 10u + 1);
-  for (const char* name : {"--tokens-per-step", "--telemetry", "--counters"}) {
+  for (const char* name : {"--tokens-per-step", "--telemetry", "--counters", "--et"}) {
     EXPECT_NE(all.get_option_no_throw(name), nullptr) << name;
     EXPECT_EQ(some.get_option_no_throw(name), nullptr) << name;
   }

@@ -229,7 +229,26 @@ std::span<const RunDiag> all_run_diags();
   X(kTelemetryNotAligned, "telemetry_not_aligned", kWarning,                                       \
     "a telemetry file no rank could be aligned with: not used")                                    \
   X(kCounterFileRefused, "counter_file_refused", kWarning,                                         \
-    "a counter file whose dispatches could not be joined with the rank's kernels: not used")
+    "a counter file whose dispatches could not be joined with the rank's kernels: not used")       \
+  /* PyTorch host execution traces (ingest/et, link/et_link.cpp) */                                \
+  X(kEtNodeSkipped, "et_node_skipped", kWarning,                                                   \
+    "a host ET node that is not an object or has no integer id: skipped")                          \
+  X(kEtValueSkipped, "et_value_skipped", kWarning,                                                 \
+    "a host ET field of the wrong JSON type (inputs, attrs, a tensor tuple): the field skipped")   \
+  X(kEtUnknownAttr, "et_unknown_attr", kInfo,                                                      \
+    "a host ET attribute chopper does not read: counted, listed once per name and type")           \
+  X(kEtWithoutRfId, "et_without_rf_id", kInfo,                                                     \
+    "host ET operator nodes without rf_id: they cannot be linked to Kineto")                       \
+  X(kEtUnreadable, "et_unreadable", kWarning,                                                      \
+    "the rank's host ET could not be read: the rank is analysed without it")                       \
+  X(kEtLink, "et_link", kInfo,                                                                     \
+    "the host ET linked to the rank's Kineto host ops by rf_id: file and link rate")               \
+  X(kEtNoCounterpart, "et_no_counterpart", kWarning,                                               \
+    "a host ET none of whose operators has a Kineto host op of the same rf_id")                    \
+  X(kEtNameMismatch, "et_name_mismatch", kWarning,                                                 \
+    "a host ET node and the Kineto host op of its rf_id have different names: not linked")         \
+  X(kFlopsFromEt, "flops_from_et", kInfo,                                                          \
+    "host ops without Input Dims that take the host ET's shapes (their FLOPs and bytes)")
 
 enum class FileDiag : uint8_t {
 #define CHOPPER_X(e, name, sev, doc) e,

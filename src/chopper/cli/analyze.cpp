@@ -19,6 +19,7 @@
 #include "chopper/hierarchy/aggregate.hpp"
 #include "chopper/hierarchy/label.hpp"
 #include "chopper/hierarchy/taxonomy.hpp"
+#include "chopper/ingest/et/et_files.hpp"
 #include "chopper/link/hardware_align.hpp"
 #include "chopper/pipeline/stream.hpp"
 #include "chopper/report/analysis_report.hpp"
@@ -207,6 +208,8 @@ StreamOptions stream_options(const AnalyzeOptions& o) {
   StreamOptions so;
   so.paths = o.run.paths;
   so.load = load_options(o.run);
+  // The run's host execution traces, linked to their ranks as each is read (pipeline/load.cpp).
+  if (!o.run.preloaded) so.load.kineto.host_et = find_host_et_files(o.run.paths, o.et);
   so.analysis = o.analysis;
   so.hardware = !o.no_hardware;
   so.telemetry = o.telemetry;
@@ -417,6 +420,7 @@ Command add_analyze(CLI::App& root) {
                       : *rows == "memory" ? RowStore::kMemory
                                           : RowStore::kAuto;
             if (int rc = resolve_analysis_options("analyze", app, *o); rc != 0) return rc;
+            o->run.et_files = o->et;
             o->distributed = true;
             return analyze_run(*o);
           },

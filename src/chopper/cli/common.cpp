@@ -218,6 +218,7 @@ void print_run_problems(const Run& run) {
 LoadOptions load_options(const RunOptions& o) {
   LoadOptions lo;
   lo.max_files = o.max_files;
+  lo.et_files = o.et_files;
   lo.kineto.keep_python = o.keep_python;
   lo.kineto.max_event_bytes = static_cast<size_t>(o.max_event_mib) << 20;
   lo.threads = o.threads;
@@ -449,6 +450,11 @@ void add_analysis_options(CLI::App* app, AnalysisCliOptions& o, AnalysisOptionsE
     app->add_option("--counters", o.counters,
                     "Hardware-counter files (rocprofv3 counter collection, kernel trace, JSON) "
                     "besides those found in the run's directories and their counters/ folders")
+        ->check(CLI::ExistingFile);
+    app->add_option("--et", o.et,
+                    "PyTorch host execution traces (ExecutionTraceObserver JSON) besides those "
+                    "found among the run's files; each is linked to the rank of its pid or of "
+                    "the rank number in its name")
         ->check(CLI::ExistingFile);
   }
   app->add_flag("--no-hardware", o.no_hardware, "Ignore telemetry and counter files");

@@ -31,6 +31,8 @@ struct RunOptions {
   uint64_t max_decompressed_gib = 64;
   uint64_t max_event_mib = 16;
   size_t max_files = kDefaultMaxFiles;  // trace files per run (ingest/load.hpp)
+  // Host execution traces named with --et (AnalysisCliOptions::et, copied here by the command).
+  std::vector<std::string> et_files;
   // --split-runs (analyze): files of several runs are grouped and each run analysed on its own
   // (for_each_run), instead of being refused (link/validate.hpp).
   bool split_runs = false;
@@ -137,6 +139,7 @@ struct AnalysisCliOptions {
   std::string manifest;        // TOML run manifest (tokens_per_step, device, dtype); "" = none
   bool dtype_given = false;    // --dtype was given: the manifest's dtype does not override it
   std::vector<std::string> telemetry, counters;  // named explicitly (besides the run's own)
+  std::vector<std::string> et;                   // --et: host execution traces (ingest/et)
   bool no_hardware = false;                      // ignore telemetry and counters
   HardwareAlignOptions align;                    // --telemetry-utc-offset
 };
@@ -147,7 +150,7 @@ struct AnalysisOptionsExcept {
   bool hardware_files = false;
 };
 // Adds --tokens-per-step, --device, --device-spec, --dtype, --manifest, --telemetry, --counters,
-// --no-hardware, --telemetry-utc-offset, --top, --no-align, --launch-delay-cutoff-ns and
+// --et, --no-hardware, --telemetry-utc-offset, --top, --no-align, --launch-delay-cutoff-ns and
 // --kernel-wait-ns (less `except`) to `app`, filling `o` (which must outlive `app`).
 void add_analysis_options(CLI::App* app, AnalysisCliOptions& o, AnalysisOptionsExcept except = {});
 // After parsing: whether --dtype was given, the dtype parsed into o.analysis, the device spec

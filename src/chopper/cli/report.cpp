@@ -171,6 +171,7 @@ Command add_report(CLI::App& root) {
               return report_run(*o);
             }
             if (int rc = resolve_analysis_options("report", app, *o); rc != 0) return rc;
+            o->run.et_files = o->et;
             return report_run(*o);
           }};
 }

@@ -103,6 +103,13 @@ void add_synth_options(CLI::App* app, SynthConfig& c, std::string& scenario, std
          "counters)")
       ->check(CLI::IsMember({"nvidia-smi", "nvml"}))
       ->capture_default_str();
+  app->add_flag("--et", c.et,
+                "Write each rank's PyTorch host execution trace beside its trace "
+                "(rank-N.et.json), linked to it by Record function id");
+  app->add_option("--et-drop-dims", c.et_drop_dims,
+                  "With --et: the fraction of ops whose Input Dims only the host ET holds (the "
+                  "Kineto trace leaves them out)")
+      ->check(in_closed(0, 1));
   app->add_option("-j,--threads", c.threads, "Writer threads (default: all cores)")
       ->check(thread_count());
 }

@@ -10,6 +10,7 @@
 #include "chopper/base/input.hpp"
 #include "chopper/ingest/nsys/nsys_detect.hpp"
 #include "chopper/ingest/nsys/nsys_reader.hpp"
+#include "chopper/ingest/et/et_files.hpp"
 
 namespace chopper {
 
@@ -158,6 +159,8 @@ std::vector<TracePath> run_trace_files(const std::vector<std::string>& paths, si
   files.erase(std::unique(files.begin(), files.end(),
                           [](const TracePath& a, const TracePath& b) { return a.path == b.path; }),
               files.end());
+  // Host execution traces are not rank traces (find_host_et_files, ingest/et/et_files.hpp).
+  files.erase(std::remove_if(files.begin(), files.end(), is_host_et_path), files.end());
   // An Nsight Systems export of several processes or GPUs is one rank each (nsys_reader.hpp),
   // ranked over the run's exports in path order. One that cannot be read stays whole: reading it
   // says why.

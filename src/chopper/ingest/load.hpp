@@ -22,6 +22,8 @@ struct LoadOptions {
   KinetoReadOptions kineto;
   unsigned threads = 0;                 // 0 = all cores
   size_t max_files = kDefaultMaxFiles;  // load_run throws Error above this many trace files
+  // Host execution traces named (--et), besides those found among the paths (ingest/et).
+  std::vector<std::string> et_files;
   // Called (serialised, from the loading threads) after each file: files done, files in all,
   // bytes of the files done. For a progress display; may be empty.
   std::function<void(size_t, size_t, uint64_t)> progress;
@@ -42,7 +44,8 @@ struct TracePath {
 std::vector<TracePath> expand_trace_paths(const std::vector<std::string>& paths);
 
 // The trace files of a run: paths expanded (directories listed), in path order, each once (a file
-// named and found in its directory counts as named). Throws Error above max_files, before any
+// named and found in its directory counts as named), host execution traces left out (their head
+// says so: ingest/et/et_files.hpp). Throws Error above max_files, before any
 // file is opened.
 std::vector<TracePath> run_trace_files(const std::vector<std::string>& paths, size_t max_files);
 

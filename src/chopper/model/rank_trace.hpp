@@ -4,6 +4,7 @@
 // the classification columns. Row indices are int32 (-1 = none): one rank never holds 2^31 rows.
 #include <array>
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -13,6 +14,8 @@
 #include "chopper/base/time.hpp"
 
 namespace chopper {
+
+struct ExecTrace;  // model/exec_trace.hpp
 
 inline constexpr int32_t kNoRow = -1;
 inline constexpr int64_t kNoId = INT64_MIN;  // absent id (External id, correlation, ...)
@@ -478,6 +481,9 @@ struct RankTrace {
   // Link statistics (link/link.cpp).
   uint64_t linked_gpu_activities = 0;
   uint64_t linkable_gpu_activities = 0;  // kernels, memcpys, memsets
+  // The rank's PyTorch host execution trace, linked to its host ops by rf_id (link/et_link.hpp);
+  // null when the run has none for this rank.
+  std::shared_ptr<ExecTrace> exec_trace;
   double link_rate() const {
     return linkable_gpu_activities == 0 ? -1.0
                                         : static_cast<double>(linked_gpu_activities) /

@@ -7,6 +7,9 @@
 
 #include "chopper/base/error.hpp"
 #include "chopper/base/thread_pool.hpp"
+#include "chopper/ingest/et/et_files.hpp"
+#include "chopper/ingest/et/et_reader.hpp"
+#include "chopper/link/et_link.hpp"
 #include "chopper/link/link.hpp"
 
 namespace chopper {
@@ -23,17 +26,29 @@ RankTrace load_rank_file(const std::string& path, const KinetoReadOptions& opt) 
       t.meta.rank_source = "file name";
     }
   }
+  if (opt.host_et) attach_host_et(t, *opt.host_et);
   return t;
+}
+
+void attach_host_et(RankTrace& t, const HostEtFiles& ets) {
+  const HostEtFile* f = match_host_et(ets, t);
+  if (f == nullptr) return;
+  try {
+    link_exec_trace(t, read_host_et_file(f->path));
+  } catch (const std::exception& e) {
+    t.diagnostics.add("et_unreadable", std::string(e.what()));
+  }
 }
 
 Run load_run(const std::vector<std::string>& paths, const LoadOptions& opt) {
   std::vector<TracePath> files = run_trace_files(paths, opt.max_files);
+  KinetoReadOptions kineto = opt.kineto;
+  if (!kineto.host_et) kineto.host_et = find_host_et_files(paths, opt.et_files);
   Run run;
   std::vector<RankSlot> slots(files.size());
   std::vector<std::string> not_trace(files.size());
   const unsigned threads = opt.threads == 0 ? default_threads() : opt.threads;
   // Fewer files than threads: a thread would idle, so a large file is read on two.
-  KinetoReadOptions kineto = opt.kineto;
   kineto.split = kineto.split || files.size() < threads;
   std::mutex progress_mu;
   size_t done = 0;

@@ -23,4 +23,8 @@ Run load_run(const std::vector<std::string>& paths, const LoadOptions& opt = {})
 // wrote itself, see kOwnOutput); a trace whose metadata gives no rank takes its file name's.
 RankTrace load_rank_file(const std::string& path, const KinetoReadOptions& opt = {});
 
+// Reads the host ET of `t` among `ets` (match_host_et, ingest/et/et_files.hpp) and links it
+// (link/et_link.hpp); one that cannot be read is an et_unreadable diagnostic of the rank.
+void attach_host_et(RankTrace& t, const HostEtFiles& ets);
+
 }  // namespace chopper

@@ -4,6 +4,7 @@
 
 #include "chopper/analysis/summary.hpp"
 #include "chopper/base/json_out.hpp"
+#include "chopper/model/exec_trace.hpp"
 
 namespace chopper {
 namespace {
@@ -157,6 +158,15 @@ std::string info_text(const Run& run) {
       }
       o += ")\n";
     }
+    if (const ExecTrace* et = t.exec_trace.get(); et != nullptr) {
+      o += fmt::format(
+          "  host ET: {} (schema {}): {} nodes, {} operators; linked {} of {} with a Kineto host "
+          "op of their rf_id ({}), of all operators {}; {} host ops took the ET's shapes\n",
+          et->file, et->schema, et->size(), et->operator_nodes, et->linked, et->with_counterpart,
+          et->with_counterpart > 0 ? fmt::format("{:.2f}%", 100.0 * et->link_rate()) : "-",
+          et->operator_nodes > 0 ? fmt::format("{:.2f}%", 100.0 * et->link_rate_all()) : "-",
+          et->shapes_from_et);
+    }
     o += collectives_text(s);
     if (t.diagnostics.empty()) {
       o += "  diagnostics: none\n";
@@ -218,6 +228,12 @@ std::string info_json(const Run& run) {
     o += "}";
     o += t.linkable_gpu_activities > 0 ? fmt::format(", \"link_rate\": {:.6f}", t.link_rate())
                                        : std::string(", \"link_rate\": null");
+    if (const ExecTrace* et = t.exec_trace.get(); et != nullptr)
+      o += fmt::format(
+          ", \"host_et\": {{\"file\": {}, \"schema\": {}, \"nodes\": {}, \"operators\": {}, "
+          "\"with_counterpart\": {}, \"linked\": {}, \"shapes_from_et\": {}}}",
+          json_string(et->file), json_string(et->schema), et->size(), et->operator_nodes,
+          et->with_counterpart, et->linked, et->shapes_from_et);
     o += fmt::format(
         ", \"gpu_activities\": {{\"kernel\": {}, \"memcpy\": {}, \"memset\": {}, \"sync\": {}}}",
         s.kernels, s.memcpys, s.memsets, s.syncs);

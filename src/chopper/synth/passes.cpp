@@ -7,6 +7,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 
 #include "chopper/base/error.hpp"
 #include "chopper/base/json_out.hpp"
@@ -192,6 +193,12 @@ void trace_rank(const SynthConfig& c, bool amd, Simulator& sim, const Program& p
   e.fwd_seq.assign(prog.acts.size(), -1);
   e.fwd_flow.assign(prog.acts.size(), -1);
   e.fwd_ts.assign(prog.acts.size(), 0);
+  std::optional<EtWriter> et;
+  if (c.et) {
+    et.emplace(fmt::format("{}/rank-{}.et.json", out_dir, r), sim.pid(rs), r % c.gpus_per_node,
+               c.et_drop_dims);
+    e.et = &*et;
+  }
   write_trace_head(c, amd, sim, rs, dev_props, ranks_list, w);
   for (size_t pc = 0; pc < prog.acts.size(); ++pc) {
     const Action& a = prog.acts[pc];
@@ -211,6 +218,11 @@ void trace_rank(const SynthConfig& c, bool amd, Simulator& sim, const Program& p
                  " \"baseTimeNanoseconds\": {}\n}}\n",
                  r, Simulator::kBase);
   out.bytes = w.close();
+  if (et) {
+    out.bytes += et->close();
+    out.et_operators = et->operators();
+    out.et_dims_dropped = et->dropped();
+  }
 }
 
 }  // namespace

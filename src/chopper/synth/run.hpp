@@ -21,6 +21,8 @@ struct RankOutput {
   std::vector<std::pair<int, std::pair<Ns, Ns>>> steps;
   uint64_t bytes = 0;
   Ns offset = 0;
+  uint64_t et_operators = 0;     // --et: operator nodes of its host ET
+  uint64_t et_dims_dropped = 0;  // --et: launching ops whose Input Dims only the ET holds
   std::string error;
 };
 

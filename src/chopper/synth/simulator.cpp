@@ -102,8 +102,10 @@ void Simulator::coll_finish(RankSim& r, const Action& a, Ns arrival, Ns end, Emi
   fmt::format_to(std::back_inserter(b),
                  ",\n{{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"record_param_comms\", "
                  "\"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"External "
-                 "id\": {}, \"Record function id\": 0, {}}}}}",
-                 pid(r), tid(r, bwd), w.ts(h0 + off), us(r.host - h0 - 1000), ext, comm_args);
+                 "id\": {}, \"Record function id\": {}, {}}}}}",
+                 pid(r), tid(r, bwd), w.ts(h0 + off), us(r.host - h0 - 1000), ext, rf_id(*e, ext),
+                 comm_args);
+  if (e->et != nullptr) e->et->plain("record_param_comms", ext, bwd);
   runtime_event(w, r, bwd, amd ? "hipExtLaunchKernel" : "cudaLaunchKernelExC", rt_start + off,
                 rt_end - rt_start, corr, ext);
   flow(w, corr, pid(r), tid(r, bwd), rt_start + off, 0, comm_stream_, arrival + off);
@@ -239,8 +241,13 @@ void Simulator::step_begin(RankSim& r, Emit* e) {
                      ",\n{{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": "
                      "\"enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__\", "
                      "\"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": "
-                     "{{\"External id\": {}, \"Record function id\": 0}}}}",
-                     pid(r), tid(r, false), e->w->ts(begin + 1000 + off), us(stall), e->ids.ext++);
+                     "{{\"External id\": {}, \"Record function id\": {}}}}}",
+                     pid(r), tid(r, false), e->w->ts(begin + 1000 + off), us(stall), e->ids.ext,
+                     rf_id(*e, e->ids.ext));
+      if (e->et != nullptr)
+        e->et->plain("enumerate(DataLoader)#_SingleProcessDataLoaderIter.__next__", e->ids.ext,
+                     false);
+      ++e->ids.ext;
     }
   }
   r.host += 1000 + stall + 1000;
@@ -275,9 +282,11 @@ void Simulator::step_end(RankSim& r, Emit* e) {
     fmt::format_to(std::back_inserter(w.buf()),
                    ",\n{{\"ph\": \"X\", \"cat\": \"user_annotation\", \"name\": "
                    "\"ProfilerStep#{}\", \"pid\": {}, \"tid\": {}, \"ts\": {}, \"dur\": {}, "
-                   "\"args\": {{\"External id\": {}, \"Record function id\": 0}}}}",
+                   "\"args\": {{\"External id\": {}, \"Record function id\": {}}}}}",
                    st.first, pid(r), tid(r, false), w.ts(step_start), us(r.host + off - step_start),
-                   e->ids.ext++);
+                   e->ids.ext, rf_id(*e, e->ids.ext));
+    if (e->et != nullptr) e->et->plain(fmt::format("ProfilerStep#{}", st.first), e->ids.ext, false);
+    ++e->ids.ext;
   }
 }
 
@@ -317,17 +326,20 @@ void Simulator::range_end(RankSim& r, const Action& a, Emit* e) {
         std::back_inserter(w.buf()),
         ",\n{{\"ph\": \"X\", \"cat\": \"cpu_op\", \"name\": \"{}\", \"pid\": {}, \"tid\": "
         "{}, \"ts\": {}, \"dur\": {}, \"args\": {{\"External id\": {}, \"Sequence number\": "
-        "{}, \"Fwd thread id\": {}, \"Record function id\": 0}}}}",
+        "{}, \"Fwd thread id\": {}, \"Record function id\": {}}}}}",
         p_.ops[static_cast<size_t>(o.name)], pid(r), tid(r, true), w.ts(o.start + off),
-        us(r.host - o.start), o.ext, o.seq, tid(r, false));
+        us(r.host - o.start), o.ext, o.seq, tid(r, false), rf_id(*e, o.ext));
+    if (e->et != nullptr) e->et->plain(p_.ops[static_cast<size_t>(o.name)], o.ext, true);
   } else {
     fmt::format_to(std::back_inserter(w.buf()),
                    ",\n{{\"ph\": \"X\", \"cat\": \"{}\", \"name\": \"{}\", \"pid\": {}, "
                    "\"tid\": {}, \"ts\": {}, \"dur\": {}, \"args\": {{\"External id\": {}, "
-                   "\"Record function id\": 0}}}}",
+                   "\"Record function id\": {}}}}}",
                    o.annotation ? "user_annotation" : "cpu_op", p_.ops[static_cast<size_t>(o.name)],
                    pid(r), tid(r, a.backward_thread), w.ts(o.start + off), us(r.host - o.start),
-                   o.ext);
+                   o.ext, rf_id(*e, o.ext));
+    if (e->et != nullptr)
+      e->et->plain(p_.ops[static_cast<size_t>(o.name)], o.ext, a.backward_thread);
   }
   w.flush_if_big();
 }
@@ -510,11 +522,25 @@ void Simulator::write_cpu_op(RankSim& r, Emit& e, const KernelDef* k, const char
     fmt::format_to(std::back_inserter(b), "\"Sequence number\": {}, \"Fwd thread id\": 0, ", seq);
   const std::string_view types =
       k != nullptr && !k->types.empty() ? std::string_view(k->types) : "[\"c10::BFloat16\"]";
-  fmt::format_to(std::back_inserter(b),
-                 "\"Record function id\": 0, \"Input Dims\": {}, \"Input type\": {}", dims, types);
-  if (k != nullptr && !k->concrete.empty())
-    fmt::format_to(std::back_inserter(b), ", \"Concrete Inputs\": {}", k->concrete);
+  // --et: a fraction of the ops that have shapes leave them to the host ET.
+  const bool has_dims = k != nullptr && !k->dims.empty();
+  const bool dropped = e.et != nullptr && has_dims && e.et->drop(ext);
+  if (dropped) {
+    fmt::format_to(std::back_inserter(b), "\"Record function id\": {}", ext);
+  } else {
+    fmt::format_to(std::back_inserter(b),
+                   "\"Record function id\": {}, \"Input Dims\": {}, \"Input type\": {}",
+                   rf_id(e, ext), dims, types);
+    if (k != nullptr && !k->concrete.empty())
+      fmt::format_to(std::back_inserter(b), ", \"Concrete Inputs\": {}", k->concrete);
+  }
   b += "}}";
+  if (e.et != nullptr) {
+    if (has_dims)
+      e.et->launch(host_op, ext, bwd, dims, types, k->concrete, dropped);
+    else
+      e.et->plain(host_op, ext, bwd);
+  }
 }
 
 // The runtime call, its flow, and the activity on the compute stream: a memcpy / memset or a kernel

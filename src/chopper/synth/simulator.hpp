@@ -10,6 +10,7 @@
 #include <utility>
 #include <vector>
 
+#include "chopper/synth/et_writer.hpp"
 #include "chopper/synth/program.hpp"
 #include "chopper/synth/trace_writer.hpp"
 
@@ -153,7 +154,11 @@ class Simulator {
     std::vector<int64_t> fwd_seq, fwd_flow;  // per action index: the forward op's ids
     std::vector<Ns> fwd_ts;
     Ids ids;
+    EtWriter* et = nullptr;  // --et: the rank's host ET, else null
   };
+  // The Kineto "Record function id" of the host op of External id `ext`: the id itself when a
+  // host ET is written (the ET's rf_id), else 0 as before.
+  static int64_t rf_id(const Emit& e, int64_t ext) { return e.et != nullptr ? ext : 0; }
 
   int64_t pid(const RankSim& r) const { return 4000 + r.rank; }
   int64_t tid(const RankSim& r, bool bwd) const {

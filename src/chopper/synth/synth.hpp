@@ -62,6 +62,11 @@ struct SynthConfig {
   int64_t telemetry_utc_offset_s = 3600;  // nvidia-smi's local time zone (UTC+1)
   int64_t telemetry_lag_ms = 4;           // a sample's stamp comes this long after its reading
   bool telemetry = true;
+  // A host execution trace per rank beside its Kineto trace (rank-N.et.json), the Kineto host
+  // ops' Record function id set to match (synth/et_writer.hpp); a fraction et_drop_dims of the
+  // launching ops that have shapes leave them out of the Kineto trace (the ET holds them).
+  bool et = false;
+  double et_drop_dims = 0;
   // NVIDIA telemetry as "nvidia-smi" (one --query-gpu CSV per node) or "nvml" (CharLLM-PPT's
   // NVML sampler: one t,value CSV per metric and rank, with the energy and NVLink counters).
   std::string telemetry_format = "nvidia-smi";

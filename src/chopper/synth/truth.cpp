@@ -125,9 +125,17 @@ void write_truth(const SynthConfig& c, const DeviceSpec& dev, const Program& pro
     RankOutput& o = outs[r];
     fmt::format_to(std::back_inserter(t),
                    "{}\n{{\"rank\": {}, \"node\": {}, \"clock_offset_ns\": {}, "
-                   "\"telemetry_offset_ns\": {}, \"straggler\": {},\n \"iterations\": [",
+                   "\"telemetry_offset_ns\": {}, \"straggler\": {}",
                    r ? "," : "", r, static_cast<int>(r) / c.gpus_per_node, o.offset, tel_offset,
                    static_cast<int>(r) == c.straggler_rank);
+    // --et: what linking its host ET to its Kineto trace must find: every operator node linked,
+    // and the ops whose shapes only the ET holds.
+    if (c.et)
+      fmt::format_to(std::back_inserter(t),
+                     ", \"host_et\": {{\"file\": \"rank-{}.et.json\", \"operators\": {}, "
+                     "\"linked\": {}, \"dims_dropped\": {}}}",
+                     r, o.et_operators, o.et_operators, o.et_dims_dropped);
+    t += ",\n \"iterations\": [";
     truth_iterations(hw, costs, r, o, t);
     t += "],\n \"effects\": [";
     truth_effects(prog, o, t);

@@ -4,6 +4,7 @@
 // decompressed text passes through a window of a few MiB, each event is parsed in one pass straight
 // from it, and only the columns chopper uses are kept (docs/formats.md).
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <string_view>
 
@@ -12,6 +13,8 @@
 #include "chopper/model/rank_trace.hpp"
 
 namespace chopper {
+
+struct HostEtFiles;  // ingest/et/et_files.hpp
 
 struct KinetoReadOptions {
   bool keep_python = false;       // keep python_function events as host ops
@@ -35,6 +38,8 @@ struct KinetoReadOptions {
   // and *split_joins (if set) counts the reads whose two parts were joined.
   uint64_t split_at = 0;
   uint64_t* split_joins = nullptr;
+  // The run's host execution traces (null: none): pipeline/load.cpp links each rank's to it.
+  std::shared_ptr<const HostEtFiles> host_et;
 };
 
 // Throws InputError (file + byte offset) when the file cannot be read as a trace at all: empty,
