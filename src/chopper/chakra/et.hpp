@@ -136,6 +136,11 @@ struct RankEt {
 RankEt build_rank_et(const RankTrace& t, int64_t rank, Ns offset_ns, Ns run_start_ns,
                      const RankAnalysis* hw, const std::vector<DataDep>& data_deps,
                      const WriteOptions& o);
+// The tensor data dependencies of a rank whose host execution trace is linked
+// (model/exec_trace.hpp, link/et_link.cpp): for each linked ET operator, each input tensor's
+// producer (the node that last output that tensor) when the producer is linked too, as a pair of
+// host-op rows; each pair once. Empty without a linked ET.
+std::vector<DataDep> et_data_deps(const RankTrace& t);
 // Adds the data deps of `deps` to the graph (consumer's node ← producer's node), both host ops
 // having nodes; returns how many were added. build_rank_et calls it.
 uint64_t add_data_deps(RankEt& et, const std::vector<uint64_t>& host_node_id,

@@ -14,6 +14,7 @@
 #include "chopper/base/output_file.hpp"
 #include "chopper/base/version.hpp"
 #include "chopper/chakra/et.hpp"
+#include "chopper/model/exec_trace.hpp"
 
 namespace chopper::chakra {
 namespace {
@@ -147,6 +148,26 @@ std::string utc_text(Ns ns) {
 }
 
 }  // namespace
+
+std::vector<DataDep> et_data_deps(const RankTrace& t) {
+  std::vector<DataDep> deps;
+  if (!t.exec_trace || !t.exec_trace->link_done) return deps;
+  const ExecTrace& et = *t.exec_trace;
+  std::set<std::pair<int32_t, int32_t>> seen;
+  for (size_t i = 0; i < et.size(); ++i) {
+    const int32_t consumer = et.host_op[i];
+    if (consumer == kNoRow) continue;
+    for (uint32_t a = et.in_begin[i]; a < et.out_begin[i]; ++a)
+      for (uint32_t k = et.args[a].tensor_begin; k < et.args[a].tensor_end; ++k) {
+        const int32_t p = et.producer[k];
+        if (p == kNoRow || static_cast<size_t>(p) == i) continue;
+        const int32_t producer = et.host_op[static_cast<size_t>(p)];
+        if (producer == kNoRow || producer == consumer) continue;
+        if (seen.emplace(producer, consumer).second) deps.push_back({producer, consumer});
+      }
+  }
+  return deps;
+}
 
 uint64_t add_data_deps(RankEt& et, const std::vector<uint64_t>& host_node_id,
                        const std::vector<DataDep>& deps) {

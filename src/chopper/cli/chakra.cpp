@@ -83,10 +83,10 @@ int chakra_run(const ChakraOptions& o) {
       const RankAnalysis* rk = nullptr;
       for (const RankAnalysis& r : ra.ranks)
         if (r.rank == s.rank) rk = &r;
-      // No host execution trace is linked to a Kineto trace yet: no tensor data dependencies.
-      const std::vector<chakra::DataDep> no_data_deps;
+      // With the rank's host execution trace linked: its tensors' producers as data deps.
+      const std::vector<chakra::DataDep> data_deps = chakra::et_data_deps(s.trace);
       chakra::RankEt et = chakra::build_rank_et(s.trace, rank, clock_offset(ra, s.rank), run_start,
-                                                rk, no_data_deps, wo);
+                                                rk, data_deps, wo);
       const std::string path =
           (std::filesystem::path(o.out) / fmt::format("{}.{}.et", o.prefix, rank)).string();
       et.stats.bytes = chakra::write_et(et, path);
