@@ -8,9 +8,9 @@
 
 #include "chopper/base/error.hpp"
 #include "chopper/base/input.hpp"
+#include "chopper/ingest/et/et_files.hpp"
 #include "chopper/ingest/nsys/nsys_detect.hpp"
 #include "chopper/ingest/nsys/nsys_reader.hpp"
-#include "chopper/ingest/et/et_files.hpp"
 
 namespace chopper {
 
