@@ -9,11 +9,19 @@
 namespace chopper::nsys {
 
 Db::Db(const std::string& path) : path_(path) {
-  if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) !=
-      SQLITE_OK)
-    fail("cannot open as SQLite");
-  query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
-        [&](const Row& r) { tables_.emplace_back(r.text(0)); });
+  // A constructor that throws runs no destructor: the connection (opened even when the open
+  // fails) is closed here before the error leaves.
+  try {
+    if (sqlite3_open_v2(path.c_str(), &db_, SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX, nullptr) !=
+        SQLITE_OK)
+      fail("cannot open as SQLite");
+    query("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name",
+          [&](const Row& r) { tables_.emplace_back(r.text(0)); });
+  } catch (...) {
+    sqlite3_close(db_);
+    db_ = nullptr;
+    throw;
+  }
 }
 
 Db::~Db() {
