@@ -310,6 +310,32 @@ TEST(Hostile, TimesFarFromEpochAreSkipped) {
   EXPECT_EQ(t.diagnostics.count("time_overflow"), 3u);
 }
 
+// What Kineto wrote on an H200 with CUPTI's per-kernel counters on (PyTorch 2.11): the kernels
+// launched before the profiled steps come with ts 0, one of them ending at the epoch's present
+// (the trace's own times are relative to baseTimeNanoseconds), and Kineto's own "overhead" rows
+// at ts 0 too. Kept, the kernel breakdown summed 1.8e18 ns of compute. Wanted: the activities at
+// ts 0 (the trace's GPU times are 57 days past it) counted (gpu_activity_outside_trace) and
+// skipped, the overhead row not taken for the host's start; the kernels of the trace kept.
+TEST(Hostile, GpuActivityWithZeroTimestampOutsideTheTraceIsSkipped) {
+  const RankTrace t = test::parse(test::trace_of(
+      R"({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 4989670956183.98, "dur": 100},
+{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 4989670956190, "dur": 5, "args": {"correlation": 50}},
+{"ph": "X", "cat": "overhead", "name": "Activity Buffer Request", "pid": -1, "tid": 0, "ts": 0.0, "dur": 0.0},
+{"ph": "X", "cat": "kernel", "name": "early", "pid": 0, "tid": 7, "ts": 0.0, "dur": 0.0, "args": {"device": 0, "stream": 7, "correlation": 19}},
+{"ph": "X", "cat": "gpu_memset", "name": "Memset (Device)", "pid": 0, "tid": 7, "ts": 0.0, "dur": 0.0, "args": {
+  "device" : 0, "stream" : 7, "correlation" : 23}},
+{"ph": "X", "cat": "kernel", "name": "forever", "pid": 0, "tid": 7, "ts": 0.0, "dur": 1795846696955862.0, "args": {"device": 0, "stream": 7, "correlation": 3144}},
+{"ph": "X", "cat": "kernel", "name": "mm", "pid": 0, "tid": 7, "ts": 4989670956200, "dur": 40, "args": {"device": 0, "stream": 7, "correlation": 50}},
+{"ph": "X", "cat": "kernel", "name": "tail", "pid": 0, "tid": 7, "ts": 4989670956100, "dur": 50, "args": {"device": 0, "stream": 7, "correlation": 12}})",
+      R"("baseTimeNanoseconds": 1790857026000000000, )"));
+// "tail" (a kernel of the step before, 84 us before the first host op) is a real activity.
+ASSERT_EQ(t.gpu.size(), 2u);
+EXPECT_EQ(t.strings.str(t.gpu.name[0]), "mm");
+EXPECT_EQ(t.strings.str(t.gpu.name[1]), "tail");
+EXPECT_EQ(t.gpu.dur_ns[0], 40000);
+EXPECT_EQ(t.diagnostics.count("gpu_activity_outside_trace"), 3u);
+}
+
 // baseTimeNanoseconds that puts an event past int64 (signed overflow when the base was added).
 // Wanted: that event counted and skipped, the others kept on the absolute clock.
 TEST(Hostile, BaseTimeOverflowIsCountedAndSkipped) {

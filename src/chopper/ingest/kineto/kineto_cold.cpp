@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <limits>
 
 namespace chopper::kineto_parser {
 
@@ -285,6 +286,59 @@ void add_base_time(RankTrace& t, Ns b) {
     for (auto* col : {&t.gpu.start_ns, &t.host.start_ns, &t.runtime.start_ns, &t.flows.ts_ns,
                       &t.instants.ts_ns, &t.counters.ts_ns})
       for (Ns& x : *col) x += b;
+}
+
+void drop_gpu_activities_outside_trace(RankTrace& t) {
+  const size_t n = t.gpu.start_ns.size();
+  if (n == 0) return;
+  const Ns margin = Ns{600} * 1'000'000'000;  // 10 minutes
+  // ts 0 (the base once added) is "not stamped" when the trace's GPU times are far from it.
+  const Ns zero = t.meta.has_base_time ? t.meta.base_time_ns : 0;
+  std::vector<Ns> starts = t.gpu.start_ns;
+  std::nth_element(starts.begin(), starts.begin() + static_cast<std::ptrdiff_t>(n / 2),
+                   starts.end());
+  const Ns median = starts[n / 2];
+  const bool zero_unset = median - zero > margin || zero - median > margin;
+  Ns lo = std::numeric_limits<Ns>::max();
+  Ns hi = std::numeric_limits<Ns>::min();
+  auto span = [&](const std::vector<Ns>& start, const std::vector<Ns>& dur) {
+    for (size_t i = 0; i < start.size(); ++i) {
+      if (zero_unset && start[i] == zero) continue;  // Kineto's own overhead rows at ts 0
+      lo = std::min(lo, start[i]);
+      hi = std::max(hi, start[i] + dur[i]);
+    }
+  };
+  span(t.host.start_ns, t.host.dur_ns);
+  span(t.runtime.start_ns, t.runtime.dur_ns);
+  const bool host = lo <= hi;  // without host events only the unstamped rows can be told
+  // Times are within kTimeLimit (2^62), so these sums do not overflow.
+  auto outside = [&](size_t i) {
+    const Ns s = t.gpu.start_ns[i];
+    return (zero_unset && s == zero) ||
+           (host && (s < lo - margin || s + t.gpu.dur_ns[i] > hi + margin));
+  };
+  size_t bad = 0;
+  for (size_t i = 0; i < n; ++i) bad += outside(i) ? 1 : 0;
+  if (bad == 0) [[likely]]
+    return;
+  std::vector<uint8_t> drop(n);
+  size_t first = n;
+  for (size_t i = 0; i < n; ++i) {
+    drop[i] = outside(i) ? 1 : 0;
+    if (drop[i] != 0 && first == n) first = i;
+  }
+  const Ns first_start = t.gpu.start_ns[first];
+  const Ns first_dur = t.gpu.dur_ns[first];
+  drop_rows(t.gpu, n, drop);
+  t.diagnostics.add("gpu_activity_outside_trace", [&] {
+    return fmt::format(
+        "{} GPU activit{} with ts 0 in a trace whose GPU times are far from it, or more than 10 "
+        "minutes outside its host events, skipped, e.g. one at {} ns lasting {} ns: CUPTI lost "
+        "their times (in its per-kernel counter mode it writes ts 0 for the activities launched "
+        "before the profiled steps)",
+        bad, bad == 1 ? "y" : "ies", first_start, first_dur);
+  });
+  if (bad > 1) t.diagnostics.add_count("gpu_activity_outside_trace", bad - 1);
 }
 
 }  // namespace chopper::kineto_parser

@@ -37,4 +37,12 @@ void report_unread_category(RankTrace& t, StrId cat, uint64_t events, uint64_t w
 // outside (-kTimeLimit, kTimeLimit) are counted (time_overflow) and dropped.
 void add_base_time(RankTrace& t, Ns base);
 
+// Drops, counted as gpu_activity_outside_trace, the GPU activities with ts 0 when the trace's
+// median GPU start is more than 10 minutes from 0 (its base), and those more than 10 minutes
+// before the first or after the last host op or runtime call (those at ts 0 aside). Kineto
+// writes such rows when CUPTI lost their times: in its per-kernel counter mode the activities
+// launched before the profiled steps come with ts 0, one of them ending at the present; kept,
+// one kernel was 57 years long and the unlinked ones a quarter of the trace's kernels.
+void drop_gpu_activities_outside_trace(RankTrace& t);
+
 }  // namespace chopper::kineto_parser

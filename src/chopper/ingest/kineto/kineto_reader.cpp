@@ -9,6 +9,7 @@
 #include <stdexcept>
 
 #include "chopper/base/error.hpp"
+#include "chopper/ingest/kineto/kineto_cold.hpp"
 #include "chopper/ingest/kineto/kineto_isa.hpp"
 
 namespace chopper {
@@ -95,6 +96,7 @@ RankTrace read_with(ByteSource& src, const KinetoReadOptions& opt, KinetoIsa isa
   t.file_bytes = src.raw_size();
   try {
     read(src, opt, t, path);
+    kineto_parser::drop_gpu_activities_outside_trace(t);
   } catch (const std::bad_alloc&) {
     // Memory is short: free the trace before building the message.
     t = RankTrace();
