@@ -206,5 +206,5 @@ TEST(IdleCauses, OtherThreadsNameWhatTheLaunchingThreadDoesNot) {
   const IdleCauseRow* stall = row(r, r.components.begin()->first, "host_stall");
   ASSERT_NE(stall, nullptr);
   ASSERT_EQ(stall->frames.size(), 1u);
-  EXPECT_EQ(stall->frames[0].first, "(no host activity)");
+  EXPECT_EQ(stall->frames[0].first, "(no host op: Python or untraced code)");
 }

@@ -455,9 +455,12 @@ IdleCauseRow idle_cause_row(const RankContext& c, int64_t iteration, size_t comp
   row.max_gap_ns = *std::max_element(a.gaps.begin(), a.gaps.end());
   row.median_gap_ns = percentile(a.gaps, 0.5);
   std::vector<std::pair<std::string, Ns>> frames;
+  // No host op on the thread: Python or code the profiler does not record; in a trace without
+  // any host op (a GPU-only profile) nothing can be said of the host.
+  const std::string none =
+      c.t.host.size() == 0 ? "(no host ops in the trace)" : "(no host op: Python or untraced code)";
   for (const auto& [f, ns] : a.frames)
-    frames.push_back(
-        {f == 0 ? std::string("(no host activity)") : std::string(c.t.strings.str(f)), ns});
+    frames.push_back({f == 0 ? none : std::string(c.t.strings.str(f)), ns});
   std::sort(frames.begin(), frames.end(), [](const auto& x, const auto& y) {
     return x.second != y.second ? x.second > y.second : x.first < y.first;
   });

@@ -100,8 +100,10 @@ std::string diagnostics_text(const std::vector<DiagnosticRow>& rows) {
   };
   std::map<int64_t, RankReader> reader;
   std::map<std::string, RankReader> hardware;  // hardware files' rows (rank NULL), by file
+  std::vector<const DiagnosticRow*> et_links;  // each rank's host ET link rate
   for (const DiagnosticRow& d : rows) {
     if (d.stage != "read") continue;
+    if (d.kind == "et_link") et_links.push_back(&d);
     if (d.rank < 0 && !d.file.empty()) {
       if (d.severity == Severity::kInfo) continue;
       RankReader& h = hardware[d.file];
@@ -110,6 +112,7 @@ std::string diagnostics_text(const std::vector<DiagnosticRow>& rows) {
       h.kinds.push_back(&d);
       continue;
     }
+    if (d.severity == Severity::kInfo) continue;  // what was read as it should be: not an anomaly
     RankReader& r = reader[d.rank];
     r.file = d.file;
     if (!std::isnan(d.share_of_events)) r.share += d.share_of_events;
@@ -136,6 +139,11 @@ std::string diagnostics_text(const std::vector<DiagnosticRow>& rows) {
     }
     if (shown.size() > 3) o += fmt::format("    and {} more rank(s)\n", shown.size() - 3);
   }
+  for (size_t i = 0; i < et_links.size() && i < 3; ++i)
+    o += fmt::format("  host execution trace of rank {}: {}\n", et_links[i]->rank,
+                     et_links[i]->example);
+  if (et_links.size() > 3)
+    o += fmt::format("    and {} more rank(s) with a host execution trace\n", et_links.size() - 3);
   std::vector<const RankReader*> hw_shown;
   for (const auto& [file, h] : hardware)
     if (h.share > kDiagnosticsShareShown) hw_shown.push_back(&h);

@@ -12,6 +12,10 @@
 namespace chopper {
 namespace {
 
+// A loss this large (share of the iteration) that is not significant is printed as "large but
+// not established" (too few or too variable iterations), apart from the small ones.
+constexpr double kUncertainShare = 0.05;
+
 std::string ms(double ns) {
   return fmt::format("{:.3f} ms", ns / 1e6);
 }
@@ -81,9 +85,16 @@ std::string findings_text(const Findings& f) {
           : "");
   size_t k = 0;
   std::string rest;
+  std::string uncertain;
   for (const Finding& x : f.all) {
     if (!x.significant) {
-      if (x.cost_ns >= 1000)  // below a microsecond per iteration is not worth a word
+      // Large yet not significant: too few or too variable iterations to tell, not a small loss.
+      if (x.cost_share >= kUncertainShare && !std::isnan(x.confidence))
+        uncertain +=
+            fmt::format("{}{} {} ± {} ({:.1f}%, confidence {:.2f})", uncertain.empty() ? "" : ", ",
+                        finding_title(x.kind), ms(x.cost_ns), ms(x.stderr_ns), 100.0 * x.cost_share,
+                        x.confidence);
+      else if (x.cost_ns >= 1000)  // below a microsecond per iteration is not worth a word
         rest +=
             fmt::format("{}{} {}", rest.empty() ? "" : ", ", finding_title(x.kind), ms(x.cost_ns));
       continue;
@@ -102,6 +113,11 @@ std::string findings_text(const Findings& f) {
     s += fmt::format("     try: {}\n", finding_advice(x));
   }
   if (k == 0) s += "  nothing significant: no loss stands out from the run's own variation\n";
+  if (!uncertain.empty())
+    s += fmt::format(
+        "  large but not established over {} iterations (mean ± standard error; they vary too "
+        "much between iterations to pass the test: profile more iterations): {}\n",
+        f.iterations, uncertain);
   if (!rest.empty()) s += fmt::format("  below significance (findings table): {}\n", rest);
   return s;
 }

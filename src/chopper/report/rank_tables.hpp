@@ -341,7 +341,8 @@ inline constexpr auto kIdleCausesTable = table<IdleCauseView>(
     column<IdleCauseView>(
         "top_frames", ColType::kText,
         "the host frames covering it, largest first (at most 5), each with its share of idle_ns; "
-        "'(no host activity)' = nothing on the launching thread",
+        "'(no host op: Python or untraced code)' = no host op on the launching thread, '(no "
+        "host ops in the trace)' = a GPU-only profile",
         kNever, [](const IdleCauseView& v) { return Cell::of(std::string_view(v.top_frames)); }));
 
 // One telemetry sample of a rank's GPU (a row of telemetry).
