@@ -4,7 +4,10 @@
 // findings that appeared, disappeared, grew.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "chopper/analysis/compare.hpp"
+#include "chopper/base/size_text.hpp"
 #include "chopper/report/compare_report.hpp"
 
 using namespace chopper;
@@ -184,4 +187,94 @@ TEST(Compare, SummaryNamesTheLargestDifference) {
   const std::string same = compare_summary(compare_runs({a, a}));
   EXPECT_NE(same.find("none: no component differs"), std::string::npos) << same;
   EXPECT_EQ(same.find("1. "), std::string::npos) << same;
+}
+
+// compare's default: an operation summed over its layers, so that a change common to every
+// layer shows once (qkv: 2 layers × 10 ms = 20 ms forward; backward stays apart).
+TEST(Compare, OperationsSummedOverLayersByDefault) {
+  CompareRun a = run("a", 100e6);
+  a.operations[{Phase::kForward, 0, "qkv"}] = {"gemm", 10e6, 4};
+  a.operations[{Phase::kForward, 1, "qkv"}] = {"gemm", 10e6, 4};
+  a.operations[{Phase::kBackward, 0, "qkv"}] = {"gemm", 20e6, 8};
+  merge_operation_layers(a);
+  ASSERT_EQ(a.operations.size(), 2u);
+  const CompareAmount& f = a.operations.at({Phase::kForward, -1, "qkv"});
+  EXPECT_DOUBLE_EQ(f.ns, 20e6);
+  EXPECT_DOUBLE_EQ(f.count, 8);
+  EXPECT_EQ(f.group, "gemm");
+  EXPECT_DOUBLE_EQ(a.operations.at({Phase::kBackward, -1, "qkv"}).ns, 20e6);
+}
+
+// Similarity = Σ min(share_A, share_B): a = {mm 75%, softmax 25%}, b = {mm 50%, conv 50%} share
+// min(75, 50) = 50% (across layers); the same run shares 100%.
+TEST(Compare, OperationSimilarityIsTheCommonShareOfGpuTime) {
+  CompareRun a = run("a", 100e6), b = run("b", 100e6);
+  a.operations[{Phase::kForward, 0, "aten::mm"}] = {"gemm", 30e6, 1};
+  a.operations[{Phase::kForward, 1, "aten::mm"}] = {"gemm", 30e6, 1};
+  a.operations[{Phase::kForward, 0, "aten::softmax"}] = {"softmax", 20e6, 1};
+  b.operations[{Phase::kForward, 3, "aten::mm"}] = {"gemm", 10e6, 1};
+  b.operations[{Phase::kForward, -1, "aten::conv2d"}] = {"conv", 10e6, 1};
+  EXPECT_DOUBLE_EQ(operation_similarity(a, b), 0.5);
+  EXPECT_DOUBLE_EQ(operation_similarity(a, a), 1.0);
+  EXPECT_TRUE(std::isnan(operation_similarity(a, run("empty", 1))));
+}
+
+// Runs that differ in world size, device or workload are compared with a warning, printed before
+// the comparison; runs alike get none.
+TEST(Compare, WarnsWhenRunsDifferInWorldSizeDeviceOrWorkload) {
+  CompareRun a = run("a", 100e6), b = run("b", 100e6);
+  a.device = "NVIDIA H100";
+  b.device = "AMD MI300X";
+  b.ranks = 8;
+  a.operations[{Phase::kForward, 0, "aten::mm"}] = {"gemm", 30e6, 1};
+  b.operations[{Phase::kForward, 0, "aten::conv2d"}] = {"conv", 30e6, 1};
+  const Comparison c = compare_runs({a, b});
+  ASSERT_EQ(c.warnings.size(), 3u);
+  EXPECT_NE(c.warnings[0].find("b has 8 ranks, a has 2"), std::string::npos) << c.warnings[0];
+  EXPECT_NE(c.warnings[1].find("b ran on AMD MI300X, a on NVIDIA H100"), std::string::npos);
+  EXPECT_NE(c.warnings[2].find("only 0% of their GPU time in the same operations"),
+            std::string::npos)
+      << c.warnings[2];
+  const std::string s = compare_summary(c);
+  EXPECT_EQ(s.find("warning: b has 8 ranks"), s.find('\n') + 1) << s;  // right after the header
+  EXPECT_TRUE(compare_runs({a, a}).warnings.empty());
+}
+
+// The terminal: findings that appeared come first in a sweep too (they were printed only for two
+// runs, after the kernels); a message size in MiB, not 436224000 B; kernel names cut to fit keep
+// where they differ (cut at 60 characters, these two read the same).
+TEST(Compare, SummaryPrintsFindingsFirstSizesInMibAndKernelsApart) {
+  CompareRun a = run("a", 100e6), b = run("b", 100e6), c = run("c", 100e6);
+  Finding dvfs;
+  dvfs.kind = FindingKind::kFrequency;
+  dvfs.significant = true;
+  dvfs.cost_ns = 21e6;
+  dvfs.stderr_ns = 0.1e6;
+  c.findings.push_back(dvfs);
+  c.components = {{"forward.gemm", 16e6}};
+  const std::string sweep = compare_summary(compare_runs({a, b, c}));
+  const size_t at = sweep.find("c against a");
+  ASSERT_NE(at, std::string::npos) << sweep;
+  const size_t appeared = sweep.find("appeared    clock throttling (DVFS)", at);
+  EXPECT_NE(appeared, std::string::npos) << sweep;
+  EXPECT_LT(appeared, sweep.find("largest differences", at)) << sweep;
+
+  const std::string prefix =
+      "void at::native::elementwise_kernel<128, 4, at::native::gpu_kernel_impl<";
+  a.kernels[prefix + "AddFunctor<float>>"] = {"elementwise", 10e6, 1};
+  b.kernels[prefix + "MulFunctor<float>>"] = {"elementwise", 10e6, 1};
+  a.collectives[{"all_gather", 436224000}] = {1, 1e6, 100};
+  b.collectives[{"all_gather", 436224000}] = {1, 3e6, 50};
+  const std::string two = compare_summary(compare_runs({a, b}));
+  EXPECT_NE(two.find("all_gather 416 MiB"), std::string::npos) << two;
+  // Each cut name keeps its start and, after "…", a little before where the two differ on.
+  EXPECT_NE(two.find("void at::native::ele…el_impl<AddFunctor<float>>"), std::string::npos) << two;
+  EXPECT_NE(two.find("void at::native::ele…el_impl<MulFunctor<float>>"), std::string::npos) << two;
+}
+
+TEST(Compare, SizeTextUsesBinaryUnits) {
+  EXPECT_EQ(size_text(512), "512 B");
+  EXPECT_EQ(size_text(436224000), "416 MiB");
+  EXPECT_EQ(size_text(1610612736), "1.50 GiB");
+  EXPECT_EQ(size_text(20 * 1024 + 512), "20.5 KiB");
 }

@@ -1,8 +1,13 @@
 #include "chopper/analysis/compare.hpp"
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <cmath>
+#include <limits>
+#include <map>
 #include <set>
+#include <string>
 #include <utility>
 
 namespace chopper {
@@ -249,6 +254,61 @@ PairComparison compare_pair(const CompareRun& a, const CompareRun& b) {
   return p;
 }
 
+void merge_operation_layers(CompareRun& r) {
+  std::map<OperationKey, CompareAmount> merged;
+  for (const auto& [k, v] : r.operations) {
+    CompareAmount& m = merged[OperationKey{k.phase, -1, k.operation}];
+    if (m.group.empty()) m.group = v.group;
+    m.ns += v.ns;
+    m.count += v.count;
+  }
+  r.operations = std::move(merged);
+}
+
+double operation_similarity(const CompareRun& a, const CompareRun& b) {
+  // Per (phase, operation), across layers: the layers of two models need not line up.
+  auto shares = [](const CompareRun& r) {
+    std::map<std::pair<Phase, std::string>, double> s;
+    double total = 0;
+    for (const auto& [k, v] : r.operations) {
+      s[{k.phase, k.operation}] += v.ns;
+      total += v.ns;
+    }
+    for (auto& [k, v] : s) v /= total;
+    return std::pair{std::move(s), total};
+  };
+  const auto [sa, ta] = shares(a);
+  const auto [sb, tb] = shares(b);
+  if (!(ta > 0) || !(tb > 0)) return std::numeric_limits<double>::quiet_NaN();
+  double common = 0;
+  for (const auto& [k, v] : sa)
+    if (auto it = sb.find(k); it != sb.end()) common += std::min(v, it->second);
+  return common;
+}
+
+namespace {
+
+// Why run b is hard to compare with the baseline a, one sentence per reason, added to out.
+void add_comparability_warnings(const CompareRun& a, const CompareRun& b,
+                                std::vector<std::string>& out) {
+  if (a.ranks != b.ranks)
+    out.push_back(fmt::format(
+        "{} has {} ranks, {} has {}: another world size (per-rank times compare, the job's "
+        "totals and collectives do not)",
+        b.label, b.ranks, a.label, a.ranks));
+  if (!a.device.empty() && !b.device.empty() && a.device != b.device)
+    out.push_back(fmt::format("{} ran on {}, {} on {}: another device", b.label, b.device, a.label,
+                              a.device));
+  const double sim = operation_similarity(a, b);
+  if (sim < 0.5)
+    out.push_back(fmt::format(
+        "{} and {} spend only {:.0f}% of their GPU time in the same operations: another model, "
+        "parallelism or code? (differences below may be the workload's, not a regression's)",
+        b.label, a.label, 100.0 * sim));
+}
+
+}  // namespace
+
 Comparison compare_runs(std::vector<CompareRun> runs) {
   Comparison c;
   c.runs = std::move(runs);
@@ -257,6 +317,7 @@ Comparison compare_runs(std::vector<CompareRun> runs) {
     p.a = 0;
     p.b = k;
     c.pairs.push_back(std::move(p));
+    add_comparability_warnings(c.runs[0], c.runs[k], c.warnings);
   }
   return c;
 }

@@ -167,7 +167,19 @@ struct PairComparison {
 struct Comparison {
   std::vector<CompareRun> runs;       // in the order given; runs[0] is the baseline
   std::vector<PairComparison> pairs;  // runs[0] against each other run
+  // What makes a run hard to compare with the baseline (another world size, device, or
+  // workload: operations sharing under half of their GPU time), one sentence each.
+  std::vector<std::string> warnings;
 };
+
+// Folds a run's per-layer operations into one per phase and operation (layer -1): compare's
+// default, so that a change shows once rather than once per layer (--per-layer keeps them).
+void merge_operation_layers(CompareRun& r);
+
+// The share of GPU time two runs spend in the same operations (phase and name; Σ over operations
+// of the smaller of its two shares of the run's operation time): 1 for the same mix, 0 for
+// nothing in common; NaN when either run has no operation time.
+double operation_similarity(const CompareRun& a, const CompareRun& b);
 
 PairComparison compare_pair(const CompareRun& a, const CompareRun& b);
 Comparison compare_runs(std::vector<CompareRun> runs);

@@ -33,6 +33,7 @@ struct CompareOptions : AnalysisCliOptions {
   std::string out;
   std::string html;  // the comparison as a self-contained HTML page ("" = none)
   bool no_csv = false, json = false;
+  bool per_layer = false;  // operations per layer (default: summed over their layers)
   std::vector<std::string> labels;
   std::vector<int64_t> tokens;  // one for all runs, or one per run
 };
@@ -105,6 +106,7 @@ int compare_main(const CompareOptions& o) {
     const RunAnalysis ra = analyze_run(lr->run, ao, &hw);
     const Findings f = decide_findings(ra, ao);
     runs.push_back(profile_run(lr->run, ra, f, ao, std::move(label), o.run.paths[k]));
+    if (!o.per_layer) merge_operation_layers(runs.back());
   }
   const Comparison c = compare_runs(std::move(runs));
   if (outdir) {
@@ -170,6 +172,8 @@ Command add_compare(CLI::App& root) {
   app->add_option("-o,--out", o->out, "Output directory for chopper.sqlite and the CSV tables")
       ->check(output_directory());
   app->add_flag("--no-csv", o->no_csv, "Write only the SQLite database");
+  app->add_flag("--per-layer", o->per_layer,
+                "Compare operations per layer (default: each operation summed over its layers)");
   app->add_option("--html", o->html,
                   "Also write the comparison as one self-contained HTML page (the runs, sweep "
                   "figures, the split per run and the largest differences)");

@@ -2,9 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
+#include <string>
+#include <vector>
 
 #include "chopper/base/json_out.hpp"
+#include "chopper/base/size_text.hpp"
 #include "chopper/report/rows.hpp"
 
 namespace chopper {
@@ -34,6 +38,28 @@ std::string shorten(const std::string& s, size_t n) {
   return s.size() <= n ? s : s.substr(0, n - 1) + "…";
 }
 
+// `s` in at most n characters (n ≥ 24) that still tell it from each of `others`: its beginning,
+// and, when the names first differ past it, "…" and the part from a little before that point
+// (kernel names of one template differ deep inside: cut at n they all read the same).
+std::string shorten_apart(const std::string& s, const std::vector<std::string>& others, size_t n) {
+  if (s.size() <= n) return s;
+  size_t differ = 0;  // where s first differs from the other name most like it
+  for (const std::string& o : others) {
+    if (o == s) continue;
+    size_t i = 0;
+    while (i < s.size() && i < o.size() && s[i] == o[i]) ++i;
+    differ = std::max(differ, i);
+  }
+  if (differ + 1 < n) return shorten(s, n);
+  const size_t head = n / 3;
+  size_t from = differ > 8 ? differ - 8 : 0;
+  from = std::max(from, head);
+  const size_t len = n - head - 2;  // two ellipses
+  std::string out = s.substr(0, head) + "…" + s.substr(from, len);
+  if (from + len < s.size()) out += "…";
+  return out;
+}
+
 // ---- The tables: one function each.
 
 void sweep_table(const Comparison& c, TableSink& sink) {
@@ -61,6 +87,29 @@ void pair_table(const Comparison& c, TableSink& sink, const Def& def,
   for (const PairComparison& p : c.pairs)
     for (const D& d : p.*items) def.put(sink, PairRow<D>{c.runs[p.a], c.runs[p.b], d});
   sink.end();
+}
+
+// The findings that changed between the pair, those that appeared or disappeared first (what a
+// sweep's reader looks for), then those that grew or shrank, each by its difference.
+std::string findings_changes(const PairComparison& p) {
+  std::vector<const FindingDiff*> order;
+  for (int pass = 0; pass < 2; ++pass)
+    for (const FindingDiff& d : p.findings) {
+      const bool flip =
+          d.change == FindingChange::kAppeared || d.change == FindingChange::kDisappeared;
+      const bool moved = d.change == FindingChange::kGrew || d.change == FindingChange::kShrank;
+      if (pass == 0 ? flip : moved) order.push_back(&d);
+    }
+  if (order.empty()) return "findings: none appeared, disappeared, grew or shrank\n";
+  std::string s = "findings:\n";
+  for (const FindingDiff* d : order) {
+    s += fmt::format("  {:<11} {}", finding_change_name(d->change), finding_title(d->kind));
+    const int64_t rank = d->b_significant ? d->b_rank : d->a_rank;
+    if (rank >= 0) s += fmt::format(" (rank {})", rank);
+    s += fmt::format(": {} → {} per iteration ({:+.1f} points)\n", ms(d->a_cost_ns),
+                     ms(d->b_cost_ns), d->diff_points);
+  }
+  return s;
 }
 
 }  // namespace
@@ -96,9 +145,10 @@ std::string compare_summary(const Comparison& c) {
   s += fmt::format("{} runs{}; baseline: {}\n", c.runs.size(), sweep ? " (sweep)" : "",
                    c.runs.front().label);
   // The runs, one line each.
+  for (const std::string& w : c.warnings) s += fmt::format("warning: {}\n", w);
   s += fmt::format("  {:<20} {:>6} {:>6} {:>14} {:>9} {:>12} {:>12} {:>12} {:>10}\n", "run",
                    "ranks", "iters", "iteration", "vs base", "tokens/s", "µs/token", "J/iteration",
-                   "J/token");
+                   "mJ/token");
   for (const CompareRun& r : c.runs) {
     const double base = c.runs.front().iteration_ns;
     s += fmt::format(
@@ -109,13 +159,14 @@ std::string compare_summary(const Comparison& c) {
         std::isnan(r.time_per_token_ns) ? "-" : fmt::format("{:.3f}", r.time_per_token_ns / 1e3),
         std::isnan(r.energy_per_iteration_j) ? "-"
                                              : fmt::format("{:.1f}", r.energy_per_iteration_j),
-        std::isnan(r.energy_per_token_j) ? "-" : fmt::format("{:.4f}", r.energy_per_token_j));
+        std::isnan(r.energy_per_token_j) ? "-" : fmt::format("{:.3f}", 1e3 * r.energy_per_token_j));
   }
   for (const PairComparison& p : c.pairs) {
     const CompareRun &a = c.runs[p.a], &b = c.runs[p.b];
     s += fmt::format("\n{} against {}: iteration time {} → {} ({} per iteration, {:+.1f} points)\n",
                      b.label, a.label, ms(a.iteration_ns), ms(b.iteration_ns),
                      signed_ms(p.iteration_diff_ns), p.iteration_diff_points);
+    s += findings_changes(p);
     // Components: the largest differences, at least the first, then those above 0.1 point.
     s += "largest differences (slowest rank, mean per iteration; points of the baseline's "
          "iteration time):\n";
@@ -140,13 +191,17 @@ std::string compare_summary(const Comparison& c) {
                        shorten(key_text(d.key), 60), signed_ms(d.diff_ns), d.diff_points,
                        ms(d.a_ns), ms(d.b_ns));
     }
+    std::vector<std::string> shown_kernels;
+    for (const KernelDiff& d : p.kernels)
+      if (changed(d.status) && shown_kernels.size() < 5) shown_kernels.push_back(d.name);
     n = 0;
     for (const KernelDiff& d : p.kernels) {
       if (!changed(d.status)) continue;
       if (n == 0) s += "kernels (GPU time per rank per iteration):\n";
       if (n++ >= 5) break;
       s += fmt::format("  {:<8} {} {} ({:+.1f} points)\n", change_status_name(d.status),
-                       shorten(d.name, 60), signed_ms(d.diff_ns), d.diff_points);
+                       shorten_apart(d.name, shown_kernels, 60), signed_ms(d.diff_ns),
+                       d.diff_points);
     }
     n = 0;
     for (const CollectiveDiff& d : p.collectives) {
@@ -154,23 +209,12 @@ std::string compare_summary(const Comparison& c) {
       if (n == 0) s += "collectives (latency per iteration):\n";
       if (n++ >= 5) break;
       s += fmt::format("  {:<8} {} {} {} ({:+.1f} points)", change_status_name(d.status), d.type,
-                       d.bytes >= 0 ? fmt::format("{} B", d.bytes) : std::string("size unknown"),
+                       d.bytes >= 0 ? size_text(d.bytes) : std::string("size unknown"),
                        signed_ms(d.diff_ns), d.diff_points);
       if (!std::isnan(d.a.busbw_gbs) && !std::isnan(d.b.busbw_gbs))
         s += fmt::format("; bus bandwidth {:.1f} → {:.1f} GB/s", d.a.busbw_gbs, d.b.busbw_gbs);
       s += "\n";
     }
-    n = 0;
-    for (const FindingDiff& d : p.findings) {
-      if (d.change == FindingChange::kSame || d.change == FindingChange::kNeither) continue;
-      if (n++ == 0) s += "findings:\n";
-      s += fmt::format("  {:<11} {}", finding_change_name(d.change), finding_title(d.kind));
-      const int64_t rank = d.b_significant ? d.b_rank : d.a_rank;
-      if (rank >= 0) s += fmt::format(" (rank {})", rank);
-      s += fmt::format(": {} → {} per iteration ({:+.1f} points)\n", ms(d.a_cost_ns),
-                       ms(d.b_cost_ns), d.diff_points);
-    }
-    if (n == 0) s += "findings: none appeared or disappeared\n";
   }
   return s;
 }
@@ -190,7 +234,9 @@ std::string compare_json(const Comparison& c) {
         num(r.tokens_per_s), num(r.time_per_token_ns), num(r.mfu), num(r.energy_per_iteration_j),
         num(r.energy_per_token_j));
   }
-  s += "\n], \"comparisons\": [";
+  s += "\n], \"warnings\": [";
+  for (size_t k = 0; k < c.warnings.size(); ++k) s += (k ? ", " : "") + json_string(c.warnings[k]);
+  s += "], \"comparisons\": [";
   for (size_t k = 0; k < c.pairs.size(); ++k) {
     const PairComparison& p = c.pairs[k];
     s += k ? ",\n  {" : "\n  {";

@@ -204,13 +204,15 @@ inline constexpr auto kCompareComponentsTable = table<ComponentRow>(
 using OperationPairRow = PairRow<OperationDiff>;
 inline constexpr auto kCompareOperationsTable = table<OperationPairRow>(
     "compare_operations",
-    "GPU time of each operation, matched by phase, layer and operation label, per rank and "
-    "iteration in the baseline (a) and the run (b), largest |difference| first",
+    "GPU time of each operation, matched by phase and operation label (summed over its layers; "
+    "per layer with --per-layer), per rank and iteration in the baseline (a) and the run (b), "
+    "largest |difference| first",
     compare_cols::pair<OperationPairRow>(),
     column<OperationPairRow>(
         "phase", ColType::kText, "forward, backward, optimizer, other, data_dist", "none",
         [](const OperationPairRow& r) { return opt_text(phase_name(r.d.key.phase)); }),
-    column<OperationPairRow>("layer", ColType::kInt, "transformer block", "none",
+    column<OperationPairRow>("layer", ColType::kInt, "transformer block (with --per-layer)",
+                             "none, or summed over layers (the default)",
                              [](const OperationPairRow& r) {
                                return r.d.key.layer < 0 ? Cell::null() : Cell::of(r.d.key.layer);
                              }),
