@@ -226,7 +226,9 @@ std::optional<int64_t> matching_ms(int64_t time_ns, const std::vector<std::strin
 // those the library does not offer (PCIe, NVLink) are not, and device 1's failing utilization
 // call leaves its cells empty.
 TEST(Record, NvmlStandInValuesTimesInterval) {
-  const Recorded r = record({"--interval-ms", "20"}, {"sleep", "1"}, run_env(STANDIN_NVML_DIR));
+  // The cumulative counters every tick too (1 ms ≤ the interval), so that every row is checked.
+  const Recorded r = record({"--interval-ms", "20", "--counter-interval-ms", "1"}, {"sleep", "1"},
+                            run_env(STANDIN_NVML_DIR));
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(r.err, "");
   const std::string json = slurp(r.file("record.json"));
@@ -297,11 +299,54 @@ TEST(Record, NvmlStandInValuesTimesInterval) {
   }
 }
 
+// The cumulative counters (energy; PCIe and NVLink where offered) are read at the first tick and
+// then every --counter-interval-ms, the other values every tick: at 20 ms and 100 ms, energy is
+// on about one row in five per GPU (the first among them), spaced about 100 ms, and equals the
+// stand-in's counter at its row's time; power is on every row. record.json says the interval.
+TEST(Record, CumulativeCountersReadEveryCounterInterval) {
+  const Recorded r = record({"--interval-ms", "20", "--counter-interval-ms", "100"}, {"sleep", "1"},
+                            run_env(STANDIN_NVML_DIR));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(json_int(slurp(r.file("record.json")), "counter_interval_ms"), 100);
+  const auto rows = read_csv(r.file("gpu.csv"));
+  ASSERT_GT(rows.size(), 20u);
+  std::vector<int64_t> energy_times[2];
+  size_t per_gpu[2] = {0, 0};
+  for (size_t i = 1; i < rows.size(); ++i) {
+    const auto& row = rows[i];
+    ASSERT_EQ(row.size(), 12u);
+    const unsigned d = static_cast<unsigned>(std::stoul(row[1]));
+    ASSERT_LT(d, 2u);
+    EXPECT_FALSE(row[3].empty()) << "power on every row: row " << i;
+    if (per_gpu[d]++ == 0) {
+      EXPECT_FALSE(row[4].empty()) << "energy on the GPU's first row";
+    }
+    if (row[4].empty()) continue;
+    const int64_t t = std::stoll(row[0]);
+    energy_times[d].push_back(t);
+    auto energy_at = [&](int64_t ms) {
+      std::vector<std::string> e = row;
+      e[4] = milli(standin::nvml_energy_mj(d, ms));
+      return e;
+    };
+    EXPECT_TRUE(matching_ms(t, row, energy_at).has_value()) << "row " << i;
+  }
+  for (unsigned d = 0; d < 2; ++d) {
+    ASSERT_GE(energy_times[d].size(), 4u);
+    // About one in five (fewer ticks on a loaded machine change both counts alike).
+    EXPECT_LE(energy_times[d].size() * 3, per_gpu[d]) << "gpu " << d;
+    const int64_t median = median_spacing_ns(energy_times[d]);
+    EXPECT_GE(median, 90000000) << "median spacing of energy readings near 100 ms";
+    EXPECT_LE(median, 140000000) << "median spacing of energy readings near 100 ms";
+  }
+}
+
 // The AMD SMI stand-in, in the struct layouts of library version 26 (ROCm 7) and of 24 (ROCm
 // 6.2): the same values either way; device 1 has no edge sensor, its temp_c is the hotspot.
 void check_amdsmi(const std::string& major) {
-  const Recorded r = record({"--interval-ms", "20", "--gpu", "amdsmi"}, {"sleep", "0.5"},
-                            run_env(STANDIN_AMDSMI_DIR, {"STANDIN_AMDSMI_MAJOR=" + major}));
+  const Recorded r =
+      record({"--interval-ms", "20", "--counter-interval-ms", "1", "--gpu", "amdsmi"},
+             {"sleep", "0.5"}, run_env(STANDIN_AMDSMI_DIR, {"STANDIN_AMDSMI_MAJOR=" + major}));
   ASSERT_EQ(r.status, 0) << r.err;
   const std::string json = slurp(r.file("record.json"));
   EXPECT_NE(json.find("\"gpu_backend\": \"amdsmi\""), std::string::npos) << json;

@@ -122,6 +122,29 @@ TEST(HostileHardware, CleanFilesAndInfoKindsAreNotShown) {
   EXPECT_EQ(diagnostics_text(rows), "");
 }
 
+// chopper record reads the cumulative counters (energy, PCIe, NVLink) every counter_interval_ms,
+// not every tick: an empty energy_j between two readings is "not read", no missing value (it was
+// counted as one on every row), while an empty power_w still is. Three rows, energy on the first
+// and the last: the energy series has those two samples, the power series the two rows with power.
+TEST(HostileHardware, RecordedCountersEmptyBetweenReadingsAreNotMissing) {
+  const TelemetryData d = read_tel(
+      "time_ns,gpu,uuid,power_w,energy_j,sm_clock_mhz,mem_clock_mhz,temp_c,util_gpu_pct,"
+      "util_mem_pct,throttle_reasons\n"
+      "1795846654601772332,0,GPU-1,82.957,2608.015,345,3201,41,0,0,0x1\n"
+      "1795846654611772332,0,GPU-1,,,345,3201,41,0,0,0x1\n"
+      "1795846654621772332,0,GPU-1,90.000,2609.700,1980,3201,42,100,20,0x0\n",
+      "vm.gpu.csv");
+  EXPECT_EQ(d.format, "chopper-record");
+  EXPECT_EQ(d.diagnostics.count("value_not_available"), 1u);  // power_w of row 2 only
+  size_t energy = 0, power = 0;
+  for (const Series& s : d.series) {
+    if (s.metric == Metric::kEnergyJ) energy = s.size();
+    if (s.metric == Metric::kPowerW) power = s.size();
+  }
+  EXPECT_EQ(energy, 2u);
+  EXPECT_EQ(power, 2u);
+}
+
 const char* kCounterHeader =
     "\"Correlation_Id\",\"Dispatch_Id\",\"Agent_Id\",\"Queue_Id\",\"Process_Id\",\"Thread_Id\","
     "\"Grid_Size\",\"Kernel_Id\",\"Kernel_Name\",\"Workgroup_Size\",\"LDS_Block_Size\","

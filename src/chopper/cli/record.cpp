@@ -21,6 +21,11 @@ Command add_record(CLI::App& root) {
                   "Interval of the command's threads' CPU time (ms)")
       ->capture_default_str()
       ->check(CLI::Range(1u, 600000u));
+  app->add_option("--counter-interval-ms", o->counter_interval_ms,
+                  "Interval of the GPUs' cumulative counters: energy, PCIe and NVLink bytes (ms; "
+                  "costly on some drivers: 4 ms of CPU per GPU per read on an H200)")
+      ->capture_default_str()
+      ->check(CLI::Range(1u, 600000u));
   app->add_option("--gpu", o->gpu,
                   "GPU library: auto (NVML, else AMD SMI, else none), nvml, amdsmi or none")
       ->capture_default_str()

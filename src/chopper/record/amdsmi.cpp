@@ -84,7 +84,7 @@ class AmdSmi final : public GpuBackend {
   std::array<bool, kGpuExtraCount> extras() const override { return extras_; }
 
   std::string open();
-  void read(size_t i, GpuSample& s) override;
+  void read(size_t i, GpuSample& s, bool counters) override;
 
  private:
   std::string error(const char* call, amdsmi_status_t r) const {
@@ -205,7 +205,7 @@ void AmdSmi::describe(Handle h, GpuDevice& d) {
   if (api_.temp(h, kTempVram, kTempCurrent, &t) == kSuccess) extras_[kMemTempC] = true;
 }
 
-void AmdSmi::read(size_t i, GpuSample& s) {
+void AmdSmi::read(size_t i, GpuSample& s, bool counters) {
   Handle h = handles_[i];
   s = GpuSample{};
   std::memset(buf_, 0, 64);
@@ -219,7 +219,7 @@ void AmdSmi::read(size_t i, GpuSample& s) {
   }
   uint64_t acc = 0, ts = 0;
   float resolution_uj = 0;
-  if (api_.energy(h, &acc, &resolution_uj, &ts) == kSuccess && resolution_uj > 0)
+  if (counters && api_.energy(h, &acc, &resolution_uj, &ts) == kSuccess && resolution_uj > 0)
     s.energy_mj =
         static_cast<uint64_t>(std::llround(static_cast<double>(acc) * resolution_uj / 1e3));
   std::memset(buf_, 0, 64);

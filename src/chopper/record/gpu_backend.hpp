@@ -48,8 +48,11 @@ class GpuBackend {
   virtual const std::vector<GpuDevice>& devices() const = 0;
   // Which optional columns the library offers (on at least one device).
   virtual std::array<bool, kGpuExtraCount> extras() const = 0;
-  // Reads device `i` (an index into devices()) once: every value in one pass.
-  virtual void read(size_t i, GpuSample& out) = 0;
+  // Reads device `i` (an index into devices()) once: every value in one pass; the cumulative
+  // counters (energy, PCIe and NVLink bytes) only when `counters` (they can cost milliseconds of
+  // CPU per call: NVML's total energy took 4.0 ms on an H200, its PCIe fields 0.27 ms, every
+  // other value 2-5 us), else left empty.
+  virtual void read(size_t i, GpuSample& out, bool counters) = 0;
 };
 
 // A library opened, or why not (the library missing, a required call absent, no device).

@@ -118,7 +118,7 @@ class Nvml final : public GpuBackend {
   std::array<bool, kGpuExtraCount> extras() const override { return extras_; }
 
   std::string open();
-  void read(size_t i, GpuSample& s) override;
+  void read(size_t i, GpuSample& s, bool counters) override;
 
  private:
   std::string error(const char* call, nvmlReturn_t r) const {
@@ -215,13 +215,13 @@ void Nvml::probe_fields() {
   for (bool e : extras_) any_field_ = any_field_ || e;
 }
 
-void Nvml::read(size_t i, GpuSample& s) {
+void Nvml::read(size_t i, GpuSample& s, bool counters) {
   nvmlDevice_t h = handles_[i];
   s = GpuSample{};
   unsigned u = 0;
   unsigned long long ull = 0;
   if (api_.power(h, &u) == kSuccess) s.power_mw = u;
-  if (api_.energy(h, &ull) == kSuccess) s.energy_mj = ull;
+  if (counters && api_.energy(h, &ull) == kSuccess) s.energy_mj = ull;
   if (api_.clock(h, kClockSm, &u) == kSuccess) s.sm_clock_mhz = u;
   if (api_.clock(h, kClockMem, &u) == kSuccess) s.mem_clock_mhz = u;
   if (api_.temperature(h, kTemperatureGpu, &u) == kSuccess) s.temp_c = u;
@@ -238,12 +238,12 @@ void Nvml::read(size_t i, GpuSample& s) {
   int n = 0;
   size_t column[kFieldCount];
   for (size_t k = 0; k < kFieldCount; ++k) {
-    if (!extras_[k]) continue;
+    if (!extras_[k] || (!counters && k != kMemTempC)) continue;  // counters: all but the memory's
     f[n].fieldId = kFields[k];
     f[n].scopeId = kFields[k] == kFiNvlinkDataTx || kFields[k] == kFiNvlinkDataRx ? UINT_MAX : 0;
     column[n++] = k;
   }
-  if (api_.field_values(h, n, f) != kSuccess) return;
+  if (n == 0 || api_.field_values(h, n, f) != kSuccess) return;
   Pcie& p = pcie_[i];
   for (int j = 0; j < n; ++j) {
     const std::optional<int64_t> v = field_value(f[j]);

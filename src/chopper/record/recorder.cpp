@@ -96,14 +96,14 @@ struct Recording {
   std::optional<CpuSampler> cpu;
   std::optional<ThreadSampler> threads;
 
-  // Every GPU read once (each row stamped with the realtime midpoint of its own reads), then
-  // /proc/stat; each file handed to the kernel.
-  void tick() {
+  // Every GPU read once (each row stamped with the realtime midpoint of its own reads), their
+  // cumulative counters too when `counters`, then /proc/stat; each file handed to the kernel.
+  void tick(bool counters) {
     if (gpu) {
       const auto& devices = gpu->devices();
       for (size_t i = 0; i < devices.size(); ++i) {
         const int64_t before = realtime_ns();
-        gpu->read(i, sample);
+        gpu->read(i, sample, counters);
         const int64_t after = realtime_ns();
         fmt::memory_buffer& b = gpu_csv.buf();
         append_int(b, before + (after - before) / 2);
@@ -191,11 +191,19 @@ bool sleep_until(int64_t deadline_ns, ChildProcess& child) {
 void sample_until_exit(Recording& r, ChildProcess& child, const RecordOptions& o) {
   const int64_t interval = int64_t{o.interval_ms} * 1000000;
   const int64_t thread_interval = int64_t{o.thread_interval_ms} * 1000000;
+  const int64_t counter_interval = int64_t{o.counter_interval_ms} * 1000000;
   int64_t next = monotonic_ns();
-  int64_t next_threads = next, next_second = next + kSecondNs;
+  int64_t next_threads = next, next_second = next + kSecondNs, next_counters = next;
   while (!child.poll()) {
-    r.tick();
+    // The counters at the first tick at or after their deadline (a tick is never run late).
+    const bool counters = monotonic_ns() >= next_counters;
+    r.tick(counters);
     int64_t now = monotonic_ns();
+    if (counters) {
+      next_counters += counter_interval;
+      if (next_counters <= now)
+        next_counters += ((now - next_counters) / counter_interval + 1) * counter_interval;
+    }
     if (now >= next_threads) {
       r.sample_threads();
       next_threads += thread_interval;
@@ -230,6 +238,7 @@ int record(const RecordOptions& o) {
   r.info.command = o.command;
   r.info.interval_ms = o.interval_ms;
   r.info.thread_interval_ms = o.thread_interval_ms;
+  r.info.counter_interval_ms = o.counter_interval_ms;
   const long cpus = ::sysconf(_SC_NPROCESSORS_ONLN);
   r.info.logical_cpus = cpus > 0 ? static_cast<unsigned>(cpus) : 0;
   if (!choose_gpu(o.gpu, r.gpu, r.info)) return 2;

@@ -11,8 +11,11 @@ struct RecordOptions {
   std::string run_dir;                // "": chopper-run-<YYYYmmdd-HHMMSS> in the current directory
   unsigned interval_ms = 10;          // GPU and /proc/stat ticks
   unsigned thread_interval_ms = 100;  // CMD's process tree
-  std::string gpu = "auto";           // auto, nvml, amdsmi, none
-  bool no_cpu = false;                // no cpu.csv, no threads.csv
+  // The GPUs' cumulative counters (energy, PCIe and NVLink bytes): read at the first tick, then at
+  // the first tick at least this long after the last read (they are costly: GpuBackend::read).
+  unsigned counter_interval_ms = 500;
+  std::string gpu = "auto";  // auto, nvml, amdsmi, none
+  bool no_cpu = false;       // no cpu.csv, no threads.csv
   std::vector<std::string> command;
 };
 

@@ -23,8 +23,10 @@ std::string record_json(const RunInfo& info) {
     append_json_string(j, info.command[i]);
   }
   auto b = std::back_inserter(j);
-  fmt::format_to(b, "],\n  \"interval_ms\": {},\n  \"thread_interval_ms\": {},\n", info.interval_ms,
-                 info.thread_interval_ms);
+  fmt::format_to(b,
+                 "],\n  \"interval_ms\": {},\n  \"thread_interval_ms\": {},\n  "
+                 "\"counter_interval_ms\": {},\n",
+                 info.interval_ms, info.thread_interval_ms, info.counter_interval_ms);
   j += "  \"gpu_backend\": ";
   append_json_string(j, info.gpu_backend);
   j += ",\n  \"gpu_note\": ";

@@ -16,7 +16,7 @@ namespace chopper::record {
 struct RunInfo {
   std::string host;
   std::vector<std::string> command;
-  unsigned interval_ms = 10, thread_interval_ms = 100;
+  unsigned interval_ms = 10, thread_interval_ms = 100, counter_interval_ms = 500;
   std::string gpu_backend = "none", gpu_note;
   std::vector<GpuDevice> gpus;
   unsigned logical_cpus = 0;

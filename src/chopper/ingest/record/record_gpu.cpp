@@ -2,7 +2,8 @@
 // (the library's index), uuid, then one metric per column, already in the unit the Metric names;
 // optional columns the recorder adds when the library offers them; any other column is listed as
 // "unused_field". An empty cell is a value the library could not give: counted
-// ("value_not_available"), never read as 0.
+// ("value_not_available"), never read as 0; but for the cumulative counters (energy_j,
+// nvlink_*_bytes), which the recorder reads only every counter_interval_ms: empty between reads.
 #include "chopper/ingest/record/record_gpu.hpp"
 
 #include <fmt/format.h>
@@ -134,6 +135,11 @@ void read_record_gpu(LineReader& in, const TelemetryReadOptions& /*o*/, Telemetr
       const Column* c = cols[i];
       if (c == nullptr) continue;
       if (f[i].empty()) {
+        // The cumulative counters are read every counter_interval_ms (record.json), not every
+        // tick: empty between reads by design.
+        if (c->metric == Metric::kEnergyJ || c->metric == Metric::kLinkTxBytes ||
+            c->metric == Metric::kLinkRxBytes)
+          continue;
         count_with(d, "value_not_available", ln,
                    [&] { return fmt::format("{} is empty (not available)", c->name); });
         continue;

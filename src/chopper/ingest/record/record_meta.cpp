@@ -115,6 +115,7 @@ RecordMeta read_record_meta(const std::string& path) {
   m.version = int_of("version");
   m.interval_ms = int_of("interval_ms");
   m.thread_interval_ms = int_of("thread_interval_ms");
+  m.counter_interval_ms = int_of("counter_interval_ms");
   m.logical_cpus = int_of("logical_cpus");
   m.start_realtime_ns = int_of("start_realtime_ns");
   m.end_realtime_ns = int_of("end_realtime_ns");

@@ -36,6 +36,7 @@ struct RecordMeta {
   std::vector<std::string> command;
   int64_t version = -1;
   int64_t interval_ms = -1, thread_interval_ms = -1;
+  int64_t counter_interval_ms = -1;  // absent before it was written: every tick
   std::string gpu_backend, gpu_note;
   std::vector<Gpu> gpus;
   int64_t logical_cpus = -1;
