@@ -522,6 +522,7 @@ def check_telemetry_extra(figs, q):
             check(flags == {k: m for k, m in thr.items() if m},
                   f"{fid} rank {rk}: throttle marks differ from throttle_reasons")
             n += len(cells) + len(flags)
+            count("throttle-marks", len(flags))
         want = [r for (r,) in q("SELECT DISTINCT rank FROM telemetry WHERE metric = ?", metric)]
         check(sorted(seen) == sorted(want), f"{fid}: rows {sorted(seen)} != ranks {want}")
         key = [(nd if nd >= 0 else 1 << 62) for nd in nodes]

@@ -174,20 +174,22 @@ struct Anchor {
 Anchor anchor_at(double lo, const std::string& lo_words, double limit,
                  const std::string& limit_words, double data_max, const std::string& unit) {
   Anchor a;
+  const std::string u = unit.empty() ? std::string() : " " + unit;
   a.lo = lo;
-  a.lo_name = label_num(lo) + " " + unit;
+  a.lo_name = label_num(lo) + u;
+  const std::string from =
+      a.lo_name + (lo_words.empty() ? std::string() : " (" + lo_words + ")") + " to ";
   if (!std::isnan(limit) && limit > 0 && !(data_max > limit)) {
     a.hi = limit;
-    a.hi_name = label_num(limit) + " " + unit;
-    a.words = fmt::format("{} ({}) to {} {} ({})", label_num(lo), lo_words, label_num(limit), unit,
-                          limit_words);
+    a.hi_name = label_num(limit) + u;
+    a.words = from + fmt::format("{} ({})", a.hi_name, limit_words);
   } else {
     a.hi = data_max > lo ? data_max : lo + 1;
-    a.hi_name = label_num(a.hi) + " " + unit;
-    a.words = fmt::format("{} ({}) to {} {}, the largest value{}", label_num(lo), lo_words,
-                          label_num(a.hi), unit,
-                          std::isnan(limit) ? std::string(" (no limit known for the device)")
-                                            : fmt::format(" (above the {})", limit_words));
+    a.hi_name = label_num(a.hi) + u;
+    a.words = from + a.hi_name +
+              (std::isnan(limit) ? std::string(", the largest value (no limit known)")
+                                 : fmt::format(", the largest value, above the {} ({}{})",
+                                               limit_words, label_num(limit), u));
   }
   return a;
 }
@@ -402,7 +404,7 @@ void memory_figure(Doc& doc, const View<kTelemetryTable>& t,
     Lines l = rank_lines(per, p.metric, p.label, 1, ax, band_csv);
     const std::string unit = std::string(p.label).substr(std::string(p.label).rfind('(') + 1);
     const Anchor a =
-        anchor_at(0, "0", p.limit, p.limit_words, largest(per), unit.substr(0, unit.size() - 1));
+        anchor_at(0, "", p.limit, p.limit_words, largest(per), unit.substr(0, unit.size() - 1));
     l.y_min = a.lo, l.y_max = a.hi;
     l.width = 600, l.height = 240;
     svgs += panel(fmt::format(" data-metric=\"{}\"", p.metric), lines(l));
@@ -475,10 +477,10 @@ void burst_figure(Doc& doc, const TableStore& ts, const DeviceSpec* dev) {
   Heatmap peak = window_heatmap(pe, "peak_power_w", "peak power (W)", 1);
   Heatmap mean = window_heatmap(pe, "mean_power_w", "mean power (W)", 1);
   const double pmax = std::max(heat_max(peak), heat_max(mean));
-  add("peak_power_w", peak, anchor_at(0, "0", tdp, "TDP", pmax, "W"));
-  add("mean_power_w", mean, anchor_at(0, "0", tdp, "TDP", pmax, "W"));
+  add("peak_power_w", peak, anchor_at(0, "", tdp, "TDP", pmax, "W"));
+  add("mean_power_w", mean, anchor_at(0, "", tdp, "TDP", pmax, "W"));
   Heatmap ptm = window_heatmap(pe, "peak_to_mean", "peak-to-mean (ratio)", 1);
-  Anchor a = anchor_at(1, "flat power", 2, "peak twice the mean", heat_max(ptm), "");
+  Anchor a = anchor_at(1, "flat power", 2, "a peak twice the mean", heat_max(ptm), "");
   a.lo_name = "1 (flat)", a.hi_name = label_num(a.hi) + (a.hi == 2 ? " (2× mean)" : "");
   add("peak_to_mean", ptm, a);
   Heatmap dp = window_heatmap(pe, "max_dp_dt_w_per_s", "max |dP/dt| (kW/s)", 1e3);
@@ -649,11 +651,10 @@ void telemetry_figures(Doc& doc, const TableStore& ts, const ReportInfo& info) {
   };
   const std::vector<std::string> power = {"power_w", "power_avg_w"}, clock = {"sm_clock_mhz"},
                                  temp = {"temp_hotspot_c", "temp_gpu_c"};
-  const Anchor pa = anchor_at(0, "0", tdp, "TDP", data_max(power), "W");
-  const Anchor ca =
-      anchor_at(0, "0", max_mhz, "the device's maximum clock", data_max(clock), "MHz");
-  const Anchor ta =
-      anchor_at(0, "0", hot, "no thermal limit in the device table: 100 °C", data_max(temp), "°C");
+  const Anchor pa = anchor_at(0, "", tdp, "TDP", data_max(power), "W");
+  const Anchor ca = anchor_at(0, "", max_mhz, "the device's maximum clock", data_max(clock), "MHz");
+  const Anchor ta = anchor_at(0, "", hot, "the device table has no thermal limit: 100 °C used",
+                              data_max(temp), "°C");
   if (t.rows() > 0) {
     line_figure(doc, t, by_metric, {"fig-power", power, "Board power per GPU", "power (W)"}, ax,
                 pa);

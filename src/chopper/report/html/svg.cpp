@@ -309,7 +309,7 @@ std::string heatmap(const Heatmap& c) {
       s += fmt::format(
           "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" {}=\"{}\" {}=\"{}\" "
           "data-value=\"{}\"><title>{} {} · {} {}: {}</title></rect>",
-          px(x0 + cell_w * static_cast<double>(j)), px(y), px(cell_w + 0.05), px(cell_h + 0.05),
+          px(x0 + cell_w * static_cast<double>(j)), px(y), px(cell_w + 0.5), px(cell_h + 0.3),
           sequential(std::isnan(v) ? v : t), c.row_attr, esc(rk), c.col_attr, esc(ck), num(v),
           esc(c.row_label), esc(c.rows[i]), esc(c.col_label), esc(c.cols[j]),
           std::isnan(v) ? std::string("none") : label_num(v / c.scale));
@@ -616,7 +616,7 @@ std::string time_heatmap(const TimeHeatmap& c) {
       s += fmt::format(
           "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" data-bin=\"{}\" "
           "data-value=\"{}\"><title>{}: {}</title></rect>",
-          px(x0 + cell_w * static_cast<double>(k)), px(y), px(cell_w + 0.05), px(cell_h + 0.05),
+          px(x0 + cell_w * static_cast<double>(k)), px(y), px(cell_w + 0.5), px(cell_h + 0.3),
           sequential((v - c.lo) / range), k, num(v), esc(r.label), label_num(v / c.scale));
     }
     for (size_t k = 0; k < nb && k < r.flags.size(); ++k)
@@ -624,8 +624,8 @@ std::string time_heatmap(const TimeHeatmap& c) {
         s += fmt::format(
             "<rect class=\"flag\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#111\" "
             "data-bin=\"{}\" data-reasons=\"{}\"{}><title>{}: {}</title></rect>",
-            px(x0 + cell_w * static_cast<double>(k)), px(y + cell_h * 0.65),
-            px(std::max(cell_w, 0.8)), px(std::max(cell_h * 0.35, 1.0)), k, esc(r.flags[k]),
+            px(x0 + cell_w * static_cast<double>(k)), px(y + cell_h * 0.55),
+            px(std::max(cell_w, 0.8)), px(std::max(cell_h * 0.3, 1.0)), k, esc(r.flags[k]),
             k < r.flag_attrs.size() ? r.flag_attrs[k] : std::string(), esc(r.label),
             esc(r.flags[k]));
     s += "</g>";
@@ -640,7 +640,9 @@ std::string time_heatmap(const TimeHeatmap& c) {
         "<line class=\"marker\" x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" "
         "data-x=\"{3}\"{4}/>",
         px(p), px(y0), px(yb), m.x_attr.empty() ? num(m.x) : m.x_attr, m.attrs);
-    if (!m.label.empty()) s += text(p + 2, y0 - 3, m.label, "start", " class=\"marker-label\"");
+    if (!m.label.empty())  // near the right edge: left of the line, clear of the legend
+      s += p > x1 - 30 ? text(p - 2, y0 - 3, m.label, "end", " class=\"marker-label\"")
+                       : text(p + 2, y0 - 3, m.label, "start", " class=\"marker-label\"");
   }
   // time ticks, seconds since the origin
   const double tl = t0_rel / 1e9, th = (t0_rel + span_ns) / 1e9;
