@@ -605,6 +605,7 @@ std::string time_heatmap(const TimeHeatmap& c) {
   s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#dddddd\"/>", px(x0),
                    px(y0), px(x1 - x0), px(plot_h));
   const size_t row_every = std::max<size_t>(1, static_cast<size_t>(std::ceil(11 / cell_h)));
+  const double flag_h = std::clamp(cell_h * 0.2, 1.0, 3.0);  // a thin underline: the colour shows
   double y = y0;
   for (size_t i = 0; i < nr; ++i) {
     const TimeRow& r = c.rows[i];
@@ -624,8 +625,8 @@ std::string time_heatmap(const TimeHeatmap& c) {
         s += fmt::format(
             "<rect class=\"flag\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#111\" "
             "data-bin=\"{}\" data-reasons=\"{}\"{}><title>{}: {}</title></rect>",
-            px(x0 + cell_w * static_cast<double>(k)), px(y + cell_h * 0.55),
-            px(std::max(cell_w, 0.8)), px(std::max(cell_h * 0.3, 1.0)), k, esc(r.flags[k]),
+            px(x0 + cell_w * static_cast<double>(k)), px(y + cell_h - flag_h),
+            px(std::max(cell_w, 0.8)), px(flag_h), k, esc(r.flags[k]),
             k < r.flag_attrs.size() ? r.flag_attrs[k] : std::string(), esc(r.label),
             esc(r.flags[k]));
     s += "</g>";

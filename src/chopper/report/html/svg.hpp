@@ -123,7 +123,7 @@ std::string bytes_text(double bytes);
 // (NaN = no sample, grey); the colour scale is fixed at [lo, hi] (anchors such as 0 and the
 // device's limit, never fitted to the data), values beyond it drawn at its ends. Rows of one
 // group (a node) are drawn together, a gap between groups; a flagged cell (non-empty text: why)
-// gets a dark bar along its bottom; markers (iteration boundaries) are vertical lines.
+// gets a thin dark bar along its bottom; markers (iteration boundaries) are vertical lines.
 struct TimeRow {
   std::string label;
   std::string attrs;                    // ` data-rank="3"`
