@@ -31,7 +31,13 @@ EXPECTED = ["fig-findings", "fig-e2e", "fig-rank-e2e", "fig-split", "fig-idle", 
             "fig-waterfall-phase", "fig-waterfall-op", "fig-launch", "fig-dist-gemm",
             "fig-dist-vector", "fig-coll-latency", "fig-coll-busbw", "fig-coll-skew",
             "fig-coll-wait", "fig-straggler-lead", "fig-straggler-run", "fig-overlap-cdf",
-            "fig-power", "fig-clock", "fig-temp", "fig-energy", "fig-coverage", "tbl-diagnostics"]
+            "fig-power", "fig-clock", "fig-temp", "fig-energy", "fig-coverage", "tbl-diagnostics",
+            "fig-power-heatmap", "fig-clock-heatmap", "fig-temp-heatmap", "fig-memory",
+            "fig-power-burst", "fig-links"]
+# Another run than the demo (other telemetry, more ranks) may lack some: CHOPPER_REPORT_EXPECT
+# (comma-separated ids) replaces the list; every figure drawn is checked all the same.
+if os.environ.get("CHOPPER_REPORT_EXPECT"):
+    EXPECTED = os.environ["CHOPPER_REPORT_EXPECT"].split(",")
 
 failures = []
 checked = {}
@@ -367,6 +373,7 @@ def compare(figs, report, db, outdir):
                                   "ORDER BY start_ns")]
         check(marks == starts, f"{fid}: iteration boundaries {marks} != {starts}")
         count(fid, n)
+    check_telemetry_extra(figs, q)
     # energy per iteration: whole-window and phase rows
     if "fig-energy" in figs:
         n = 0
@@ -386,7 +393,184 @@ def compare(figs, report, db, outdir):
           ", ".join(f"{k} {v}" for k, v in sorted(checked.items())))
     for f in ("fig-e2e", "fig-findings", "fig-split", "fig-straggler-lead", "fig-power",
               "fig-energy", "fig-waterfall-phase"):
-        check(checked.get(f, 0) > 0, f"{f}: no value compared")
+        if f in EXPECTED:
+            check(checked.get(f, 0) > 0, f"{f}: no value compared")
+    for f in TELEMETRY_FIGS:
+        if f in figs:
+            check(checked.get(f, 0) > 0, f"{f}: no value compared")
+
+
+TELEMETRY_FIGS = ("fig-power", "fig-clock", "fig-temp", "fig-power-heatmap", "fig-clock-heatmap",
+                  "fig-temp-heatmap", "fig-memory", "fig-power-burst", "fig-links")
+
+
+def panels(body):
+    """(attributes of <div class="panel" ...>, inner) for each panel of a figure."""
+    return [(attrs(m.group(1)), m.group(2))
+            for m in re.finditer(r'<div class="panel"([^>]*)>(.*?)</div>', body, re.S)]
+
+
+def samples(q, rank, metric):
+    return q("SELECT t_ns, value FROM telemetry WHERE rank = ? AND metric = ? ORDER BY rowid",
+             rank, metric)
+
+
+def rates(rows):
+    """bytes/s between consecutive samples of a cumulative counter, as the report computes them"""
+    out = []
+    for (t0, v0), (t1, v1) in zip(rows, rows[1:]):
+        if t1 > t0 and v1 >= v0:
+            out.append((t1, (v1 - v0) / ((t1 - t0) * 1e-9)))
+    return out
+
+
+def check_lines(fid, body, q, series):
+    """every per-rank polyline (data-rank, data-metric) is series(rank, metric), in order"""
+    n = 0
+    for line in tags(body, "polyline"):
+        if "data-rank" not in line:
+            continue
+        want = series(int(line["data-rank"]), line["data-metric"])
+        xs = [int(x) for x in line["data-x"].split(",")]
+        ys = [float(y) for y in line["data-y"].split(",")]
+        check(xs == [t for t, _ in want] and all(close(a, b) for a, b in zip(ys, [v for _, v in want]))
+              and len(ys) == len(want), f"{fid} rank {line['data-rank']} {line['data-metric']}")
+        n += len(xs)
+    return n
+
+
+def check_bands(fid, body, q, series):
+    """each band (data-metric): each rank's mean in 200 bins, then min/quartiles/max over ranks"""
+    n = 0
+    for g, _ in groups(body, "band"):
+        if "data-metric" not in g:
+            continue
+        metric, origin = g["data-metric"], int(g["data-origin-ns"])
+        ranks = [r for (r,) in q("SELECT DISTINCT rank FROM telemetry WHERE metric = ? ORDER BY "
+                                 "rank", metric)]
+        per = {r: series(r, metric) for r in ranks}
+        per = {r: v for r, v in per.items() if v}
+        check(int(g["data-ranks"]) == len(per), f"{fid} {metric}: band over {len(per)} ranks")
+        rel = [float(t - origin) for v in per.values() for t, _ in v]
+        lo, hi = min(rel), max(rel)
+        width = max(1.0, (hi - lo) / 200)
+        acc = []
+        for v in per.values():
+            b = [[0.0, 0] for _ in range(200)]
+            for t, x in v:
+                k = min(199, int((float(t - origin) - lo) / width))
+                b[k][0] += x
+                b[k][1] += 1
+            acc.append(b)
+        want = {k: sorted(a[k][0] / a[k][1] for a in acc if a[k][1])
+                for k in range(200) if any(a[k][1] for a in acc)}
+        xs = [float(x) for x in g["data-x"].split(",")]
+        check(len(xs) == len(want), f"{fid} {metric}: {len(xs)} band points, want {len(want)}")
+        for x, k, mn, q1, md, q3, mx in zip(xs, sorted(want), *(
+                [float(v) for v in g[a].split(",")]
+                for a in ("data-min", "data-q1", "data-median", "data-q3", "data-max"))):
+            v = want[k]
+            ok = close(x, lo + width * (k + 0.5)) and close(mn, v[0]) and close(mx, v[-1]) and \
+                close(q1, quantile(v, .25)) and close(md, quantile(v, .5)) and \
+                close(q3, quantile(v, .75))
+            check(ok, f"{fid} {metric}: band bin {k}")
+            n += 1
+    return n
+
+
+def check_telemetry_extra(figs, q):
+    raw = lambda r, m: samples(q, r, m)  # noqa: E731
+    # per-rank lines or bands of the samples (fig-power, fig-clock, fig-temp, fig-memory)
+    for fid in ("fig-power", "fig-clock", "fig-temp", "fig-memory"):
+        if fid in figs:
+            n = check_bands(fid, figs[fid][1], q, raw)
+            if fid == "fig-memory":
+                n += check_lines(fid, figs[fid][1], q, raw)
+            count(fid, n)
+    # GPU x time heatmaps: each cell the mean of the rank's samples in its bin; throttle marks
+    # the OR of the non-idle throttle reasons in the bin
+    for fid in ("fig-power-heatmap", "fig-clock-heatmap", "fig-temp-heatmap"):
+        if fid not in figs:
+            continue
+        body = figs[fid][1]
+        (grid, _), = groups(body, "time-grid")
+        metric, t0, bw, nb = (grid["data-metric"], int(grid["data-t0-ns"]),
+                              int(grid["data-bin-ns"]), int(grid["data-bins"]))
+        n, seen, nodes = 0, [], []
+        for g, inner in groups(body, "hrow"):
+            rk = int(g["data-rank"])
+            seen.append(rk)
+            nodes.append(int(g["data-node"]))
+            acc = {}
+            for t, v in raw(rk, metric):
+                k = (t - t0) // bw
+                check(0 <= k < nb, f"{fid}: sample at {t} outside the bins")
+                a = acc.setdefault(k, [0.0, 0])
+                a[0] += v
+                a[1] += 1
+            thr = {}
+            for t, v in raw(rk, "throttle_reasons"):
+                k = (t - t0) // bw
+                thr[k] = thr.get(k, 0) | (int(v) & ~1)
+            cells = {int(r["data-bin"]): float(r["data-value"]) for r in tags(inner, "rect")
+                     if "data-value" in r}
+            check(set(cells) == set(acc), f"{fid} rank {rk}: bins drawn != bins with samples")
+            for k, v in cells.items():
+                check(k in acc and close(v, acc[k][0] / acc[k][1]), f"{fid} rank {rk} bin {k}")
+            flags = {int(r["data-bin"]): int(r["data-mask"]) for r in tags(inner, "rect")
+                     if r.get("class") == "flag"}
+            check(flags == {k: m for k, m in thr.items() if m},
+                  f"{fid} rank {rk}: throttle marks differ from throttle_reasons")
+            n += len(cells) + len(flags)
+            count("throttle-marks", len(flags))
+        want = [r for (r,) in q("SELECT DISTINCT rank FROM telemetry WHERE metric = ?", metric)]
+        check(sorted(seen) == sorted(want), f"{fid}: rows {sorted(seen)} != ranks {want}")
+        key = [(nd if nd >= 0 else 1 << 62) for nd in nodes]
+        check(key == sorted(key), f"{fid}: rows not grouped by node")
+        marks = [int(m["data-x"]) for m in tags(body, "line") if "data-iteration" in m
+                 and m["data-iteration"] != "end"]
+        starts = [s for (s,) in q("SELECT start_ns FROM temporal_breakdown WHERE iteration IS NOT "
+                                  "NULL AND rank = (SELECT MIN(rank) FROM temporal_breakdown) "
+                                  "ORDER BY start_ns")]
+        check(marks == starts, f"{fid}: iteration boundaries {marks} != {starts}")
+        count(fid, n)
+    # power bursts: each panel one power_energy column, per rank and iteration (whole window)
+    if "fig-power-burst" in figs:
+        n = 0
+        cols = set()
+        for p, inner in panels(figs["fig-power-burst"][1]):
+            col = p["data-col"]
+            cols.add(col)
+            want = {(r, i): v for r, i, v in q(f"SELECT rank, iteration, {col} FROM power_energy "
+                                               "WHERE phase IS NULL AND iteration IS NOT NULL")
+                    if v is not None}
+            got = {(int(r["data-rank"]), int(r["data-iteration"])): float(r["data-value"])
+                   for r in tags(inner, "rect") if "data-rank" in r and r["data-value"]}
+            check(got == want, f"fig-power-burst {col} differs from power_energy")
+            n += len(got)
+        check(cols == {"peak_power_w", "mean_power_w", "peak_to_mean", "max_dp_dt_w_per_s"},
+              f"fig-power-burst panels {cols}")
+        count("fig-power-burst", n)
+    # links: byte rates of the cumulative counters; bus bandwidth per type against size
+    if "fig-links" in figs:
+        n = 0
+        for p, inner in panels(figs["fig-links"][1]):
+            if p.get("data-kind") == "rate":
+                n += check_lines("fig-links", inner, q, lambda r, m: rates(raw(r, m)))
+                n += check_bands("fig-links", inner, q, lambda r, m: rates(raw(r, m)))
+            if p.get("data-kind") == "busbw":
+                for line in tags(inner, "polyline"):
+                    if "data-type" not in line:
+                        continue
+                    want = sorted((s, b) for s, b in q(
+                        "SELECT size_bytes, busbw_mean_gbs FROM collective_summary WHERE type = ? "
+                        "AND size_bytes > 0 AND busbw_mean_gbs IS NOT NULL", line["data-type"]))
+                    xs = [float(x) for x in line["data-x"].split(",")]
+                    ys = [float(y) for y in line["data-y"].split(",")]
+                    check(list(zip(xs, ys)) == [(float(s), b) for s, b in want],
+                          f"fig-links busbw {line['data-type']}")
+                    n += len(xs)
+        count("fig-links", n)
 
 
 if __name__ == "__main__":

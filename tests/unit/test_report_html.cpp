@@ -1,5 +1,6 @@
 // The HTML report's SVG primitives and sections: every drawn mark carries the value it was given
 // (data attributes), the document is self-contained (CSP, no external reference).
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -7,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "chopper/report/hardware_report.hpp"
 #include "chopper/report/html/report_html.hpp"
 #include "chopper/report/html/svg.hpp"
 #include "chopper/report/rank_tables.hpp"
@@ -236,6 +238,72 @@ TEST(ReportHtml, ManyRanksAggregate) {
   EXPECT_EQ(med[0].substr(0, med[0].find(',')), "134.5");
   EXPECT_EQ(attrs(power_fig, "data-min")[0].substr(0, 3), "100");
   EXPECT_EQ(attrs(power_fig, "data-max")[0].substr(0, 3), "169");
+}
+
+TEST(ReportSvg, BytesInBinaryUnits) {
+  EXPECT_EQ(bytes_text(512), "512 B");
+  EXPECT_EQ(bytes_text(1536), "1.5 KiB");   // 1536 / 1024
+  EXPECT_EQ(bytes_text(4194304), "4 MiB");  // 4 × 1024²
+  EXPECT_EQ(bytes_text(2147483648.0), "2 GiB");
+}
+
+// 12 GPUs on two nodes (telemetry_alignment), 10 power samples each 100 µs apart, rank r's k-th
+// sample 100 + r + k W; rank 3 power-capped (NVML bit 0x4) at its 6th sample, rank 4 idle (0x1,
+// not a throttle) at its 3rd; the device an H100 (TDP 700 W, data sheet).
+TEST(ReportHtml, TelemetryHeatmapAnchoredBinnedGrouped) {
+  TableStore ts(report_tables());
+  const int64_t ranks = 12;
+  Table t(rank_table_schema(RankStream::kTelemetry));
+  for (int64_t r = 0; r < ranks; ++r)
+    for (int64_t k = 0; k < 10; ++k)
+      t.add_row({Cell::of(r), Cell::of(r % 6), Cell::of("power_w"), Cell::of(k * 100000),
+                 Cell::of(100.0 + static_cast<double>(r + k))});
+  t.add_row({Cell::of(int64_t{3}), Cell::of(int64_t{3}), Cell::of("throttle_reasons"),
+             Cell::of(int64_t{500000}), Cell::of(4.0)});
+  t.add_row({Cell::of(int64_t{4}), Cell::of(int64_t{4}), Cell::of("throttle_reasons"),
+             Cell::of(int64_t{200000}), Cell::of(1.0)});
+  write_table(t, ts);
+  Table al(kTelemetryAlignmentTable.schema());
+  for (int64_t n = 0; n < 2; ++n)
+    al.add_row({Cell::of(fmt::format("node{}.csv", n)), Cell::of("nvidia-smi"), Cell::of(n),
+                Cell::of(n == 0 ? "0,1,2,3,4,5" : "6,7,8,9,10,11"), Cell::of("relative"),
+                Cell::of(int64_t{0}), Cell::of(int64_t{0}), Cell::of(int64_t{100000}), Cell(),
+                Cell::of("test"), Cell::of(int64_t{10})});
+  write_table(al, ts);
+  ReportInfo info;
+  info.device = "NVIDIA H100 80GB HBM3";
+  const std::string s = render_report(ts, info);
+  const std::string h = s.substr(s.find("<figure id=\"fig-power-heatmap\""));
+  const std::string fig = h.substr(0, h.find("</figure>"));
+  // span 900,001 ns over the 100 µs period: 9 bins of ⌈900001 / 9⌉ = 100,001 ns; samples 0 and 1
+  // share bin 0 (100,000 < 100,001), sample k ≥ 2 is in bin k − 1
+  EXPECT_EQ(attrs(fig, "data-bins"), (std::vector<std::string>{"9"}));
+  EXPECT_EQ(attrs(fig, "data-bin-ns"), (std::vector<std::string>{"100001"}));
+  const std::vector<std::string> rk = attrs(fig, "data-rank"), node = attrs(fig, "data-node");
+  ASSERT_EQ(rk.size(), 12u);
+  EXPECT_EQ(node.front(), "0");
+  EXPECT_EQ(rk[6], "6");  // the first of node 1
+  EXPECT_EQ(node[6], "1");
+  // rank 0's cells: bin 0 the mean of 100 and 101 W, bin 8 the last sample (109 W)
+  const std::vector<std::string> v = attrs(fig, "data-value");
+  ASSERT_EQ(v.size(), 12u * 9u);
+  EXPECT_EQ(v[0], "100.5");
+  EXPECT_EQ(v[8], "109");
+  // one throttle mark (the idle bit is not a throttle): rank 3, bin 4 (500000 / 100001)
+  EXPECT_EQ(attrs(fig, "data-mask"), (std::vector<std::string>{"4"}));
+  EXPECT_EQ(attrs(fig, "data-reasons"), (std::vector<std::string>{"sw_power_cap"}));
+  // the colour scale from 0 W to the H100's TDP, whatever the data's range (100..120 W)
+  EXPECT_NE(fig.find("class=\"anchor-hi\">700 W<"), std::string::npos);
+  EXPECT_NE(fig.find("class=\"anchor-lo\">0 W<"), std::string::npos);
+  // 12 GPUs > 8: the power lines become bands with a legend of three entries
+  const std::string p = s.substr(s.find("<figure id=\"fig-power\""));
+  const std::string pfig = p.substr(0, p.find("</figure>"));
+  EXPECT_EQ(attrs(pfig, "data-ranks"), (std::vector<std::string>{"12"}));
+  EXPECT_NE(pfig.find(">median of 12 GPUs<"), std::string::npos);
+  EXPECT_NE(pfig.find(">p25–p75<"), std::string::npos);
+  // no clock telemetry: that heatmap is a one-line note, not an empty figure
+  EXPECT_EQ(s.find("<figure id=\"fig-clock-heatmap\""), std::string::npos);
+  EXPECT_NE(s.find("fig-clock-heatmap: no sm_clock_mhz telemetry."), std::string::npos);
 }
 
 }  // namespace

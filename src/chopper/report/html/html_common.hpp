@@ -159,6 +159,15 @@ Heatmap rank_iter_heatmap(const View<Def>& v, typename View<Def>::Col value, con
   return h;
 }
 
+// Where the hardware figures put time zero and the iteration boundaries: the lowest rank's
+// iteration windows (its trace clock); times are drawn relative to the first iteration's start
+// (exact int64 differences; the data-x attributes keep the table's nanoseconds).
+struct TimeAxis {
+  int64_t low_rank = 0;
+  int64_t origin = 0;
+  std::vector<Marker> marks;
+};
+
 // The sections of `chopper report` (render_report), in page order.
 // sections_time.cpp
 void summary_section(Doc& doc, const TableStore& ts, const ReportInfo& info);
@@ -175,6 +184,10 @@ void overlap_section(Doc& doc, const TableStore& ts);
 // sections_hardware.cpp
 void hardware_section(Doc& doc, const TableStore& ts, const ReportInfo& info);
 void coverage_section(Doc& doc, const TableStore& ts);
+// sections_telemetry.cpp (called by hardware_section): per-GPU lines or bands of power, clock
+// and temperature, their GPU × time heatmaps, memory, power bursts, links.
+void telemetry_figures(Doc& doc, const TableStore& ts, const ReportInfo& info);
+TimeAxis iteration_axis(const TableStore& ts);
 // sections_cpu.cpp (nothing without recorded CPU files)
 void cpu_section(Doc& doc, const TableStore& ts);
 

@@ -51,7 +51,8 @@ std::set<std::string> report_tables() {
         kOperationInstancesTable.name, kLaunchOverheadTable.name, kCollectivesTable.name,
         kStragglersTable.name, kIterationsTable.name, kEndToEndTable.name, kTelemetryTable.name,
         kPowerEnergyTable.name, kWaterfallTable.name, kFindingsTable.name, kLabelCoverageTable.name,
-        kDiagnosticsTable.name, kClockOffsetsTable.name, kCpuUtilizationTable.name})
+        kDiagnosticsTable.name, kClockOffsetsTable.name, kCpuUtilizationTable.name,
+        kTelemetryAlignmentTable.name, kCollectiveSummaryTable.name})
     out.emplace(t);
   return out;
 }
@@ -253,6 +254,7 @@ svg .axis-title{font-weight:bold}
 table{border-collapse:collapse;font-size:12px;margin:6px 0}td,th{border:1px solid #ddd;padding:3px 6px;text-align:left;vertical-align:top}
 table.kv th{background:#f0f0f0}tr.insig{color:#888}.scroll{max-height:360px;overflow:auto}
 .none{color:#777;font-style:italic}
+.panel{display:inline-block;vertical-align:top}
 )";
 
 // Records script errors and blocked requests (Content-Security-Policy violations) where a test

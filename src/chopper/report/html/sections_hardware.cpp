@@ -23,138 +23,22 @@ namespace chopper::html {
 
 namespace {
 
-// Where the hardware figures put time zero and the iteration boundaries: the lowest rank's
-// iteration windows (its trace clock); times are drawn relative to the first iteration's start
-// (exact int64 differences; the data-x attributes keep the table's nanoseconds).
-struct TimeAxis {
-  int64_t low_rank = 0;
-  int64_t origin = 0;
-  std::vector<Marker> marks;
-};
-
-TimeAxis iteration_axis(const TableStore& ts, const View<kTelemetryTable>& t) {
-  TimeAxis ax;
-  const View<kTemporalBreakdownTable> b(ts);
-  int64_t low = std::numeric_limits<int64_t>::max();
-  for (size_t r = 0; r < b.rows(); ++r)
-    if (!b.null(r, "iteration")) low = std::min(low, b.i(r, "rank"));
-  std::vector<std::pair<int64_t, int64_t>> starts;  // (start_ns, iteration)
-  int64_t end = kNull;
-  for (size_t r = 0; r < b.rows(); ++r)
-    if (!b.null(r, "iteration") && b.i(r, "rank") == low) {
-      starts.emplace_back(b.i(r, "start_ns"), b.i(r, "iteration"));
-      end = std::max(end, b.i(r, "start_ns") + b.i(r, "total_ns"));
-    }
-  std::sort(starts.begin(), starts.end());
-  int64_t origin = starts.empty() ? kNull : starts.front().first;
-  if (origin == kNull)
-    for (size_t r = 0; r < t.rows(); ++r)
-      origin = std::min(t.i(r, "t_ns"), origin == kNull ? t.i(r, "t_ns") : origin);
-  if (origin == kNull) origin = 0;
-  std::vector<Marker> marks;
-  for (const auto& st : starts)
-    marks.push_back({static_cast<double>(st.first - origin), fmt::format("iter {}", st.second),
-                     fmt::format(" data-iteration=\"{}\"", st.second), std::to_string(st.first)});
-  if (end != kNull)
-    marks.push_back(
-        {static_cast<double>(end - origin), "end", " data-iteration=\"end\"", std::to_string(end)});
-  ax.low_rank = low;
-  ax.origin = origin;
-  ax.marks = std::move(marks);
-  return ax;
-}
-
-// One telemetry metric's figure: the first of `metrics` present, a line per rank, or quantile
-// bands over the ranks when there are many.
-struct TelemetryFigure {
-  const char* id;
-  std::vector<std::string> metrics;  // the first present is drawn
-  const char* title;
-  const char* label;
-};
-
-void telemetry_figure(Doc& doc, const View<kTelemetryTable>& t, const TelemetryFigure& sp,
-                      std::map<std::string, std::vector<size_t>>& by_metric, const TimeAxis& ax,
-                      size_t rank_count, bool many) {
-  const int64_t origin = ax.origin;
-  const int64_t low = ax.low_rank;
-  const std::vector<Marker>& marks = ax.marks;
-  std::string metric;
-  for (const std::string& m : sp.metrics)
-    if (by_metric.count(m)) {
-      metric = m;
-      break;
-    }
-  if (metric.empty()) return;
-  const std::vector<size_t>& rows = by_metric[metric];
-  Lines l;
-  l.x_label = "time since the first iteration's start (s)";
-  l.y_label = std::string(sp.label);
-  l.x_scale = 1e9;
-  l.markers = marks;
-  std::string note, band_csv;
-  if (!many) {
-    std::map<int64_t, Line> per;
-    for (size_t r : rows) {
-      const int64_t rk = t.i(r, "rank");
-      Line& line = per[rk];
-      if (line.name.empty()) {
-        line.name = fmt::format("rank {}", rk);
-        line.attrs = fmt::format(" data-rank=\"{}\" data-metric=\"{}\"", rk, esc(metric));
-        line.color = static_cast<size_t>(rk);
-      }
-      line.x.push_back(static_cast<double>(t.i(r, "t_ns") - origin));
-      line.xi.push_back(t.i(r, "t_ns"));
-      line.y.push_back(t.d(r, "value"));
-    }
-    for (auto& kv : per) l.lines.push_back(std::move(kv.second));
-  } else {
-    // quantile bands over ranks: each rank's mean in 200 time bins
-    double lo = std::numeric_limits<double>::infinity(), hi = -lo;
-    auto rel = [&t, origin](size_t r) { return static_cast<double>(t.i(r, "t_ns") - origin); };
-    for (size_t r : rows) lo = std::min(lo, rel(r)), hi = std::max(hi, rel(r));
-    const size_t bins = 200;
-    const double width = std::max(1.0, (hi - lo) / static_cast<double>(bins));
-    std::map<int64_t, std::vector<std::pair<double, double>>> acc;  // rank -> (sum, n) per bin
-    for (size_t r : rows) {
-      auto& v = acc[t.i(r, "rank")];
-      v.resize(bins);
-      const size_t k = std::min(bins - 1, static_cast<size_t>((rel(r) - lo) / width));
-      v[k].first += t.d(r, "value"), v[k].second += 1;
-    }
-    Band band;
-    band.name = "ranks";
-    band.attrs = fmt::format(" data-metric=\"{}\" data-ranks=\"{}\"", esc(metric), acc.size());
-    for (size_t k = 0; k < bins; ++k) {
-      std::vector<double> v;
-      for (const auto& kv : acc)
-        if (kv.second[k].second > 0) v.push_back(kv.second[k].first / kv.second[k].second);
-      if (v.empty()) continue;
-      std::sort(v.begin(), v.end());
-      band.x.push_back(lo + width * (static_cast<double>(k) + 0.5));
-      band.lo.push_back(v.front()), band.q1.push_back(quantile(v, 0.25));
-      band.med.push_back(quantile(v, 0.5)), band.q3.push_back(quantile(v, 0.75));
-      band.hi.push_back(v.back());
-    }
-    Csv bc({"metric", "t_ns", "min", "q1", "median", "q3", "max"});
-    for (size_t k = 0; k < band.x.size(); ++k)
-      bc.add({metric, std::to_string(static_cast<int64_t>(band.x[k]) + origin), num(band.lo[k]),
-              num(band.q1[k]), num(band.med[k]), num(band.q3[k]), num(band.hi[k])});
-    band_csv = bc.text;
-    l.bands.push_back(std::move(band));
-    note = fmt::format(
-        " With {} ranks each rank's samples are averaged in 200 time bins and the bands show "
-        "the min–max and quartiles over the ranks, the line their median.",
-        rank_count);
-  }
-  doc.figure(
-      {sp.id, "telemetry", sp.title, lines(l),
-       fmt::format("The {} samples of each GPU (telemetry, metric {}) on the rank's "
-                   "trace clock; vertical lines mark the iteration boundaries of rank "
-                   "{} (temporal_breakdown).{}",
-                   metric, metric, low, note),
-       "Alignment", band_csv.empty() ? csv_of(t.table(), rows) : band_csv,
-       band_csv.empty() ? std::string() : "the bands drawn; the samples are in chopper.sqlite"});
+// The whole-window rows' energy_j as a rank × iteration heatmap, its colour scale from 0 J.
+Heatmap whole_window_heatmap(const View<kPowerEnergyTable>& pe, const std::vector<size_t>& whole) {
+  std::vector<int64_t> ranks, iters;
+  for (size_t r : whole) ranks.push_back(pe.i(r, "rank")), iters.push_back(pe.i(r, "iteration"));
+  ranks = sorted_unique(ranks);
+  iters = sorted_unique(iters);
+  Heatmap h = rank_iter_grid(ranks, iters, "energy (J)", 1);
+  for (size_t r : whole)
+    h.values[static_cast<size_t>(std::lower_bound(ranks.begin(), ranks.end(), pe.i(r, "rank")) -
+                                 ranks.begin())]
+            [static_cast<size_t>(
+                std::lower_bound(iters.begin(), iters.end(), pe.i(r, "iteration")) -
+                iters.begin())] = pe.d(r, "energy_j");
+  h.lo = 0;
+  h.lo_name = "0 J";
+  return h;
 }
 
 // power_energy: phase rows stacked per rank and iteration, or a heatmap with many ranks.
@@ -206,7 +90,7 @@ void energy_figure(Doc& doc, const View<kPowerEnergyTable>& pe, bool many) {
                 ""});
   } else {
     doc.figure({"fig-energy", "power_energy", "Energy per iteration per GPU",
-                heatmap(rank_iter_heatmap(pe, "energy_j", "energy (J)", 1)),
+                heatmap(whole_window_heatmap(pe, whole)),
                 "∫ power dt of each rank's GPU over each iteration window (power_energy, "
                 "whole-window rows).",
                 "Energy model (`power_energy`, `kernel_hw.energy_j`)", csv_of(pe.table(), whole),
@@ -219,31 +103,13 @@ void energy_figure(Doc& doc, const View<kPowerEnergyTable>& pe, bool many) {
 void hardware_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
   const View<kTelemetryTable> t(ts);
   const View<kPowerEnergyTable> pe(ts);
-  if (t.rows() == 0 && pe.rows() == 0) {
-    doc.section("hardware", "Power, clocks and temperature");
-    doc.empty_note("No telemetry: give --telemetry files or put them in the run's directory.");
-    return;
-  }
   doc.section("hardware", "Power, clocks and temperature");
-  const TimeAxis ax = iteration_axis(ts, t);
-  std::map<std::string, std::vector<size_t>> by_metric;
+  if (t.rows() == 0 && pe.rows() == 0)
+    doc.empty_note("No telemetry: give --telemetry files or put them in the run's directory.");
+  telemetry_figures(doc, ts, info);
   std::vector<int64_t> ranks;
-  for (size_t r = 0; r < t.rows(); ++r) {
-    by_metric[t.s(r, "metric")].push_back(r);
-    ranks.push_back(t.i(r, "rank"));
-  }
-  ranks = sorted_unique(ranks);
-  const bool many = ranks.size() > info.many_ranks;
-  for (const TelemetryFigure& sp :
-       {TelemetryFigure{
-            "fig-power", {"power_w", "power_avg_w"}, "Board power per GPU", "power (W)"},
-        TelemetryFigure{"fig-clock", {"sm_clock_mhz"}, "SM/GFX clock per GPU", "clock (MHz)"},
-        TelemetryFigure{"fig-temp",
-                        {"temp_hotspot_c", "temp_gpu_c"},
-                        "Temperature per GPU",
-                        "temperature (°C)"}})
-    telemetry_figure(doc, t, sp, by_metric, ax, ranks.size(), many);
-  energy_figure(doc, pe, many);
+  for (size_t r = 0; r < pe.rows(); ++r) ranks.push_back(pe.i(r, "rank"));
+  energy_figure(doc, pe, sorted_unique(ranks).size() > info.many_ranks);
 }
 
 void coverage_section(Doc& doc, const TableStore& ts) {

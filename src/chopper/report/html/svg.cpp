@@ -36,6 +36,19 @@ std::vector<double> log_ticks(double lo, double hi) {
   return t;
 }
 
+// Ticks of a log x axis covering [lo, hi] (lo > 0): powers of ten, or powers of two (bytes),
+// at most about 8, from the one at or below lo to the one at or above hi.
+std::vector<double> log_x_ticks(double lo, double hi, bool bytes) {
+  const double base = bytes ? 2 : 10;
+  const double e0 = std::floor(std::log(lo) / std::log(base) + 1e-9);
+  const double e1 = std::ceil(std::log(hi) / std::log(base) - 1e-9);
+  const double step = std::max(1.0, std::ceil((e1 - e0) / 8));
+  std::vector<double> t;
+  for (double e = std::floor(e0 / step) * step; e < e1 + step; e += step)
+    t.push_back(std::pow(base, e));
+  return t;
+}
+
 std::string text(double x, double y, std::string_view s, std::string_view anchor = "middle",
                  std::string_view extra = "") {
   return fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"{}\"{}>{}</text>", px(x), px(y), anchor,
@@ -276,6 +289,8 @@ std::string heatmap(const Heatmap& c) {
     for (double v : r)
       if (!std::isnan(v)) lo = std::min(lo, v / c.scale), hi = std::max(hi, v / c.scale);
   if (!(lo <= hi)) lo = 0, hi = 1;
+  if (!std::isnan(c.lo)) lo = c.lo / c.scale;
+  if (!std::isnan(c.hi)) hi = c.hi / c.scale;
   const double cell_h = std::clamp(400.0 / static_cast<double>(std::max<size_t>(nr, 1)), 0.4, 22.0);
   const double h = kMarginTop + cell_h * static_cast<double>(nr) + kMarginBottom + 10;
   const double w = c.width, x0 = kMarginLeft, x1 = w - kLegend, y0 = kMarginTop;
@@ -294,7 +309,7 @@ std::string heatmap(const Heatmap& c) {
       s += fmt::format(
           "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" {}=\"{}\" {}=\"{}\" "
           "data-value=\"{}\"><title>{} {} · {} {}: {}</title></rect>",
-          px(x0 + cell_w * static_cast<double>(j)), px(y), px(cell_w + 0.05), px(cell_h + 0.05),
+          px(x0 + cell_w * static_cast<double>(j)), px(y), px(cell_w + 0.5), px(cell_h + 0.3),
           sequential(std::isnan(v) ? v : t), c.row_attr, esc(rk), c.col_attr, esc(ck), num(v),
           esc(c.row_label), esc(c.rows[i]), esc(c.col_label), esc(c.cols[j]),
           std::isnan(v) ? std::string("none") : label_num(v / c.scale));
@@ -313,8 +328,15 @@ std::string heatmap(const Heatmap& c) {
                      px(y0 + 20 + (9 - k) * 12), sequential(k / 9.0));
   s += text(lx, y0 + 10, c.value_label, "start");
   const bool same = label_num(hi) == label_num(lo);  // close values: more digits
-  s += text(lx + 18, y0 + 30, same ? fmt::format("{:.7g}", hi) : label_num(hi), "start");
-  s += text(lx + 18, y0 + 20 + 9 * 12 + 10, same ? fmt::format("{:.7g}", lo) : label_num(lo),
+  s += text(lx + 18, y0 + 30,
+            !c.hi_name.empty() ? c.hi_name
+            : same             ? fmt::format("{:.7g}", hi)
+                               : label_num(hi),
+            "start");
+  s += text(lx + 18, y0 + 20 + 9 * 12 + 10,
+            !c.lo_name.empty() ? c.lo_name
+            : same             ? fmt::format("{:.7g}", lo)
+                               : label_num(lo),
             "start");
   s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"#dddddd\"/>", px(lx),
                    px(y0 + 150));
@@ -412,6 +434,7 @@ Extent data_extent(const Lines& c) {
   double xl = std::numeric_limits<double>::infinity(), xh = -xl, yl = xl, yh = -xl;
   auto see_x = [&](double x) {
     const double d = (x - c.x_origin) / c.x_scale;
+    if (c.x_log && !(d > 0)) return;
     xl = std::min(xl, d), xh = std::max(xh, d);
   };
   auto see_y = [&](double y) {
@@ -439,11 +462,17 @@ std::string lines(const Lines& c) {
   if (!(yl <= yh)) yl = 0, yh = 1;
   if (!std::isnan(c.y_min)) yl = c.y_min;
   if (!std::isnan(c.y_max)) yh = c.y_max;
-  std::tie(xl, xh) = range_of(xl, xh);
+  if (c.x_log) {
+    if (!(xl > 0)) xl = 1, xh = 10;
+    if (xl == xh) xl /= 2, xh *= 2;
+  } else {
+    std::tie(xl, xh) = range_of(xl, xh);
+  }
   if (yl == yh) yl -= 1, yh += 1;
   const std::vector<double> yt = nice_ticks(yl, yh);
-  std::vector<double> xt = nice_ticks(xl, xh, 8);
-  bool integral_x = c.bands.empty() && c.x_origin == 0 && c.x_scale == 1;
+  std::vector<double> xt = c.x_log ? log_x_ticks(xl, xh, c.x_bytes) : nice_ticks(xl, xh, 8);
+  if (c.x_log) xl = std::min(xl, xt.front()), xh = std::max(xh, xt.back());
+  bool integral_x = !c.x_log && c.bands.empty() && c.x_origin == 0 && c.x_scale == 1;
   for (const Line& l : c.lines)
     for (double x : l.x) integral_x = integral_x && x == std::floor(x);
   if (integral_x)  // iterations: no ticks between them
@@ -452,7 +481,7 @@ std::string lines(const Lines& c) {
   yl = std::min(yl, yt.front()), yh = std::max(yh, yt.back());
   const double w = c.width, h = c.height, x0 = kMarginLeft, x1 = w - kLegend, y0 = kMarginTop,
                y1 = h - kMarginBottom;
-  const Scale X{xl, xh, x0, x1}, Y{yl, yh, y1, y0};
+  const Scale X{xl, xh, x0, x1, c.x_log}, Y{yl, yh, y1, y0};
   auto xp = [&](double x) { return X((x - c.x_origin) / c.x_scale); };
   auto yp = [&](double y) { return Y(y / c.y_scale); };
   std::string s = svg_open(w, h, "chart lines");
@@ -460,7 +489,7 @@ std::string lines(const Lines& c) {
     s += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" class=\"grid\"/>", px(x0),
                      px(x1), px(Y(t))) +
          text(x0 - 4, Y(t) + 4, label_num(t), "end");
-  for (double t : xt) s += text(X(t), y1 + 14, label_num(t));
+  for (double t : xt) s += text(X(t), y1 + 14, c.x_bytes ? bytes_text(t) : label_num(t));
   for (const Marker& m : c.markers) {
     const double p = xp(m.x);
     if (p < x0 - 0.5 || p > x1 + 0.5) continue;
@@ -497,8 +526,12 @@ std::string lines(const Lines& c) {
     s += fmt::format("<polyline points=\"{}\" fill=\"none\" stroke=\"{}\" stroke-width=\"1.5\"/>",
                      pts, col);
     s += "</g>";
-    names.push_back(b.name + ": median, bands");
+    names.push_back(b.name.empty() ? "median" : b.name);
     colors.push_back(col);
+    names.emplace_back("p25–p75");
+    colors.push_back(col + "59");  // the band's opacity (0.35) as the colour's alpha
+    names.emplace_back("min–max");
+    colors.push_back(col + "26");  // 0.15
   }
   for (const Line& l : c.lines) {
     std::string pts, xs, ys;
@@ -506,7 +539,7 @@ std::string lines(const Lines& c) {
     for (size_t i = 0; i < l.x.size() && i < l.y.size(); ++i) {
       xs += (i ? "," : "") + (i < l.xi.size() ? std::to_string(l.xi[i]) : num(l.x[i]));
       ys += (i ? "," : "") + num(l.y[i]);
-      if (std::isnan(l.y[i])) continue;
+      if (std::isnan(l.y[i]) || (c.x_log && !((l.x[i] - c.x_origin) / c.x_scale > 0))) continue;
       if (l.step && !std::isnan(last_y)) pts += px(xp(l.x[i])) + "," + px(yp(last_y)) + " ";
       pts += px(xp(l.x[i])) + "," + px(yp(l.y[i])) + " ";
       last_y = l.y[i];
@@ -514,7 +547,7 @@ std::string lines(const Lines& c) {
     const std::string col(palette(l.color));
     if (!l.step && l.x.size() <= 12)  // few points: mark each
       for (size_t i = 0; i < l.x.size() && i < l.y.size(); ++i)
-        if (!std::isnan(l.y[i]))
+        if (!std::isnan(l.y[i]) && (!c.x_log || (l.x[i] - c.x_origin) / c.x_scale > 0))
           s += fmt::format("<circle cx=\"{}\" cy=\"{}\" r=\"2.5\" fill=\"{}\"/>", px(xp(l.x[i])),
                            px(yp(l.y[i])), col);
     s += fmt::format(
@@ -534,6 +567,112 @@ std::string lines(const Lines& c) {
   s += axis_title_x(x0, x1, h - 10, c.x_label);
   s += axis_title_y(y0, y1, c.y_label);
   s += legend(x1 + 16, y0 + 4, names, colors);
+  return s + "</svg>";
+}
+
+}  // namespace chopper::html
+
+namespace chopper::html {
+
+std::string bytes_text(double b) {
+  static constexpr std::array<const char*, 5> k = {"B", "KiB", "MiB", "GiB", "TiB"};
+  size_t u = 0;
+  double v = b;
+  while (std::fabs(v) >= 1024 && u + 1 < k.size()) v /= 1024, ++u;
+  return label_num(v) + " " + k[u];
+}
+
+std::string time_heatmap(const TimeHeatmap& c) {
+  const size_t nr = c.rows.size(), nb = std::max<size_t>(c.bins, 1);
+  size_t groups = 0;
+  for (size_t i = 0; i < nr; ++i) groups += i == 0 || c.rows[i].group != c.rows[i - 1].group;
+  const double gap = nr > 1 && groups > 1 ? 3 : 0;
+  const double cell_h = std::clamp(420.0 / static_cast<double>(std::max<size_t>(nr, 1)), 3.0, 22.0);
+  const double y0 = kMarginTop + 12;  // room for the marker labels
+  const double plot_h =
+      cell_h * static_cast<double>(nr) + gap * static_cast<double>(groups > 0 ? groups - 1 : 0);
+  const double h = std::max(y0 + plot_h + kMarginBottom + 10, y0 + 200.0);
+  const double w = c.width, x0 = kMarginLeft, x1 = w - kLegend;
+  const double cell_w = (x1 - x0) / static_cast<double>(nb);
+  const double span_ns = static_cast<double>(c.bin_ns) * static_cast<double>(nb);
+  // x of a time given in ns since origin_ns
+  const double t0_rel = static_cast<double>(c.t0_ns - c.origin_ns);
+  auto xpos = [&](double rel_ns) { return x0 + (rel_ns - t0_rel) / span_ns * (x1 - x0); };
+  const double range = c.hi > c.lo ? c.hi - c.lo : 1;
+  std::string s = svg_open(w, h, "chart heatmap time-heatmap");
+  s += "<g class=\"time-grid\"" + c.attrs + "></g>";
+  // grey where a row has no sample in a bin (those cells are not drawn)
+  s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#dddddd\"/>", px(x0),
+                   px(y0), px(x1 - x0), px(plot_h));
+  const size_t row_every = std::max<size_t>(1, static_cast<size_t>(std::ceil(11 / cell_h)));
+  const double flag_h = std::clamp(cell_h * 0.2, 1.0, 3.0);  // a thin underline: the colour shows
+  double y = y0;
+  for (size_t i = 0; i < nr; ++i) {
+    const TimeRow& r = c.rows[i];
+    if (i > 0 && r.group != c.rows[i - 1].group) y += gap;
+    s += fmt::format("<g class=\"hrow\"{}><title>{}</title>", r.attrs, esc(r.label));
+    for (size_t k = 0; k < nb && k < r.values.size(); ++k) {
+      const double v = r.values[k];
+      if (std::isnan(v)) continue;  // the grey background shows through
+      s += fmt::format(
+          "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" data-bin=\"{}\" "
+          "data-value=\"{}\"><title>{}: {}</title></rect>",
+          px(x0 + cell_w * static_cast<double>(k)), px(y), px(cell_w + 0.5), px(cell_h + 0.3),
+          sequential((v - c.lo) / range), k, num(v), esc(r.label), label_num(v / c.scale));
+    }
+    for (size_t k = 0; k < nb && k < r.flags.size(); ++k)
+      if (!r.flags[k].empty())
+        s += fmt::format(
+            "<rect class=\"flag\" x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#111\" "
+            "data-bin=\"{}\" data-reasons=\"{}\"{}><title>{}: {}</title></rect>",
+            px(x0 + cell_w * static_cast<double>(k)), px(y + cell_h - flag_h),
+            px(std::max(cell_w, 0.8)), px(flag_h), k, esc(r.flags[k]),
+            k < r.flag_attrs.size() ? r.flag_attrs[k] : std::string(), esc(r.label),
+            esc(r.flags[k]));
+    s += "</g>";
+    if (i % row_every == 0) s += text(x0 - 4, y + std::min(cell_h, 11.0) / 2 + 4, r.label, "end");
+    y += cell_h;
+  }
+  const double yb = y;
+  for (const Marker& m : c.markers) {
+    const double p = xpos(m.x);
+    if (p < x0 - 0.5 || p > x1 + 0.5) continue;
+    s += fmt::format(
+        "<line class=\"marker\" x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" "
+        "data-x=\"{3}\"{4}/>",
+        px(p), px(y0), px(yb), m.x_attr.empty() ? num(m.x) : m.x_attr, m.attrs);
+    if (!m.label.empty())  // near the right edge: left of the line, clear of the legend
+      s += p > x1 - 30 ? text(p - 2, y0 - 3, m.label, "end", " class=\"marker-label\"")
+                       : text(p + 2, y0 - 3, m.label, "start", " class=\"marker-label\"");
+  }
+  // time ticks, seconds since the origin
+  const double tl = t0_rel / 1e9, th = (t0_rel + span_ns) / 1e9;
+  for (double t : nice_ticks(tl, th, 8))
+    if (t >= tl && t <= th) s += text(xpos(t * 1e9), yb + 14, label_num(t));
+  s += axis_title_x(x0, x1, h - 8, c.x_label);
+  s += axis_title_y(y0, yb, c.row_label);
+  // colour legend: the anchors at the ends, 10 steps
+  const double lx = x1 + 16;
+  s += "<g class=\"legend\">" + text(lx, y0 + 2, c.value_label, "start");
+  for (int k = 0; k < 10; ++k)
+    s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"{}\"/>", px(lx),
+                     px(y0 + 12 + (9 - k) * 12), sequential(k / 9.0));
+  s += text(lx + 18, y0 + 22, c.hi_name, "start", " class=\"anchor-hi\"");
+  s += text(lx + 18, y0 + 12 + 9 * 12 + 10, c.lo_name, "start", " class=\"anchor-lo\"");
+  double ly = y0 + 12 + 10 * 12 + 8;
+  s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"#dddddd\"/>", px(lx),
+                   px(ly));
+  s += text(lx + 18, ly + 10, "no sample", "start");
+  if (!c.flag_label.empty()) {
+    ly += 16;
+    s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"5\" fill=\"#111\"/>", px(lx),
+                     px(ly + 7));
+    s += text(lx + 18, ly + 10, c.flag_label, "start");
+  }
+  s += fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" class=\"marker\"/>", px(lx),
+                   px(lx + 14), px(ly + 22), px(ly + 22));
+  s += text(lx + 18, ly + 26, "iteration start", "start");
+  s += "</g>";
   return s + "</svg>";
 }
 

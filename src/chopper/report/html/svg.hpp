@@ -50,6 +50,11 @@ struct Heatmap {
   std::vector<std::string> row_keys, col_keys;  // attribute values (default: the labels)
   std::vector<std::vector<double>> values;      // [row][col]
   double width = 900;
+  // Fixed ends of the colour scale, in the table's unit (NaN = the data's least or largest), and
+  // what they are ("" = the value), for a scale anchored at meaningful values (0, a limit).
+  double lo = std::numeric_limits<double>::quiet_NaN();
+  double hi = std::numeric_limits<double>::quiet_NaN();
+  std::string lo_name, hi_name;
 };
 std::string heatmap(const Heatmap& c);
 
@@ -102,7 +107,46 @@ struct Lines {
   double y_min = std::numeric_limits<double>::quiet_NaN();  // fixed axis range (NaN = data)
   double y_max = std::numeric_limits<double>::quiet_NaN();
   double width = 900, height = 280;
+  bool x_log = false;    // log10 x axis (x ≤ 0 left out of the drawing)
+  bool x_bytes = false;  // x tick labels as bytes (B, KiB, MiB, GiB), at powers of two
 };
 std::string lines(const Lines& c);
+
+}  // namespace chopper::html
+
+namespace chopper::html {
+
+// Bytes in binary units, up to 4 significant digits: "512 B", "4 KiB", "1.5 MiB", "2 GiB".
+std::string bytes_text(double bytes);
+
+// A heatmap of rows (GPUs) over time bins: each cell the mean of a row's samples in the bin
+// (NaN = no sample, grey); the colour scale is fixed at [lo, hi] (anchors such as 0 and the
+// device's limit, never fitted to the data), values beyond it drawn at its ends. Rows of one
+// group (a node) are drawn together, a gap between groups; a flagged cell (non-empty text: why)
+// gets a thin dark bar along its bottom; markers (iteration boundaries) are vertical lines.
+struct TimeRow {
+  std::string label;
+  std::string attrs;                    // ` data-rank="3"`
+  int64_t group = 0;                    // node
+  std::vector<double> values;           // [bin], in the table's unit
+  std::vector<std::string> flags;       // [bin] ("" = none), e.g. "sw_power_cap"
+  std::vector<std::string> flag_attrs;  // [bin] extra attributes of the flag mark
+};
+struct TimeHeatmap {
+  std::string row_label, value_label;  // value_label with unit
+  std::string x_label;
+  double scale = 1;               // displayed = value / scale
+  double lo = 0, hi = 1;          // colour anchors, in the table's unit
+  std::string lo_name, hi_name;   // what each anchor is ("0 W", "TDP 700 W")
+  int64_t t0_ns = 0, bin_ns = 1;  // bin k covers [t0 + k·bin, t0 + (k+1)·bin)
+  size_t bins = 0;
+  int64_t origin_ns = 0;  // time labels: (t − origin) in seconds
+  std::vector<TimeRow> rows;
+  std::vector<Marker> markers;  // x: ns since origin_ns
+  std::string flag_label;       // legend text of the flag mark ("" = no flags)
+  std::string attrs;            // of an empty <g class="time-grid"> (the grid's keys)
+  double width = 900;
+};
+std::string time_heatmap(const TimeHeatmap& c);
 
 }  // namespace chopper::html

@@ -1,0 +1,682 @@
+// The telemetry figures of `chopper report` (hardware section): power, clock and temperature per
+// GPU over time (a line per GPU, or quantile bands over the GPUs above kLineRanks), the same as
+// GPU × time heatmaps with iteration boundaries and throttle reasons, memory clock, memory
+// temperature and utilization, power bursts per iteration, link bandwidth over time and bus
+// bandwidth against message size. Everything drawn is a table value, a mean of table values in a
+// time bin, or the difference of a cumulative counter's consecutive samples (docs/report.md).
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <map>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "chopper/devices/device_db.hpp"
+#include "chopper/model/series.hpp"
+#include "chopper/report/analysis_report.hpp"
+#include "chopper/report/hardware_report.hpp"
+#include "chopper/report/html/html_common.hpp"
+#include "chopper/report/html/svg.hpp"
+#include "chopper/report/rank_tables.hpp"
+
+namespace chopper::html {
+
+namespace {
+
+// Above this many GPUs a per-GPU line figure is drawn as quantile bands over the GPUs (lines
+// would overlap and their colours repeat).
+constexpr size_t kLineRanks = 8;
+
+// The device the report names (its marketing name, as analyze stores it), or null.
+const DeviceSpec* report_device(const ReportInfo& info) {
+  if (info.device.empty()) return nullptr;
+  for (const DeviceSpec* d : all_devices())
+    if (d->marketing_name == info.device || d->name == info.device) return d;
+  return find_device(info.device);
+}
+
+// One GPU's samples of one metric (or values derived from them), in table order.
+struct Samples {
+  std::vector<int64_t> t;
+  std::vector<double> v;
+};
+using PerRank = std::map<int64_t, Samples>;
+
+PerRank samples_of(const View<kTelemetryTable>& t, const std::vector<size_t>& rows) {
+  PerRank per;
+  for (size_t r : rows) {
+    Samples& s = per[t.i(r, "rank")];
+    s.t.push_back(t.i(r, "t_ns"));
+    s.v.push_back(t.d(r, "value"));
+  }
+  return per;
+}
+
+// Bytes/s of a cumulative byte counter: each pair of consecutive samples (later time, counter
+// not decreasing) gives (Δbytes / Δt) at the later sample's time.
+PerRank rates_of(const PerRank& counters) {
+  PerRank out;
+  for (const auto& [rank, s] : counters) {
+    Samples& o = out[rank];
+    for (size_t j = 1; j < s.t.size(); ++j)
+      if (s.t[j] > s.t[j - 1] && s.v[j] >= s.v[j - 1]) {
+        o.t.push_back(s.t[j]);
+        o.v.push_back((s.v[j] - s.v[j - 1]) / (static_cast<double>(s.t[j] - s.t[j - 1]) * 1e-9));
+      }
+    if (o.t.empty()) out.erase(rank);
+  }
+  return out;
+}
+
+// A line chart of per-GPU series: a line per GPU up to kLineRanks GPUs, else each GPU's values
+// averaged in 200 time bins and the min, quartiles and max over the GPUs per bin (band_csv gets
+// them as CSV).
+Lines rank_lines(const PerRank& per, const std::string& metric, const std::string& y_label,
+                 double y_scale, const TimeAxis& ax, std::string& band_csv) {
+  const int64_t origin = ax.origin;
+  Lines l;
+  l.x_label = "time since the first iteration's start (s)";
+  l.y_label = y_label;
+  l.x_scale = 1e9;
+  l.y_scale = y_scale;
+  l.markers = ax.marks;
+  band_csv.clear();
+  if (per.size() <= kLineRanks) {
+    for (const auto& [rk, s] : per) {
+      Line line;
+      line.name = fmt::format("rank {}", rk);
+      line.attrs = fmt::format(" data-rank=\"{}\" data-metric=\"{}\"", rk, esc(metric));
+      line.color = l.lines.size();
+      for (size_t k = 0; k < s.t.size(); ++k) {
+        line.x.push_back(static_cast<double>(s.t[k] - origin));
+        line.xi.push_back(s.t[k]);
+        line.y.push_back(s.v[k]);
+      }
+      l.lines.push_back(std::move(line));
+    }
+    return l;
+  }
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (const auto& kv : per)
+    for (int64_t t : kv.second.t) {
+      const double rel = static_cast<double>(t - origin);
+      lo = std::min(lo, rel), hi = std::max(hi, rel);
+    }
+  const size_t bins = 200;
+  const double width = std::max(1.0, (hi - lo) / static_cast<double>(bins));
+  std::vector<std::vector<std::pair<double, double>>> acc;  // [rank][bin] (sum, n)
+  for (const auto& kv : per) {
+    auto& v = acc.emplace_back(bins);
+    for (size_t k = 0; k < kv.second.t.size(); ++k) {
+      const double rel = static_cast<double>(kv.second.t[k] - origin);
+      const size_t b = std::min(bins - 1, static_cast<size_t>((rel - lo) / width));
+      v[b].first += kv.second.v[k], v[b].second += 1;
+    }
+  }
+  Band band;
+  band.name = fmt::format("median of {} GPUs", per.size());
+  band.attrs = fmt::format(" data-metric=\"{}\" data-ranks=\"{}\" data-origin-ns=\"{}\"",
+                           esc(metric), per.size(), origin);
+  for (size_t k = 0; k < bins; ++k) {
+    std::vector<double> v;
+    for (const auto& a : acc)
+      if (a[k].second > 0) v.push_back(a[k].first / a[k].second);
+    if (v.empty()) continue;
+    std::sort(v.begin(), v.end());
+    band.x.push_back(lo + width * (static_cast<double>(k) + 0.5));
+    band.lo.push_back(v.front()), band.q1.push_back(quantile(v, 0.25));
+    band.med.push_back(quantile(v, 0.5)), band.q3.push_back(quantile(v, 0.75));
+    band.hi.push_back(v.back());
+  }
+  Csv bc({"metric", "t_ns", "min", "q1", "median", "q3", "max"});
+  for (size_t k = 0; k < band.x.size(); ++k)
+    bc.add({metric, std::to_string(static_cast<int64_t>(band.x[k]) + origin), num(band.lo[k]),
+            num(band.q1[k]), num(band.med[k]), num(band.q3[k]), num(band.hi[k])});
+  band_csv = bc.text;
+  l.bands.push_back(std::move(band));
+  return l;
+}
+
+std::string band_note(size_t gpus) {
+  return fmt::format(
+      " With {} GPUs (more than {}) each GPU's values are averaged in 200 time bins; the bands "
+      "show the min–max and p25–p75 over the GPUs, the line their median.",
+      gpus, kLineRanks);
+}
+
+// The first of `metrics` the telemetry has, or "".
+std::string first_metric(const std::map<std::string, std::vector<size_t>>& by_metric,
+                         const std::vector<std::string>& metrics) {
+  for (const std::string& m : metrics)
+    if (by_metric.count(m)) return m;
+  return {};
+}
+
+// The largest value of a series map (−inf when empty).
+double largest(const PerRank& per) {
+  double m = -std::numeric_limits<double>::infinity();
+  for (const auto& kv : per)
+    for (double v : kv.second.v) m = std::max(m, v);
+  return m;
+}
+
+// What a figure's value axis or colour scale is anchored at: 0 and the device's limit when known
+// (the data's largest value when that is larger, or no limit is known).
+struct Anchor {
+  double lo = 0, hi = 1;
+  std::string lo_name, hi_name, words;
+};
+Anchor anchor_at(double lo, const std::string& lo_words, double limit,
+                 const std::string& limit_words, double data_max, const std::string& unit) {
+  Anchor a;
+  const std::string u = unit.empty() ? std::string() : " " + unit;
+  a.lo = lo;
+  a.lo_name = label_num(lo) + u;
+  const std::string from =
+      a.lo_name + (lo_words.empty() ? std::string() : " (" + lo_words + ")") + " to ";
+  if (!std::isnan(limit) && limit > 0 && !(data_max > limit)) {
+    a.hi = limit;
+    a.hi_name = label_num(limit) + u;
+    a.words = from + fmt::format("{} ({})", a.hi_name, limit_words);
+  } else {
+    a.hi = data_max > lo ? data_max : lo + 1;
+    a.hi_name = label_num(a.hi) + u;
+    a.words = from + a.hi_name +
+              (std::isnan(limit) ? std::string(", the largest value (no limit known)")
+                                 : fmt::format(", the largest value, above the {} ({}{})",
+                                               limit_words, label_num(limit), u));
+  }
+  return a;
+}
+
+// One metric's per-GPU line (or band) figure: fig-power, fig-clock, fig-temp.
+struct LineSpec {
+  const char* id;
+  std::vector<std::string> metrics;  // the first present is drawn
+  const char* title;
+  const char* label;
+};
+
+void line_figure(Doc& doc, const View<kTelemetryTable>& t,
+                 const std::map<std::string, std::vector<size_t>>& by_metric, const LineSpec& sp,
+                 const TimeAxis& ax, const Anchor& anchor) {
+  const std::string metric = first_metric(by_metric, sp.metrics);
+  if (metric.empty()) return;
+  const std::vector<size_t>& rows = by_metric.at(metric);
+  const PerRank per = samples_of(t, rows);
+  std::string band_csv;
+  Lines l = rank_lines(per, metric, sp.label, 1, ax, band_csv);
+  l.y_min = anchor.lo;
+  l.y_max = anchor.hi;
+  doc.figure(
+      {sp.id, "telemetry", sp.title, lines(l),
+       fmt::format("The {} samples of each GPU (telemetry, metric {}) on the rank's trace "
+                   "clock; vertical lines mark the iteration boundaries of rank {} "
+                   "(temporal_breakdown). Value axis from {}.{}",
+                   metric, metric, ax.low_rank, anchor.words,
+                   band_csv.empty() ? std::string() : band_note(per.size())),
+       "Alignment", band_csv.empty() ? csv_of(t.table(), rows) : band_csv,
+       band_csv.empty() ? std::string() : "the bands drawn; the samples are in chopper.sqlite"});
+}
+
+// The time bins of the heatmaps: the telemetry's span cut into bins no shorter than the longest
+// sampling period (so that a GPU has a sample in each bin), at most 120, fewer with many GPUs.
+struct Grid {
+  int64_t t0 = 0, bin_ns = 1;
+  size_t bins = 1;
+};
+
+Grid time_grid(const TableStore& ts, const View<kTelemetryTable>& t, size_t gpus) {
+  Grid g;
+  int64_t lo = std::numeric_limits<int64_t>::max(), hi = std::numeric_limits<int64_t>::min();
+  for (size_t r = 0; r < t.rows(); ++r)
+    lo = std::min(lo, t.i(r, "t_ns")), hi = std::max(hi, t.i(r, "t_ns"));
+  const View<kTelemetryAlignmentTable> al(ts);
+  int64_t period = 1;
+  for (size_t r = 0; r < al.rows(); ++r)
+    if (!al.null(r, "period_ns")) period = std::max(period, al.i(r, "period_ns"));
+  const int64_t span = hi - lo + 1;
+  const size_t cap = std::clamp<size_t>(4000 / std::max<size_t>(gpus, 1), 40, 120);
+  g.t0 = lo;
+  g.bins = std::clamp<size_t>(static_cast<size_t>(span / period), 1, cap);
+  g.bin_ns = std::max<int64_t>(
+      1, (span + static_cast<int64_t>(g.bins) - 1) / static_cast<int64_t>(g.bins));
+  return g;
+}
+
+// Each rank's node, from telemetry_alignment (the file that describes its GPU); −1 = unknown.
+std::map<int64_t, int64_t> rank_nodes(const TableStore& ts) {
+  const View<kTelemetryAlignmentTable> al(ts);
+  std::map<int64_t, int64_t> out;
+  for (size_t r = 0; r < al.rows(); ++r) {
+    if (al.null(r, "ranks")) continue;
+    const std::string s = al.s(r, "ranks");
+    size_t at = 0;
+    while (at < s.size()) {
+      size_t end = s.find(',', at);
+      if (end == std::string::npos) end = s.size();
+      const std::string part = s.substr(at, end - at);
+      if (!part.empty() && std::isdigit(static_cast<unsigned char>(part[0])))
+        out.emplace(std::stoll(part), al.i(r, "node"));
+      at = end + 1;
+    }
+  }
+  return out;
+}
+
+// The names of a throttle mask's bits, comma-separated.
+std::string throttle_names(uint32_t mask) {
+  std::string s;
+  for (uint32_t b = 1; b != 0; b <<= 1)
+    if (mask & b) {
+      const std::string_view n = throttle_bit_name(b);
+      s += (s.empty() ? "" : ", ") + (n.empty() ? fmt::format("0x{:x}", b) : std::string(n));
+    }
+  return s;
+}
+
+struct HeatSpec {
+  const char* id;
+  std::vector<std::string> metrics;
+  const char* title;
+  const char* label;  // value with unit
+};
+
+void heatmap_figure(Doc& doc, const TableStore& ts, const View<kTelemetryTable>& t,
+                    const std::map<std::string, std::vector<size_t>>& by_metric, const HeatSpec& sp,
+                    const TimeAxis& ax, const Grid& g, const Anchor& anchor,
+                    const std::map<int64_t, int64_t>& nodes) {
+  const std::string metric = first_metric(by_metric, sp.metrics);
+  if (metric.empty()) {
+    doc.empty_note(fmt::format("{}: no {} telemetry.", sp.id, sp.metrics.front()));
+    return;
+  }
+  (void)ts;
+  const PerRank per = samples_of(t, by_metric.at(metric));
+  // throttle reasons other than idle, OR-ed per rank and bin
+  std::map<int64_t, std::vector<uint32_t>> thr;
+  if (auto it = by_metric.find("throttle_reasons"); it != by_metric.end())
+    for (size_t r : it->second) {
+      const uint32_t m = static_cast<uint32_t>(t.d(r, "value")) & ~uint32_t{kThrottleGpuIdle};
+      auto& v = thr[t.i(r, "rank")];
+      v.resize(g.bins);
+      v[static_cast<size_t>((t.i(r, "t_ns") - g.t0) / g.bin_ns)] |= m;
+    }
+  std::vector<std::pair<std::pair<int64_t, int64_t>, int64_t>> order;  // ((node key, rank), node)
+  for (const auto& kv : per) {
+    auto n = nodes.find(kv.first);
+    const int64_t node = n == nodes.end() ? -1 : n->second;
+    order.push_back({{node < 0 ? std::numeric_limits<int64_t>::max() : node, kv.first}, node});
+  }
+  std::sort(order.begin(), order.end());
+  TimeHeatmap h;
+  h.row_label = "node · rank";
+  h.value_label = sp.label;
+  h.x_label = "time since the first iteration's start (s)";
+  h.lo = anchor.lo, h.hi = anchor.hi, h.lo_name = anchor.lo_name, h.hi_name = anchor.hi_name;
+  h.t0_ns = g.t0, h.bin_ns = g.bin_ns, h.bins = g.bins;
+  h.origin_ns = ax.origin;
+  h.markers = ax.marks;
+  h.attrs = fmt::format(" data-metric=\"{}\" data-t0-ns=\"{}\" data-bin-ns=\"{}\" data-bins=\"{}\"",
+                        esc(metric), g.t0, g.bin_ns, g.bins);
+  Csv csv({"rank", "node", "bin", "start_ns", "end_ns", "mean", "samples", "throttle_reasons"});
+  bool flagged = false;
+  for (const auto& [key, node] : order) {
+    const int64_t rk = key.second;
+    const Samples& s = per.at(rk);
+    TimeRow row;
+    row.label = node >= 0 ? fmt::format("n{} r{}", node, rk) : fmt::format("r{}", rk);
+    row.attrs = fmt::format(" data-rank=\"{}\" data-node=\"{}\"", rk, node);
+    row.group = node;
+    std::vector<std::pair<double, double>> acc(g.bins);
+    for (size_t k = 0; k < s.t.size(); ++k) {
+      auto& a = acc[static_cast<size_t>((s.t[k] - g.t0) / g.bin_ns)];
+      a.first += s.v[k], a.second += 1;
+    }
+    const auto th = thr.find(rk);
+    for (size_t b = 0; b < g.bins; ++b) {
+      row.values.push_back(acc[b].second > 0 ? acc[b].first / acc[b].second : std::nan(""));
+      const uint32_t m = th != thr.end() ? th->second[b] : 0;
+      row.flags.push_back(m ? throttle_names(m) : std::string());
+      row.flag_attrs.push_back(m ? fmt::format(" data-mask=\"{}\"", m) : std::string());
+      flagged = flagged || m != 0;
+      if (acc[b].second > 0 || m != 0)
+        csv.add({std::to_string(rk), node >= 0 ? std::to_string(node) : std::string(),
+                 std::to_string(b), std::to_string(g.t0 + static_cast<int64_t>(b) * g.bin_ns),
+                 std::to_string(g.t0 + static_cast<int64_t>(b + 1) * g.bin_ns),
+                 num(row.values.back()), num(acc[b].second), m ? row.flags.back() : std::string()});
+    }
+    h.rows.push_back(std::move(row));
+  }
+  if (flagged) h.flag_label = "throttle reason";
+  doc.figure(
+      {sp.id, "telemetry", sp.title, time_heatmap(h),
+       fmt::format(
+           "Each row a GPU (rows grouped by node, telemetry_alignment), each column {} of the "
+           "run: the mean of the GPU's {} samples in it (telemetry; grey: no sample). Colour "
+           "scale fixed from {}. {}Dashed lines: the iteration starts of rank {} "
+           "(temporal_breakdown).",
+           ms_text(static_cast<double>(g.bin_ns)), metric, anchor.words,
+           flagged ? "A dark bar under a cell: a throttle reason other than idle was active in "
+                     "a sample of the bin (telemetry metric throttle_reasons; the reasons in "
+                     "its tooltip). "
+                   : (by_metric.count("throttle_reasons")
+                          ? "No throttle reason other than idle was recorded. "
+                          : "The telemetry has no throttle reasons. "),
+           ax.low_rank),
+       "Alignment", csv.text, "the bins drawn; the samples are in chopper.sqlite"});
+}
+
+// A panel of a figure with several charts: a chart with a key the test finds it by.
+std::string panel(const std::string& attrs, const std::string& svg) {
+  return "<div class=\"panel\"" + attrs + ">" + svg + "</div>";
+}
+
+void memory_figure(Doc& doc, const View<kTelemetryTable>& t,
+                   const std::map<std::string, std::vector<size_t>>& by_metric, const TimeAxis& ax,
+                   const DeviceSpec* dev) {
+  struct P {
+    const char* metric;
+    const char* label;
+    double limit;
+    const char* limit_words;
+  };
+  const double mem_clock = dev != nullptr && dev->mem_clock_mhz > 0
+                               ? static_cast<double>(dev->mem_clock_mhz)
+                               : std::nan("");
+  const P ps[] = {{"mem_clock_mhz", "memory clock (MHz)", mem_clock, "the device's memory clock"},
+                  {"temp_mem_c", "memory temperature (°C)", NAN, ""},
+                  {"util_gpu_pct", "GPU utilization (%)", 100, "all of the window"},
+                  {"util_mem_pct", "memory-controller utilization (%)", 100, "all of the window"}};
+  std::string svgs, csv, words, names;
+  size_t gpus = 0;
+  for (const P& p : ps) {
+    auto it = by_metric.find(p.metric);
+    if (it == by_metric.end()) continue;
+    const PerRank per = samples_of(t, it->second);
+    gpus = std::max(gpus, per.size());
+    std::string band_csv;
+    Lines l = rank_lines(per, p.metric, p.label, 1, ax, band_csv);
+    const std::string unit = std::string(p.label).substr(std::string(p.label).rfind('(') + 1);
+    const Anchor a =
+        anchor_at(0, "", p.limit, p.limit_words, largest(per), unit.substr(0, unit.size() - 1));
+    l.y_min = a.lo, l.y_max = a.hi;
+    l.width = 600, l.height = 240;
+    svgs += panel(fmt::format(" data-metric=\"{}\"", p.metric), lines(l));
+    csv += band_csv.empty() ? csv_of(t.table(), it->second) : band_csv;
+    words += fmt::format("{}{}: {}", words.empty() ? "" : "; ", p.metric, a.words);
+    names += (names.empty() ? "" : ", ") + std::string(p.metric);
+  }
+  if (svgs.empty()) {
+    doc.empty_note("fig-memory: no memory clock, memory temperature or utilization telemetry.");
+    return;
+  }
+  doc.figure(
+      {"fig-memory", "telemetry", "Memory clock, memory temperature and utilization per GPU", svgs,
+       fmt::format("The samples of each GPU (telemetry, metrics {}) over the run, on the "
+                   "rank's trace clock; dashed lines: the iteration starts of rank {}. "
+                   "Value axes from {}.{}",
+                   names, ax.low_rank, words, gpus > kLineRanks ? band_note(gpus) : std::string()),
+       "Alignment", csv,
+       gpus > kLineRanks ? "the bands drawn, one table per panel"
+                         : "the samples drawn, one table per panel"});
+}
+
+// power_energy's whole-window rows as a rank × iteration heatmap of one column.
+Heatmap window_heatmap(const View<kPowerEnergyTable>& pe, View<kPowerEnergyTable>::Col col,
+                       const char* label, double scale) {
+  std::vector<int64_t> ranks, iters;
+  for (size_t r = 0; r < pe.rows(); ++r)
+    if (!pe.null(r, "iteration") && pe.null(r, "phase"))
+      ranks.push_back(pe.i(r, "rank")), iters.push_back(pe.i(r, "iteration"));
+  ranks = sorted_unique(ranks);
+  iters = sorted_unique(iters);
+  Heatmap h = rank_iter_grid(ranks, iters, label, scale);
+  for (size_t r = 0; r < pe.rows(); ++r) {
+    if (pe.null(r, "iteration") || !pe.null(r, "phase")) continue;
+    const size_t ri = static_cast<size_t>(
+        std::lower_bound(ranks.begin(), ranks.end(), pe.i(r, "rank")) - ranks.begin());
+    const size_t ci = static_cast<size_t>(
+        std::lower_bound(iters.begin(), iters.end(), pe.i(r, "iteration")) - iters.begin());
+    h.values[ri][ci] = pe.d(r, col);
+  }
+  return h;
+}
+
+double heat_max(const Heatmap& h) {
+  double m = -std::numeric_limits<double>::infinity();
+  for (const auto& r : h.values)
+    for (double v : r)
+      if (!std::isnan(v)) m = std::max(m, v);
+  return m;
+}
+
+void burst_figure(Doc& doc, const TableStore& ts, const DeviceSpec* dev) {
+  const View<kPowerEnergyTable> pe(ts);
+  std::vector<size_t> rows;
+  for (size_t r = 0; r < pe.rows(); ++r)
+    if (!pe.null(r, "iteration") && pe.null(r, "phase") && !pe.null(r, "peak_power_w"))
+      rows.push_back(r);
+  if (rows.empty()) {
+    if (pe.rows() > 0) doc.empty_note("fig-power-burst: no power samples in an iteration window.");
+    return;
+  }
+  const double tdp = dev != nullptr && dev->tdp_w > 0 ? dev->tdp_w : NAN;
+  std::string svgs, words;
+  auto add = [&](const char* col, Heatmap h, const Anchor& a) {
+    h.lo = a.lo, h.hi = a.hi, h.lo_name = a.lo_name, h.hi_name = a.hi_name;
+    h.width = 600;
+    svgs += panel(fmt::format(" data-col=\"{}\"", col), heatmap(h));
+    words += fmt::format("{}{}: {}", words.empty() ? "" : "; ", col, a.words);
+  };
+  Heatmap peak = window_heatmap(pe, "peak_power_w", "peak power (W)", 1);
+  Heatmap mean = window_heatmap(pe, "mean_power_w", "mean power (W)", 1);
+  const double pmax = std::max(heat_max(peak), heat_max(mean));
+  add("peak_power_w", peak, anchor_at(0, "", tdp, "TDP", pmax, "W"));
+  add("mean_power_w", mean, anchor_at(0, "", tdp, "TDP", pmax, "W"));
+  Heatmap ptm = window_heatmap(pe, "peak_to_mean", "peak-to-mean (ratio)", 1);
+  Anchor a = anchor_at(1, "flat power", 2, "a peak twice the mean", heat_max(ptm), "");
+  a.lo_name = "1 (flat)", a.hi_name = label_num(a.hi) + (a.hi == 2 ? " (2× mean)" : "");
+  add("peak_to_mean", ptm, a);
+  Heatmap dp = window_heatmap(pe, "max_dp_dt_w_per_s", "max |dP/dt| (kW/s)", 1e3);
+  const double dmax = heat_max(dp);
+  Anchor d;  // no device limit: 0 to the largest value
+  d.lo = 0, d.hi = dmax > 0 ? dmax : 1e3;
+  d.lo_name = "0 kW/s", d.hi_name = label_num(d.hi / 1e3) + " kW/s";
+  d.words = fmt::format("0 to {}, the largest value (no device limit)", d.hi_name);
+  add("max_dp_dt_w_per_s", dp, d);
+  doc.figure(
+      {"fig-power-burst", "power_energy", "Power bursts per iteration and GPU", svgs,
+       fmt::format("Per rank and iteration window (power_energy, whole-window rows): the largest "
+                   "power sample (peak_power_w), the mean power (mean_power_w = energy ÷ time), "
+                   "their ratio (peak_to_mean, CharLLM-PPT's burstiness) and the steepest change "
+                   "between consecutive power samples (max_dp_dt_w_per_s, shown in kW/s). Colour "
+                   "scales fixed: {}.",
+                   words),
+       "Energy model (`power_energy`, `kernel_hw.energy_j`)", csv_of(pe.table(), rows), ""});
+}
+
+void links_figure(Doc& doc, const TableStore& ts, const View<kTelemetryTable>& t,
+                  const std::map<std::string, std::vector<size_t>>& by_metric, const TimeAxis& ax) {
+  struct P {
+    const char* metric;
+    const char* label;
+  };
+  const P ps[] = {{"link_tx_bytes", "NVLink/XGMI sent (GB/s)"},
+                  {"link_rx_bytes", "NVLink/XGMI received (GB/s)"},
+                  {"pcie_tx_bytes", "PCIe sent (GB/s)"},
+                  {"pcie_rx_bytes", "PCIe received (GB/s)"}};
+  std::string svgs, names;
+  Csv rates({"metric", "rank", "t_ns", "bytes_per_s"});
+  std::string band_csvs;
+  size_t gpus = 0;
+  for (const P& p : ps) {
+    auto it = by_metric.find(p.metric);
+    if (it == by_metric.end()) continue;
+    const PerRank per = rates_of(samples_of(t, it->second));
+    if (per.empty()) continue;
+    gpus = std::max(gpus, per.size());
+    std::string band_csv;
+    Lines l = rank_lines(per, p.metric, p.label, 1e9, ax, band_csv);
+    l.y_min = 0;
+    l.width = 600, l.height = 240;
+    svgs += panel(fmt::format(" data-metric=\"{}\" data-kind=\"rate\"", p.metric), lines(l));
+    names += (names.empty() ? "" : ", ") + std::string(p.metric);
+    if (!band_csv.empty()) band_csvs += band_csv;
+    for (const auto& [rk, s] : per)
+      for (size_t k = 0; k < s.t.size() && band_csv.empty(); ++k)
+        rates.add({p.metric, std::to_string(rk), std::to_string(s.t[k]), num(s.v[k])});
+  }
+  // bus bandwidth against message size, per collective type
+  const View<kCollectiveSummaryTable> cs(ts);
+  std::map<std::string, std::vector<std::pair<double, double>>> by_type;
+  std::vector<size_t> cs_rows;
+  size_t without = 0;
+  for (size_t r = 0; r < cs.rows(); ++r) {
+    if (cs.null(r, "size_bytes") || cs.null(r, "busbw_mean_gbs") || cs.i(r, "size_bytes") <= 0) {
+      ++without;
+      continue;
+    }
+    by_type[cs.s(r, "type")].push_back({cs.d(r, "size_bytes"), cs.d(r, "busbw_mean_gbs")});
+    cs_rows.push_back(r);
+  }
+  if (!by_type.empty()) {
+    Lines l;
+    l.x_label = "message size (log scale)";
+    l.y_label = "bus bandwidth (GB/s)";
+    l.x_log = l.x_bytes = true;
+    l.y_min = 0;
+    l.width = 600, l.height = 240;
+    for (auto& [type, pts] : by_type) {
+      std::sort(pts.begin(), pts.end());
+      Line line;
+      line.name = type;
+      line.attrs = fmt::format(" data-type=\"{}\"", esc(type));
+      line.color = l.lines.size();
+      for (const auto& [x, y] : pts) line.x.push_back(x), line.y.push_back(y);
+      l.lines.push_back(std::move(line));
+    }
+    svgs += panel(" data-kind=\"busbw\"", lines(l));
+  }
+  if (svgs.empty()) {
+    doc.empty_note(
+        "fig-links: no link or PCIe byte counters in the telemetry and no collective with a bus "
+        "bandwidth.");
+    return;
+  }
+  std::string csv = names.empty() ? std::string() : (band_csvs.empty() ? rates.text : band_csvs);
+  if (!cs_rows.empty()) csv += csv_of(cs.table(), cs_rows);
+  doc.figure(
+      {"fig-links", "telemetry", "Link bandwidth over time and bus bandwidth by message size", svgs,
+       fmt::format(
+           "{}{}",
+           names.empty()
+               ? std::string("The telemetry has no NVLink/XGMI or PCIe byte counters. ")
+               : fmt::format("Bytes per second of each GPU's cumulative byte counters (telemetry, "
+                             "metrics {}): the growth between consecutive samples ÷ their "
+                             "interval, at the later sample (a counter going back is skipped); "
+                             "dashed lines: the iteration starts of rank {}.{} ",
+                             names, ax.low_rank, gpus > kLineRanks ? band_note(gpus) : ""),
+           by_type.empty()
+               ? std::string("No collective has a message size and a bus bandwidth.")
+               : fmt::format("Bus bandwidth (NCCL's bus factor × size ÷ latency) against message "
+                             "size, the mean per collective type and size (collective_summary."
+                             "busbw_mean_gbs); {} rows without a size or bus bandwidth left out.",
+                             without)),
+       "Collectives across ranks (`collectives`, `collective_summary`)", csv,
+       "the rates or bands and the collective_summary rows drawn"});
+}
+
+}  // namespace
+
+// The lowest rank's iteration starts (and the last one's end) as markers, time zero at the first.
+TimeAxis iteration_axis(const TableStore& ts) {
+  const View<kTelemetryTable> t(ts);
+  TimeAxis ax;
+  const View<kTemporalBreakdownTable> b(ts);
+  int64_t low = std::numeric_limits<int64_t>::max();
+  for (size_t r = 0; r < b.rows(); ++r)
+    if (!b.null(r, "iteration")) low = std::min(low, b.i(r, "rank"));
+  std::vector<std::pair<int64_t, int64_t>> starts;  // (start_ns, iteration)
+  int64_t end = kNull;
+  for (size_t r = 0; r < b.rows(); ++r)
+    if (!b.null(r, "iteration") && b.i(r, "rank") == low) {
+      starts.emplace_back(b.i(r, "start_ns"), b.i(r, "iteration"));
+      end = std::max(end, b.i(r, "start_ns") + b.i(r, "total_ns"));
+    }
+  std::sort(starts.begin(), starts.end());
+  int64_t origin = starts.empty() ? kNull : starts.front().first;
+  if (origin == kNull)
+    for (size_t r = 0; r < t.rows(); ++r)
+      origin = std::min(t.i(r, "t_ns"), origin == kNull ? t.i(r, "t_ns") : origin);
+  if (origin == kNull) origin = 0;
+  std::vector<Marker> marks;
+  for (const auto& st : starts)
+    marks.push_back({static_cast<double>(st.first - origin), fmt::format("iter {}", st.second),
+                     fmt::format(" data-iteration=\"{}\"", st.second), std::to_string(st.first)});
+  if (end != kNull)
+    marks.push_back(
+        {static_cast<double>(end - origin), "end", " data-iteration=\"end\"", std::to_string(end)});
+  ax.low_rank = low;
+  ax.origin = origin;
+  ax.marks = std::move(marks);
+  return ax;
+}
+
+void telemetry_figures(Doc& doc, const TableStore& ts, const ReportInfo& info) {
+  const View<kTelemetryTable> t(ts);
+  const DeviceSpec* dev = report_device(info);
+  const TimeAxis ax = iteration_axis(ts);
+  std::map<std::string, std::vector<size_t>> by_metric;
+  std::vector<int64_t> ranks;
+  for (size_t r = 0; r < t.rows(); ++r) {
+    by_metric[t.s(r, "metric")].push_back(r);
+    ranks.push_back(t.i(r, "rank"));
+  }
+  ranks = sorted_unique(ranks);
+  const double tdp = dev != nullptr && dev->tdp_w > 0 ? dev->tdp_w : NAN;
+  const double max_mhz = dev != nullptr && dev->max_clock_mhz > 0
+                             ? static_cast<double>(dev->max_clock_mhz)
+                             : std::nan("");
+  // no thermal limit in the device table: 100 °C (about where GPUs slow down) anchors the top
+  const double hot = 100;
+  auto data_max = [&](const std::vector<std::string>& ms) {
+    const std::string m = first_metric(by_metric, ms);
+    return m.empty() ? NAN : largest(samples_of(t, by_metric.at(m)));
+  };
+  const std::vector<std::string> power = {"power_w", "power_avg_w"}, clock = {"sm_clock_mhz"},
+                                 temp = {"temp_hotspot_c", "temp_gpu_c"};
+  const Anchor pa = anchor_at(0, "", tdp, "TDP", data_max(power), "W");
+  const Anchor ca = anchor_at(0, "", max_mhz, "the device's maximum clock", data_max(clock), "MHz");
+  const Anchor ta = anchor_at(0, "", hot, "the device table has no thermal limit: 100 °C used",
+                              data_max(temp), "°C");
+  if (t.rows() > 0) {
+    line_figure(doc, t, by_metric, {"fig-power", power, "Board power per GPU", "power (W)"}, ax,
+                pa);
+    line_figure(doc, t, by_metric, {"fig-clock", clock, "SM/GFX clock per GPU", "clock (MHz)"}, ax,
+                ca);
+    line_figure(doc, t, by_metric, {"fig-temp", temp, "Temperature per GPU", "temperature (°C)"},
+                ax, ta);
+    const Grid g = time_grid(ts, t, ranks.size());
+    const std::map<int64_t, int64_t> nodes = rank_nodes(ts);
+    heatmap_figure(doc, ts, t, by_metric,
+                   {"fig-power-heatmap", power, "Board power, GPU × time", "power (W)"}, ax, g, pa,
+                   nodes);
+    heatmap_figure(doc, ts, t, by_metric,
+                   {"fig-clock-heatmap", clock, "SM/GFX clock, GPU × time", "clock (MHz)"}, ax, g,
+                   ca, nodes);
+    heatmap_figure(doc, ts, t, by_metric,
+                   {"fig-temp-heatmap", temp, "Temperature, GPU × time", "temperature (°C)"}, ax, g,
+                   ta, nodes);
+    memory_figure(doc, t, by_metric, ax, dev);
+  }
+  burst_figure(doc, ts, dev);
+  links_figure(doc, ts, t, by_metric, ax);
+}
+
+}  // namespace chopper::html
