@@ -175,6 +175,9 @@ void overlap_section(Doc& doc, const TableStore& ts);
 // sections_hardware.cpp
 void hardware_section(Doc& doc, const TableStore& ts, const ReportInfo& info);
 void coverage_section(Doc& doc, const TableStore& ts);
+// sections_work.cpp: top kernels and operations, roofline, kernel-duration violins; counters
+void kernels_section(Doc& doc, const TableStore& ts, const ReportInfo& info);
+void counters_section(Doc& doc, const TableStore& ts);
 // sections_cpu.cpp (nothing without recorded CPU files)
 void cpu_section(Doc& doc, const TableStore& ts);
 

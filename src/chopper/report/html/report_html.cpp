@@ -18,6 +18,7 @@
 #include "chopper/report/html/html_common.hpp"
 #include "chopper/report/html/svg.hpp"
 #include "chopper/report/rank_tables.hpp"
+#include "chopper/report/work_report.hpp"
 
 namespace chopper::html {
 
@@ -47,11 +48,13 @@ const Table* TableStore::get(const std::string& name) const {
 std::set<std::string> report_tables() {
   std::set<std::string> out;
   for (std::string_view t :
-       {kTemporalBreakdownTable.name, kRankComponentsTable.name, kIdleBreakdownTable.name,
-        kOperationInstancesTable.name, kLaunchOverheadTable.name, kCollectivesTable.name,
-        kStragglersTable.name, kIterationsTable.name, kEndToEndTable.name, kTelemetryTable.name,
-        kPowerEnergyTable.name, kWaterfallTable.name, kFindingsTable.name, kLabelCoverageTable.name,
-        kDiagnosticsTable.name, kClockOffsetsTable.name, kCpuUtilizationTable.name})
+       {kTemporalBreakdownTable.name,  kRankComponentsTable.name,  kIdleBreakdownTable.name,
+        kOperationInstancesTable.name, kLaunchOverheadTable.name,  kCollectivesTable.name,
+        kStragglersTable.name,         kIterationsTable.name,      kEndToEndTable.name,
+        kTelemetryTable.name,          kPowerEnergyTable.name,     kWaterfallTable.name,
+        kFindingsTable.name,           kLabelCoverageTable.name,   kDiagnosticsTable.name,
+        kClockOffsetsTable.name,       kCpuUtilizationTable.name,  kTopKernelsTable.name,
+        kRooflineTable.name,           kKernelDurationsTable.name, kCounterOperationsTable.name})
     out.emplace(t);
   return out;
 }
@@ -306,6 +309,7 @@ std::string render_report(const TableStore& ts, const ReportInfo& info,
   findings_section(doc, ts);
   time_section(doc, ts, info);
   throughput_section(doc, ts);
+  kernels_section(doc, ts, info);
   waterfall_section(doc, ts);
   launch_section(doc, ts);
   distributions_section(doc, ts);
@@ -313,6 +317,7 @@ std::string render_report(const TableStore& ts, const ReportInfo& info,
   stragglers_section(doc, ts);
   overlap_section(doc, ts);
   hardware_section(doc, ts, info);
+  counters_section(doc, ts);
   cpu_section(doc, ts);
   coverage_section(doc, ts);
   return page(doc, "chopper report", info, figure_ids);
