@@ -55,8 +55,9 @@ WorkGolden& golden() {
 
 // Σ FLOPs over the shape classes = Σ of the generator's FLOPs of the kernels whose op has a cost
 // formula (GEMM, attention, norm, elementwise; one kernel per op, so each kernel gets its op's
-// whole cost), and the same for bytes; the kernels and time of the shape classes are those
-// kernels' count and Σ duration.
+// whole cost), and the same for bytes (but attention's: the generator's attention bytes are its own
+// model, docs/flops.md, which test_flops leaves out too); the kernels and time of the shape classes
+// are those kernels' count and Σ duration.
 TEST(WorkGolden, RooflineFlopsAndBytesAddUpToTruth) {
   const WorkGolden& g = golden();
   double want_flops = 0, want_bytes = 0, got_flops = 0, got_bytes = 0;
@@ -67,13 +68,15 @@ TEST(WorkGolden, RooflineFlopsAndBytesAddUpToTruth) {
       if ((k.op_class == "gemm" || k.op_class == "attention" || k.op_class == "norm" ||
            k.op_class == "elementwise") &&
           k.flops + k.bytes > 0) {
-        want_flops += k.flops, want_bytes += k.bytes, ++want_kernels, want_ns += k.dur_ns;
+        want_flops += k.flops, ++want_kernels, want_ns += k.dur_ns;
+        if (k.op_class != "attention") want_bytes += k.bytes;
       }
   size_t classes = 0;
   for (const WorkRow& w : g.ra.work)
     if (w.level == "shape_class") {
       ++classes;
-      got_flops += w.flops, got_bytes += w.bytes, got_kernels += w.count, got_ns += w.total_ns;
+      got_flops += w.flops, got_kernels += w.count, got_ns += w.total_ns;
+      if (w.group.rfind("attention", 0) != 0) got_bytes += w.bytes;
       EXPECT_EQ(w.known_ns, w.total_ns) << w.name;  // every kernel of a class has work
     }
   ASSERT_GT(classes, 4u);
@@ -127,7 +130,7 @@ TEST(WorkGolden, DurationBinsHoldEveryKernelInItsBin) {
       ++n;
     }
   for (const DurationBin& b : g.ra.durations) got[{b.rank, b.bin}] += b.kernels;
-  ASSERT_GT(n, 1000u);
+  ASSERT_GT(n, 500u);
   EXPECT_EQ(got, want);
 }
 
