@@ -33,7 +33,8 @@ EXPECTED = ["fig-findings", "fig-e2e", "fig-rank-e2e", "fig-split", "fig-idle", 
             "fig-coll-wait", "fig-straggler-lead", "fig-straggler-run", "fig-overlap-cdf",
             "fig-power", "fig-clock", "fig-temp", "fig-energy", "fig-coverage", "tbl-diagnostics",
             "fig-power-heatmap", "fig-clock-heatmap", "fig-temp-heatmap", "fig-memory",
-            "fig-power-burst", "fig-links"]
+            "fig-power-burst", "fig-links", "fig-top-kernels", "fig-roofline",
+            "fig-kernel-violins"]
 # Another run than the demo (other telemetry, more ranks) may lack some: CHOPPER_REPORT_EXPECT
 # (comma-separated ids) replaces the list; every figure drawn is checked all the same.
 if os.environ.get("CHOPPER_REPORT_EXPECT"):
@@ -389,10 +390,13 @@ def compare(figs, report, db, outdir):
                 n += 1
         count("fig-energy", n)
 
+    work_figures(figs, q)
+
     print("values compared with " + os.path.basename(db) + ": " +
           ", ".join(f"{k} {v}" for k, v in sorted(checked.items())))
     for f in ("fig-e2e", "fig-findings", "fig-split", "fig-straggler-lead", "fig-power",
-              "fig-energy", "fig-waterfall-phase"):
+              "fig-energy", "fig-waterfall-phase", "fig-top-kernels", "fig-roofline",
+              "fig-kernel-violins"):
         if f in EXPECTED:
             check(checked.get(f, 0) > 0, f"{f}: no value compared")
     for f in TELEMETRY_FIGS:
@@ -571,6 +575,79 @@ def check_telemetry_extra(figs, q):
                           f"fig-links busbw {line['data-type']}")
                     n += len(xs)
         count("fig-links", n)
+
+
+def opt(v):
+    return float(v) if v != "" else None
+
+
+def work_figures(figs, q):
+    """fig-top-kernels, fig-roofline, fig-kernel-violins, fig-counters against their tables."""
+    # top kernels and operations: one row per top_kernels row, its values exactly
+    if "fig-top-kernels" in figs:
+        want = {(lv, n): (c, t, s, tf, tb) for lv, n, c, t, s, tf, tb in
+                q("SELECT level, name, count, total_ns, share, achieved_tflops, achieved_tbs "
+                  "FROM top_kernels")}
+        got = {}
+        for r in tags(figs["fig-top-kernels"][1], "tr"):
+            if "data-level" in r:
+                got[(r["data-level"], r["data-name"])] = (
+                    int(r["data-count"]), int(r["data-total-ns"]), float(r["data-share"]),
+                    opt(r["data-tflops"]), opt(r["data-tbs"]))
+        check(got == want, "fig-top-kernels differs from top_kernels")
+        count("fig-top-kernels", len(got))
+    # roofline: each point a shape class's intensity, rate and time; ceilings the device's peaks
+    if "fig-roofline" in figs:
+        body = figs["fig-roofline"][1]
+        rows = q("SELECT shape_class, intensity_flop_per_byte, achieved_tflops, time_ns, "
+                 "peak_tflops, peak_tbs FROM roofline WHERE intensity_flop_per_byte IS NOT NULL "
+                 "AND achieved_tflops > 0 ORDER BY rowid")[:80]
+        want = {sc: (i, t, ns) for sc, i, t, ns, _, _ in rows}
+        got = {p["data-shape-class"]: (float(p["data-intensity"]), float(p["data-tflops"]),
+                                       int(p["data-time-ns"]))
+               for p in tags(body, "circle") if "data-shape-class" in p}
+        check(got == want, "fig-roofline points differ from roofline")
+        peaks = {p for *_, p, _ in rows if p is not None}
+        bws = {b for *_, b in rows if b is not None}
+        ceil = [g for g, _ in groups(body, "ceiling")]
+        check({float(g["data-peak-tflops"]) for g in ceil} == peaks,
+              f"fig-roofline ceilings {ceil} != peaks {peaks}")
+        check(all(float(g["data-bandwidth-tbs"]) in bws for g in ceil), "roofline bandwidth")
+        count("fig-roofline", len(got) + len(ceil))
+    # violins: per class and rank group, the bins and their counts summed over the group's ranks
+    if "fig-kernel-violins" in figs:
+        heavy = [c for c, in q("SELECT kernel_class FROM kernel_durations GROUP BY kernel_class "
+                               "ORDER BY SUM(total_ns) DESC, kernel_class LIMIT 4")]
+        n, classes = 0, set()
+        for g, _ in groups(figs["fig-kernel-violins"][1], "violin"):
+            classes.add(g["data-class"])
+            want = q("SELECT bin, SUM(kernels) FROM kernel_durations WHERE kernel_class = ? AND "
+                     "rank BETWEEN ? AND ? GROUP BY bin ORDER BY bin", g["data-class"],
+                     int(g["data-first-rank"]), int(g["data-last-rank"]))
+            bins = [int(b) for b in g["data-bins"].split()]
+            counts = [float(c) for c in g["data-counts"].split()]
+            check(list(zip(bins, counts)) == [(b, float(c)) for b, c in want],
+                  f"violin {g['data-class']} {g['data-first-rank']}: bins differ")
+            check(float(g["data-kernels"]) == sum(c for _, c in want), "violin kernels")
+            n += 1
+        check(classes == set(heavy), f"violin classes {classes} != heaviest {heavy}")
+        ranks = q("SELECT COUNT(DISTINCT rank) FROM kernel_durations")[0][0]
+        per = -(-ranks // 8)  # above 8 ranks a violin pools `per` consecutive ranks
+        check(n == len(heavy) * -(-ranks // per), f"violins: {n} drawn for {ranks} ranks")
+        count("fig-kernel-violins", n)
+    # counters per operation: present exactly when counter_operations has rows
+    has = q("SELECT COUNT(*) FROM counter_operations")[0][0] > 0
+    check(("fig-counters" in figs) == has, "fig-counters present without counters, or missing")
+    if "fig-counters" in figs:
+        want = q("SELECT COALESCE(operation, ''), kernels, dur_ns, matrix_busy_share, "
+                 "matrix_tflops, vector_tflops, counter_clock_mhz FROM counter_operations "
+                 "ORDER BY rowid")[:25]
+        got = [(r["data-operation"], int(r["data-kernels"]), int(r["data-dur-ns"]),
+                opt(r["data-matrix-busy-share"]), opt(r["data-matrix-tflops"]),
+                opt(r["data-vector-tflops"]), opt(r["data-counter-clock-mhz"]))
+               for r in tags(figs["fig-counters"][1], "tr") if "data-kernels" in r]
+        check(got == [tuple(w) for w in want], "fig-counters differs from counter_operations")
+        count("fig-counters", len(got))
 
 
 if __name__ == "__main__":

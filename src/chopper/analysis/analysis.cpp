@@ -38,6 +38,7 @@ RankAnalysis analyze_rank(const RankTrace& t, int64_t rank, const AnalysisOption
   const RankContext c(t, rank, *out.names);
   if (threads <= 1) {
     breakdown_partial(c, o, out);
+    work_partial(c, out);
     launch_partial(c, o, out);
     collective_partial(c, out);
     hardware_partial(c, o, hw, out);
@@ -52,6 +53,7 @@ RankAnalysis analyze_rank(const RankTrace& t, int64_t rank, const AnalysisOption
       std::async(std::launch::async, [&lc, &o, &launch] { launch_partial(lc, o, launch); });
   try {
     breakdown_partial(c, o, out);
+    work_partial(c, out);
     collective_partial(c, out);
     hardware_partial(c, o, hw, out);
     cpu_partial(c, o, hw, out);
@@ -75,6 +77,8 @@ RunAnalysis finalize(std::vector<RankAnalysis> partials, const AnalysisOptions& 
   phase_mark("finalize: stragglers");
   finalize_end_to_end(ra, o);
   phase_mark("finalize: end to end");
+  finalize_work(ra, o);
+  phase_mark("finalize: work");
   finalize_hardware(ra, o);
   return ra;
 }

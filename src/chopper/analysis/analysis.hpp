@@ -23,6 +23,7 @@
 #include "chopper/analysis/launch.hpp"
 #include "chopper/analysis/options.hpp"
 #include "chopper/analysis/stragglers.hpp"
+#include "chopper/analysis/work.hpp"
 #include "chopper/devices/device_db.hpp"
 #include "chopper/link/hardware_align.hpp"
 #include "chopper/model/run.hpp"
@@ -59,6 +60,11 @@ struct RankAnalysis {
   std::vector<PowerRow> power;
   std::vector<HwLevelRow> hw_levels;
   std::vector<CpuRow> cpu;  // cpu.cpp (with `chopper record`'s CPU files)
+  // work.cpp: time, FLOPs and bytes per kernel name, operation and shape class; kernel durations
+  // per class in log bins; counters per operation (with counters).
+  std::vector<WorkRow> work;
+  std::vector<DurationBin> durations;
+  std::vector<CounterOpRow> counter_ops;
   // The names of partials run on a thread of their own (analyze_rank with threads > 1): their rows
   // view these; every text in them is also in `names` (what the part codec looks views up in).
   std::vector<std::unique_ptr<StringTable>> thread_names;
@@ -82,6 +88,11 @@ struct RunAnalysis {
   std::vector<WaterfallRow> waterfall;       // per operation instance, per phase and per iteration
   std::vector<ShapeClassRow> shape_classes;  // by below_achievable_ns, largest first
   std::vector<WhatIfRow> what_if;
+  // work.cpp: the top kernels and operations by GPU time (top_n each) and every shape class,
+  // over all ranks; every rank's duration bins; counters per operation over all ranks.
+  std::vector<WorkRow> work;
+  std::vector<DurationBin> durations;
+  std::vector<CounterOpRow> counter_ops;
 };
 
 // The partial: one rank (must be labelled).

@@ -512,12 +512,8 @@ class UnitWork {
 
   // "family op dims types", the shapes on one line.
   std::string_view shape_class(Work& w, int32_t op, const OpCost& oc) {
-    if (w.shape_class.empty()) {
-      const InputShapes& sh = c_.t.shapes_of(static_cast<size_t>(op));
-      w.shape_class = names_.str(names_.intern(fmt::format(
-          "{} {} {} {}", cost_family_name(oc.family), c_.t.strings.str(c_.t.host.name[op]),
-          one_line(c_.t.strings.str(sh.input_dims)), one_line(c_.t.strings.str(sh.input_types)))));
-    }
+    if (w.shape_class.empty())
+      w.shape_class = names_.str(names_.intern(shape_class_name(c_.t, op, oc)));
     return w.shape_class;
   }
 
@@ -545,13 +541,6 @@ class UnitWork {
   }
 
  private:
-  // The recorded shapes on one line (some traces pretty-print them over many).
-  static std::string one_line(std::string_view v) {
-    std::string flat;
-    for (char ch : v)
-      if (ch != ' ' && ch != '\n' && ch != '\r' && ch != '\t') flat += ch;
-    return flat;
-  }
   struct Key {
     StrId name;
     std::string_view operation;
@@ -740,6 +729,11 @@ void hardware_partial(const RankContext& c, const AnalysisOptions& o, const Rank
                       RankAnalysis& out) {
   const KernelHwInputs in(c, o, hw, out);
   kernel_hw_rows(c, in, out);
+  // The matrix busy cycles are summed over every SM (NVIDIA) or every CU's 4 SIMDs (AMD).
+  const double units = in.dev == nullptr                ? 0.0
+                       : in.dev->vendor == Vendor::kAmd ? 4.0 * in.dev->sm_count
+                                                        : static_cast<double>(in.dev->sm_count);
+  counter_partial(c, units, out);
   if (hw != nullptr) power_rows(c, *hw, in.idle_w, in.fmax, out);
   waterfall_units(c, in, out);
 }

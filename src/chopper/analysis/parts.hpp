@@ -3,6 +3,7 @@
 #include <vector>
 
 #include "chopper/analysis/analysis.hpp"
+#include "chopper/analysis/flops.hpp"
 #include "chopper/analysis/rank_context.hpp"
 
 namespace chopper {
@@ -30,6 +31,16 @@ void collective_partial(const RankContext& c, RankAnalysis& out);
 void hardware_partial(const RankContext& c, const AnalysisOptions& o, const RankHardware* hw,
                       RankAnalysis& out);
 
+// work.cpp: GPU time, FLOPs and bytes per kernel name, operation and shape class; kernel durations
+// per class in log bins.
+void work_partial(const RankContext& c, RankAnalysis& out);
+// work.cpp: the counters of out.kernel_hw summed per operation (after kernel_hw's rows are made);
+// `matrix_units`: the units the matrix busy cycles are summed over (SMs; CUs × 4 SIMDs on AMD),
+// 0 = unknown (no busy share).
+void counter_partial(const RankContext& c, double matrix_units, RankAnalysis& out);
+// work.cpp: a compute kernel's shape class, "family op dims types" (the shapes on one line).
+std::string shape_class_name(const RankTrace& t, int32_t op, const OpCost& oc);
+
 // collectives.cpp: matches records across ranks (process group, order), estimates the clock
 // offsets from the ends of matched collectives, and computes each collective's cross-rank
 // numbers on the aligned clock.
@@ -40,6 +51,10 @@ void finalize_stragglers(RunAnalysis& ra);
 StragglerCost straggler_cost(int64_t iteration, const std::vector<const BreakdownRow*>& rows);
 // end_to_end.cpp: iterations (slowest rank), tokens, FLOPs, MFU; folded name breakdowns.
 void finalize_end_to_end(RunAnalysis& ra, const AnalysisOptions& o);
+
+// work.cpp: the work rows summed over ranks (the top_n kernels and operations by time, every shape
+// class with the device's peaks), the duration bins and counters per operation of every rank.
+void finalize_work(RunAnalysis& ra, const AnalysisOptions& o);
 
 // hardware.cpp: the waterfall's overlap reference (solo instances of the same work over all ranks),
 // its parts, their sums per operation instance, phase and iteration; the what-if iteration times.

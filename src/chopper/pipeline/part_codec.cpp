@@ -60,6 +60,9 @@ void enc_analysis(ByteWriter& w, const RankAnalysis& r) {
   e.value(r.units);
   e.value(r.power);
   e.value(r.cpu);
+  e.value(r.work);
+  e.value(r.durations);
+  e.value(r.counter_ops);
 }
 
 void enc_part(ByteWriter& w, const RankPart& p) {
@@ -138,6 +141,9 @@ void dec_analysis(ByteReader& r, RankAnalysis& a) {
   d.value(a.units);
   d.value(a.power);
   d.value(a.cpu);
+  d.value(a.work);
+  d.value(a.durations);
+  d.value(a.counter_ops);
 }
 
 void dec_part(ByteReader& r, RankPart& p) {

@@ -10,6 +10,7 @@
 #include "chopper/report/hardware_report.hpp"
 #include "chopper/report/rank_tables.hpp"
 #include "chopper/report/rows.hpp"
+#include "chopper/report/work_report.hpp"
 
 namespace chopper {
 namespace {
@@ -103,6 +104,7 @@ void analysis_tables(const RunAnalysis& ra, const AnalysisOptions& /*o*/, TableS
   put_rows(sink, kIterationsTable, ra.iterations);
   rank_components_table(ra, sink);
   end_to_end_table(ra, sink);
+  work_tables_write(ra, sink);
 }
 
 std::string shown_rank_text(const RunAnalysis& ra) {
@@ -159,7 +161,7 @@ std::string analysis_summary(const RunAnalysis& ra, const AnalysisOptions& o, co
   std::string s;
   size_t ok = 0;
   for (const RankAnalysis& r : ra.ranks) ok += r.ok ? 1 : 0;
-  if (ra.iterations.empty()) return no_iterations_text(ra);
+  if (ra.iterations.empty()) return no_iterations_text(ra) + top_operations_text(ra, 5);
   // Means over iterations of the shown rank's components.
   const double n = static_cast<double>(ra.iterations.size());
   double time = 0, mfu = 0, tps = 0, coverage = 0, flops = 0;
@@ -219,6 +221,7 @@ std::string analysis_summary(const RunAnalysis& ra, const AnalysisOptions& o, co
     s += fmt::format("  {:<28} {:>14} {:>7}\n", name, ms(v), pct(time > 0 ? v / time : 0));
   }
 
+  s += top_operations_text(ra, 5);
   s = s + hardware_summary(ra, o);
   s += findings_text(f);
   {

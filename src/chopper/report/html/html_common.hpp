@@ -188,6 +188,9 @@ void coverage_section(Doc& doc, const TableStore& ts);
 // and temperature, their GPU × time heatmaps, memory, power bursts, links.
 void telemetry_figures(Doc& doc, const TableStore& ts, const ReportInfo& info);
 TimeAxis iteration_axis(const TableStore& ts);
+// sections_work.cpp: top kernels and operations, roofline, kernel-duration violins; counters
+void kernels_section(Doc& doc, const TableStore& ts, const ReportInfo& info);
+void counters_section(Doc& doc, const TableStore& ts);
 // sections_cpu.cpp (nothing without recorded CPU files)
 void cpu_section(Doc& doc, const TableStore& ts);
 

@@ -18,6 +18,7 @@
 #include "chopper/report/html/html_common.hpp"
 #include "chopper/report/html/svg.hpp"
 #include "chopper/report/rank_tables.hpp"
+#include "chopper/report/work_report.hpp"
 
 namespace chopper::html {
 
@@ -52,7 +53,8 @@ std::set<std::string> report_tables() {
         kStragglersTable.name, kIterationsTable.name, kEndToEndTable.name, kTelemetryTable.name,
         kPowerEnergyTable.name, kWaterfallTable.name, kFindingsTable.name, kLabelCoverageTable.name,
         kDiagnosticsTable.name, kClockOffsetsTable.name, kCpuUtilizationTable.name,
-        kTelemetryAlignmentTable.name, kCollectiveSummaryTable.name})
+        kTelemetryAlignmentTable.name, kCollectiveSummaryTable.name, kTopKernelsTable.name,
+        kRooflineTable.name, kKernelDurationsTable.name, kCounterOperationsTable.name})
     out.emplace(t);
   return out;
 }
@@ -308,6 +310,7 @@ std::string render_report(const TableStore& ts, const ReportInfo& info,
   findings_section(doc, ts);
   time_section(doc, ts, info);
   throughput_section(doc, ts);
+  kernels_section(doc, ts, info);
   waterfall_section(doc, ts);
   launch_section(doc, ts);
   distributions_section(doc, ts);
@@ -315,6 +318,7 @@ std::string render_report(const TableStore& ts, const ReportInfo& info,
   stragglers_section(doc, ts);
   overlap_section(doc, ts);
   hardware_section(doc, ts, info);
+  counters_section(doc, ts);
   cpu_section(doc, ts);
   coverage_section(doc, ts);
   return page(doc, "chopper report", info, figure_ids);

@@ -570,6 +570,182 @@ std::string lines(const Lines& c) {
   return s + "</svg>";
 }
 
+namespace {
+
+// Powers of ten covering [lo, hi] (both > 0), at least a decade apart.
+std::pair<double, double> decades(double lo, double hi) {
+  lo = std::pow(10.0, std::floor(std::log10(lo)));
+  hi = std::pow(10.0, std::ceil(std::log10(hi)));
+  if (hi <= lo) hi = lo * 10;
+  return {lo, hi};
+}
+
+}  // namespace
+
+std::string roofline(const Roofline& c) {
+  double xl = std::numeric_limits<double>::infinity(), xh = -xl, yl = xl, yh = -xl, wmax = 0;
+  for (const RoofPoint& p : c.points) {
+    if (!(p.x > 0) || !(p.y > 0)) continue;
+    xl = std::min(xl, p.x), xh = std::max(xh, p.x), yl = std::min(yl, p.y), yh = std::max(yh, p.y);
+    wmax = std::max(wmax, p.weight);
+  }
+  const bool roofs = !c.ceilings.empty() && c.bandwidth > 0;
+  if (roofs)
+    for (const Ceiling& k : c.ceilings) {
+      yh = std::max(yh, k.peak);
+      xh = std::max(xh, k.peak / c.bandwidth * 4);  // the ridge point and beyond
+      xl = std::min(xl, k.peak / c.bandwidth / 100);
+    }
+  if (!(xl <= xh)) xl = 0.1, xh = 100;
+  if (!(yl <= yh)) yl = 0.01, yh = 100;
+  std::tie(xl, xh) = decades(xl, xh);
+  std::tie(yl, yh) = decades(yl, yh);
+  const double w = c.width, h = c.height, x0 = kMarginLeft, x1 = w - kLegend, y0 = kMarginTop,
+               y1 = h - kMarginBottom;
+  const Scale X{xl, xh, x0, x1, true}, Y{yl, yh, y1, y0, true};
+  std::string s = svg_open(w, h, "chart roofline");
+  for (double t : log_ticks(yl, yh))
+    s += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" class=\"grid\"/>", px(x0),
+                     px(x1), px(Y(t))) +
+         text(x0 - 4, Y(t) + 4, label_num(t), "end");
+  for (double t : log_ticks(xl, xh))
+    s += fmt::format("<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" class=\"grid\"/>", px(X(t)),
+                     px(y0), px(y1)) +
+         text(X(t), y1 + 14, label_num(t));
+  s += fmt::format(
+      "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"none\" class=\"axis\"/>", px(x0),
+      px(y0), px(x1 - x0), px(y1 - y0));
+  if (roofs)
+    for (const Ceiling& k : c.ceilings) {
+      // y = x × bandwidth up to the ridge, then the peak; clipped to the axes.
+      const double ridge = k.peak / c.bandwidth;
+      const double xa = std::max(xl, yl / c.bandwidth);
+      std::string pts = fmt::format("{},{} ", px(X(xa)), px(Y(std::min(k.peak, xa * c.bandwidth))));
+      if (ridge > xa && ridge < xh) pts += fmt::format("{},{} ", px(X(ridge)), px(Y(k.peak)));
+      pts += fmt::format("{},{}", px(X(xh)), px(Y(k.peak)));
+      s += fmt::format(
+          "<g class=\"ceiling\" data-peak-tflops=\"{}\" data-bandwidth-tbs=\"{}\"><polyline "
+          "points=\"{}\" fill=\"none\" stroke=\"#444\" stroke-width=\"1.5\"/>{}</g>",
+          num(k.peak), num(c.bandwidth), pts,
+          text(x1 - 4, Y(k.peak) - 4, fmt::format("{} {} TFLOP/s", k.name, label_num(k.peak)),
+               "end"));
+    }
+  // largest marks first, so that small ones stay visible on top
+  std::vector<size_t> order(c.points.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&c](size_t a, size_t b) { return c.points[a].weight > c.points[b].weight; });
+  for (size_t i : order) {
+    const RoofPoint& p = c.points[i];
+    if (!(p.x > 0) || !(p.y > 0)) continue;
+    const double r = 3 + 14 * std::sqrt(wmax > 0 ? p.weight / wmax : 0);
+    s += fmt::format(
+        "<circle class=\"point\" cx=\"{}\" cy=\"{}\" r=\"{}\" fill=\"{}\" fill-opacity=\"0.55\" "
+        "stroke=\"{}\"{}><title>{}</title></circle>",
+        px(X(p.x)), px(Y(p.y)), px(r), palette(p.color), palette(p.color), p.attrs, esc(p.label));
+  }
+  s += axis_title_x(x0, x1, h - 10, c.x_label + " (log scale)");
+  s += axis_title_y(y0, y1, c.y_label + " (log)");
+  if (!c.legend.empty()) {
+    std::vector<std::string> cols;
+    for (size_t i = 0; i < c.legend.size(); ++i) cols.emplace_back(palette(i));
+    s += legend(x1 + 16, y0 + 4, c.legend, cols);
+  }
+  return s + "</svg>";
+}
+
+std::string violins(const Violins& c) {
+  double lo = std::numeric_limits<double>::infinity(), hi = -lo;
+  for (const ViolinPanel& p : c.panels)
+    for (const Violin& v : p.violins)
+      for (size_t k = 0; k < v.at.size(); ++k)
+        if (v.weight[k] > 0 && v.at[k] > 0)
+          lo = std::min(lo, v.at[k] / c.scale), hi = std::max(hi, v.at[k] / c.scale);
+  if (!(lo <= hi)) lo = 1, hi = 10;
+  std::tie(lo, hi) = decades(lo, hi);
+  const double lgl = std::log10(lo), lgh = std::log10(hi);
+  size_t cols = 1;
+  for (const ViolinPanel& p : c.panels) cols = std::max(cols, p.violins.size());
+  const double w = c.width, x0 = kMarginLeft, x1 = w - 40, ph = c.panel_height, gap = 26;
+  const double h = kMarginTop + static_cast<double>(c.panels.size()) * (ph + gap) + kMarginBottom;
+  const double slot = (x1 - x0) / static_cast<double>(cols);
+  std::string s = svg_open(w, h, "chart violins");
+  constexpr int kGrid = 96;
+  for (size_t pi = 0; pi < c.panels.size(); ++pi) {
+    const ViolinPanel& p = c.panels[pi];
+    const double py0 = kMarginTop + static_cast<double>(pi) * (ph + gap) + 14, py1 = py0 + ph - 14;
+    const Scale Y{lo, hi, py1, py0, true};
+    s += fmt::format("<g class=\"violin-panel\" data-class=\"{}\"{}>", esc(p.name), p.attrs);
+    s += text(x0, py0 - 4, p.name, "start", " class=\"axis-title\"");
+    for (double t : log_ticks(lo, hi))
+      s += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" class=\"grid\"/>", px(x0),
+                       px(x1), px(Y(t))) +
+           text(x0 - 4, Y(t) + 4, label_num(t), "end");
+    const std::string col(palette(p.color));
+    for (size_t vi = 0; vi < p.violins.size(); ++vi) {
+      const Violin& v = p.violins[vi];
+      const double cx = x0 + slot * (static_cast<double>(vi) + 0.5), half = slot * 0.42;
+      // log10 points, their weights; Silverman's bandwidth (at least c.bandwidth decades)
+      double n = 0, mean = 0;
+      for (size_t k = 0; k < v.at.size(); ++k)
+        if (v.at[k] > 0) n += v.weight[k], mean += v.weight[k] * std::log10(v.at[k] / c.scale);
+      std::string path;
+      if (n > 0) {
+        mean /= n;
+        double var = 0;
+        for (size_t k = 0; k < v.at.size(); ++k)
+          if (v.at[k] > 0) var += v.weight[k] * std::pow(std::log10(v.at[k] / c.scale) - mean, 2);
+        const double sd = std::sqrt(var / n);
+        const double bw = std::max(c.bandwidth, 1.06 * sd * std::pow(n, -0.2));
+        std::array<double, kGrid + 1> dens{};
+        double dmax = 0;
+        for (int g = 0; g <= kGrid; ++g) {
+          const double y = lgl + (lgh - lgl) * g / kGrid;
+          double d = 0;
+          for (size_t k = 0; k < v.at.size(); ++k)
+            if (v.at[k] > 0) {
+              const double z = (y - std::log10(v.at[k] / c.scale)) / bw;
+              d += v.weight[k] * std::exp(-0.5 * z * z);
+            }
+          dens[static_cast<size_t>(g)] = d;
+          dmax = std::max(dmax, d);
+        }
+        // the tails drawn down to 0.1% of the peak density, not as a hairline over the axis
+        int g0 = 0, g1 = kGrid;
+        while (g0 < kGrid && dens[static_cast<size_t>(g0)] < dmax * 1e-3) ++g0;
+        while (g1 > g0 && dens[static_cast<size_t>(g1)] < dmax * 1e-3) --g1;
+        std::string right, left;
+        for (int g = g0; g <= g1; ++g) {
+          const double y = Y(std::pow(10.0, lgl + (lgh - lgl) * g / kGrid));
+          const double dx = dmax > 0 ? half * dens[static_cast<size_t>(g)] / dmax : 0;
+          right += fmt::format("{}{},{}", g > g0 ? " L" : "M", px(cx + dx), px(y));
+          left = fmt::format(" L{},{}", px(cx - dx), px(y)) + left;
+        }
+        path = right + left + " Z";
+      }
+      s += fmt::format(
+          "<g class=\"violin\" data-category=\"{}\"{}><title>{} · {}: {} values</title>",
+          esc(v.category), v.attrs, esc(p.name), esc(v.category), num(n));
+      if (!path.empty())
+        s += fmt::format(
+            "<path d=\"{}\" fill=\"{}\" fill-opacity=\"0.55\" stroke=\"{}\" stroke-width=\"1\"/>",
+            path, col, col);
+      if (!std::isnan(v.median) && v.median > 0)
+        s += fmt::format(
+            "<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"#222\" "
+            "stroke-width=\"2\"/>",
+            px(cx - half * 0.35), px(cx + half * 0.35),
+            px(Y(std::clamp(v.median / c.scale, lo, hi))));
+      s += "</g>";
+      if (pi + 1 == c.panels.size() || p.violins.size() <= 16)
+        s += text(cx, py1 + 12, shorten(v.category, 12));
+    }
+    s += "</g>";
+  }
+  s += axis_title_y(kMarginTop, h - kMarginBottom, c.value_label + " (log scale)");
+  return s + "</svg>";
+}
+
 }  // namespace chopper::html
 
 namespace chopper::html {

@@ -112,6 +112,53 @@ struct Lines {
 };
 std::string lines(const Lines& c);
 
+// A roofline (log-log): points at (arithmetic intensity, achieved rate) sized by time; ceilings
+// min(peak, intensity × bandwidth) for each peak (none when the device is unknown).
+struct RoofPoint {
+  double x = 0, y = 0;  // FLOP/B, TFLOP/s
+  double weight = 0;    // the mark's area follows it (time)
+  std::string label;    // tooltip
+  std::string attrs;    // data attributes
+  size_t color = 0;
+};
+struct Ceiling {
+  std::string name;
+  double peak = 0;  // TFLOP/s
+};
+struct Roofline {
+  std::string x_label, y_label;
+  std::vector<RoofPoint> points;
+  std::vector<Ceiling> ceilings;
+  double bandwidth = std::numeric_limits<double>::quiet_NaN();  // TB/s (NaN = no ceilings)
+  std::vector<std::string> legend;                              // palette-indexed
+  double width = 900, height = 420;
+};
+std::string roofline(const Roofline& c);
+
+// Violins: small multiples, one panel per class, a violin per category (rank or rank group) in
+// it, on a log value axis. Each violin is a Gaussian kernel density estimate over log10 of the
+// values, from weighted points (bin centres and their counts), drawn mirrored.
+struct Violin {
+  std::string category;  // x label
+  std::string attrs;
+  std::vector<double> at, weight;  // values (table unit) and their weights
+  double median = std::numeric_limits<double>::quiet_NaN();  // marked (table unit)
+};
+struct ViolinPanel {
+  std::string name;
+  std::string attrs;
+  size_t color = 0;
+  std::vector<Violin> violins;
+};
+struct Violins {
+  std::string value_label;  // with unit
+  double scale = 1;         // displayed = value / scale
+  double bandwidth = 0.05;  // the smallest kernel bandwidth, in decades
+  std::vector<ViolinPanel> panels;
+  double width = 900, panel_height = 150;
+};
+std::string violins(const Violins& c);
+
 }  // namespace chopper::html
 
 namespace chopper::html {
