@@ -1,7 +1,8 @@
 // Telemetry alignment: each telemetry file matched to its node, and the files of a node put on
 // its ranks' trace clock at the offset where the traced activity best explains the recorded
 // utilization and power (align_telemetry); and the window of samples worth reading
-// (telemetry_window). Method: docs/metrics.md (Hardware / Alignment).
+// (telemetry_window). Method: docs/metrics.md (Hardware / Alignment). Over 800 lines: the
+// placements (correlation, recorder clock, nsys session) share the aligner's units and series.
 #include <fmt/format.h>
 
 #include <algorithm>
