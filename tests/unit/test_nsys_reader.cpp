@@ -421,3 +421,39 @@ TEST(NsysReader, GpuMetricsOnTheTraceClockInAnalysis) {
   EXPECT_TRUE(ra.ranks[1].kernel_hw.empty());  // no hardware data for GPU 1
   fs::remove_all(dir);
 }
+
+// Two exports of the same processes (pids 100 and 200 in both, as on two nodes): a process id
+// cannot tell which export's metrics are whose, so each export is placed by node as other files
+// are (a.sqlite: node 0 = ranks 0 and 1; b.sqlite: node 1 = ranks 2 and 3, two GPUs per node),
+// and its GPU 0 metrics go to the node's rank on device 0: rank 0 and rank 2. Said in the method.
+TEST(NsysReader, GpuMetricsOfTwoExportsOfTheSamePids) {
+  const fs::path dir = test_dir() / "metrics_two";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(make_export("m2.sqlite"), dir / "a.sqlite");
+  fs::copy_file(make_export("m2.sqlite"), dir / "b.sqlite");
+  chopper::Run run = load_run({dir.string()});
+  validate_run(run);
+  ASSERT_EQ(run.ranks.size(), 4u);
+  HardwareFiles hf = load_hardware({dir.string()}, {}, {}, 1, telemetry_window(run));
+  ASSERT_EQ(hf.telemetry.size(), 2u);
+  const HardwareRun hw = align_hardware(run, std::move(hf.telemetry), std::move(hf.counters));
+  ASSERT_EQ(hw.telemetry.size(), 2u);
+  for (size_t f = 0; f < 2; ++f) {
+    SCOPED_TRACE(f);
+    const TelemetryAlignment& a = hw.telemetry[f];
+    EXPECT_EQ(a.node, static_cast<int64_t>(f));
+    EXPECT_EQ(a.ranks, (std::vector<int64_t>{static_cast<int64_t>(2 * f)}));
+    EXPECT_EQ(a.offset_ns, 0);
+    EXPECT_EQ(a.method.rfind("trace clock (nsys session) (rank(s) 0, 1, 2, 3: a process id also "
+                             "in another export's processes",
+                             0),
+              0u)
+        << a.method;
+  }
+  EXPECT_TRUE(hw.ranks[0].has(Metric::kSmClockMhz));
+  EXPECT_FALSE(hw.ranks[1].has(Metric::kSmClockMhz));
+  EXPECT_TRUE(hw.ranks[2].has(Metric::kSmClockMhz));
+  EXPECT_FALSE(hw.ranks[3].has(Metric::kSmClockMhz));
+  fs::remove_all(dir);
+}

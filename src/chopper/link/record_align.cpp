@@ -55,7 +55,8 @@ RecordedRanks recorded_host_ranks(const std::vector<RankActivity>& ranks,
     std::erase_if(mine, [&](size_t i) { return hosts_of[i] > 1; });
     if (!both.empty())
       out.notes[f] = fmt::format(
-          "rank(s) {}: a process id also in another host's record.json pids, left out{}", both,
+          "rank(s) {}: a process id also in another {}, left out{}", both,
+          d.format == "nsys-gpu-metrics" ? "export's processes" : "host's record.json pids",
           mine.empty() ? "; placed by its file name or order" : "");
     if (!mine.empty() || !both.empty()) continue;
     if (d.format == "nsys-gpu-metrics") {
