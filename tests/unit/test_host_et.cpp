@@ -148,6 +148,31 @@ TEST(HostEt, NoKinetoCounterpartIsLinkRateZero) {
   EXPECT_EQ(t.shapes.size(), 0u);  // nothing taken from it
 }
 
+// A Kineto trace from before PyTorch wrote "Record function id" (as the real
+// hta_a100_alexnet_cuda_sync and hta_v100_float_epoch_ts traces: "Ev Idx" on every op, no rf_id)
+// has no key to the ET: "Ev Idx" counts the profiler's events from 0 and would pair the fixture's
+// rf_ids 10..14 with unrelated ops, so nothing is linked and the reason is said.
+TEST(HostEt, EvIdxIsNoJoinKey) {
+  const std::string kineto = trace_of(
+      R"({"ph": "X", "cat": "user_annotation", "name": "ProfilerStep#1", "pid": 1, "tid": 1,
+          "ts": 0, "dur": 100, "args": {"External id": 10, "Ev Idx": 10}},
+         {"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 1, "dur": 5,
+          "args": {"External id": 11, "Ev Idx": 11}})");
+  RankTrace t = parse(kineto);
+  link_exec_trace(t, read_host_et_file(data_path("et/host_rank0.json")));
+  ASSERT_TRUE(t.exec_trace);
+  EXPECT_EQ(t.exec_trace->with_rf_id, 7u);
+  EXPECT_EQ(t.exec_trace->with_counterpart, 0u);
+  EXPECT_EQ(t.exec_trace->linked, 0u);
+  std::string why;
+  for (const auto& e : t.diagnostics.entries())
+    if (e.kind == "et_no_counterpart")
+      for (const auto& x : e.examples) why += x;
+  EXPECT_NE(why.find("none of the Kineto trace's 2 host ops carries a 'Record function id'"),
+            std::string::npos)
+      << why;
+}
+
 TEST(HostEt, MalformedIsInputErrorNamingFileAndOffset) {
   for (const std::string& bad :
        {std::string("not json at all"), std::string(R"({"schema": "1.0.1", "nodes": 5})"),

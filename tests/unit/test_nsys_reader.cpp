@@ -7,15 +7,20 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 
+#include "chopper/analysis/analysis.hpp"
 #include "chopper/base/error.hpp"
 #include "chopper/hierarchy/label.hpp"
 #include "chopper/hierarchy/taxonomy.hpp"
+#include "chopper/ingest/hardware_files.hpp"
 #include "chopper/ingest/load.hpp"
 #include "chopper/ingest/nsys/nsys_detect.hpp"
 #include "chopper/ingest/nsys/nsys_gpu_metrics.hpp"
 #include "chopper/ingest/nsys/nsys_reader.hpp"
+#include "chopper/link/hardware_align.hpp"
+#include "chopper/link/validate.hpp"
 #include "chopper/pipeline/load.hpp"
 #include "sqlite_from_sql.hpp"
 #include "test_util.hpp"
@@ -269,9 +274,11 @@ TEST(NsysReader, BadRowsAndUnreadContentCounted) {
   for (size_t i = 0; i < t0.gpu.size(); ++i)
     if (t0.gpu.kind[i] == GpuKind::kKernel) ++kernels;
   EXPECT_EQ(kernels, 7u) << "6 good kernels and the one with an unknown name; the bad row skipped";
-  // Unread: the tables META_DATA_EXPORT, TARGET_INFO_GPU_METRICS... are named in rank 0 only.
+  // Unread: the tables META_DATA_EXPORT... are named in rank 0 only; the GPU metrics tables are
+  // not (read as telemetry, which counts the metrics it has no series for).
   const std::string unread = diag_examples(t0, "nsys_unread");
   EXPECT_NE(unread.find("META_DATA_EXPORT (1 rows)"), std::string::npos) << unread;
+  EXPECT_EQ(unread.find("GPU_METRICS"), std::string::npos) << unread;
   EXPECT_NE(unread.find("CUPTI_ACTIVITY_KIND_KERNEL.launchType"), std::string::npos) << unread;
   EXPECT_EQ(diag_count(run.ranks[1].trace, "nsys_unread"), 0u);
 }
@@ -356,4 +363,97 @@ TEST(NsysReader, RanksFromFileNameAndAcrossExports) {
     EXPECT_EQ(run.ranks[i].rank, static_cast<int64_t>(i));
     EXPECT_EQ(run.ranks[i].file, (dir / want[i]).string());
   }
+}
+
+// GPU metrics in an analysis of the export (as `chopper report` and `analyze` load a run's
+// hardware): found among the run's traces, given to the rank of the same process on their GPU
+// (GPU 0: rank 0, process 100; rank 1 on GPU 1 gets none) at offset 0 ("trace clock"), and used
+// as telemetry is. The GPC clock is made linear here, 1400 MHz at 1000 ns rising 100 MHz per
+// 500 ns sample (0.2 MHz/ns), so a kernel's mean clock is the clock at its midpoint: rank 0's
+// kernels [1200, 1500] and [1520, 1800] ns: 1400 + 0.2 * 350 = 1470 and 1400 + 0.2 * 660 = 1532.
+TEST(NsysReader, GpuMetricsOnTheTraceClockInAnalysis) {
+  const fs::path dir = test_dir() / "metrics_run";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  const std::string db = (dir / "run.sqlite").string();
+  fs::copy_file(make_export("metrics_src.sqlite",
+                            "UPDATE GPU_METRICS SET value = 1400 + (timestamp - 1000) / 5 WHERE "
+                            "metricId = 0;"),
+                db);
+  EXPECT_TRUE(nsys_has_gpu_metrics(db));
+  EXPECT_TRUE(has_hardware_files({dir.string()}, {}, {}));
+
+  chopper::Run run = load_run({dir.string()});
+  validate_run(run);
+  label_run(Taxonomy::builtin(), run, 1);
+  ASSERT_EQ(run.ranks.size(), 2u);
+  HardwareFiles hf = load_hardware({dir.string()}, {}, {}, 1, telemetry_window(run));
+  ASSERT_EQ(hf.telemetry.size(), 1u);
+  EXPECT_EQ(hf.telemetry[0].format, "nsys-gpu-metrics");
+  EXPECT_EQ(hf.telemetry[0].recorder.pids, (std::vector<int64_t>{100, 200}));
+  const HardwareRun hw = align_hardware(run, std::move(hf.telemetry), std::move(hf.counters));
+  ASSERT_EQ(hw.telemetry.size(), 1u);
+  const TelemetryAlignment& a = hw.telemetry[0];
+  EXPECT_EQ(a.method, "trace clock (nsys session)");
+  EXPECT_EQ(a.offset_ns, 0);
+  EXPECT_EQ(a.uncertainty_ns, 0);
+  EXPECT_EQ(a.period_ns, 500);
+  EXPECT_EQ(a.ranks, (std::vector<int64_t>{0}));
+  EXPECT_EQ(a.samples, 14u);  // the clock's and GR Active's 7 samples
+  ASSERT_EQ(hw.ranks.size(), 2u);
+  EXPECT_TRUE(hw.ranks[0].has(Metric::kSmClockMhz));
+  EXPECT_TRUE(hw.ranks[0].has(Metric::kUtilGpuPct));
+  EXPECT_FALSE(hw.ranks[1].has(Metric::kSmClockMhz));
+
+  AnalysisOptions o;
+  o.threads = 1;
+  const RunAnalysis ra = analyze_run(run, o, &hw);
+  ASSERT_EQ(ra.ranks.size(), 2u);
+  const GpuActivities& g = run.ranks[0].trace.gpu;
+  std::map<Ns, double> clock_at;  // kernel start (ns into the session) -> its mean clock
+  for (const KernelHw& k : ra.ranks[0].kernel_hw)
+    if (g.kind[static_cast<size_t>(k.row)] == GpuKind::kKernel)
+      clock_at[g.start_ns[static_cast<size_t>(k.row)] - kSessionStart] = k.clock_mhz;
+  ASSERT_EQ(clock_at.size(), 6u);
+  EXPECT_DOUBLE_EQ(clock_at[1200], 1470.0);
+  EXPECT_DOUBLE_EQ(clock_at[1520], 1532.0);
+  EXPECT_DOUBLE_EQ(clock_at[3200], 1400.0 + 0.2 * 2350);
+  EXPECT_TRUE(ra.ranks[1].kernel_hw.empty());  // no hardware data for GPU 1
+  fs::remove_all(dir);
+}
+
+// Two exports of the same processes (pids 100 and 200 in both, as on two nodes): a process id
+// cannot tell which export's metrics are whose, so each export is placed by node as other files
+// are (a.sqlite: node 0 = ranks 0 and 1; b.sqlite: node 1 = ranks 2 and 3, two GPUs per node),
+// and its GPU 0 metrics go to the node's rank on device 0: rank 0 and rank 2. Said in the method.
+TEST(NsysReader, GpuMetricsOfTwoExportsOfTheSamePids) {
+  const fs::path dir = test_dir() / "metrics_two";
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  fs::copy_file(make_export("m2.sqlite"), dir / "a.sqlite");
+  fs::copy_file(make_export("m2.sqlite"), dir / "b.sqlite");
+  chopper::Run run = load_run({dir.string()});
+  validate_run(run);
+  ASSERT_EQ(run.ranks.size(), 4u);
+  HardwareFiles hf = load_hardware({dir.string()}, {}, {}, 1, telemetry_window(run));
+  ASSERT_EQ(hf.telemetry.size(), 2u);
+  const HardwareRun hw = align_hardware(run, std::move(hf.telemetry), std::move(hf.counters));
+  ASSERT_EQ(hw.telemetry.size(), 2u);
+  for (size_t f = 0; f < 2; ++f) {
+    SCOPED_TRACE(f);
+    const TelemetryAlignment& a = hw.telemetry[f];
+    EXPECT_EQ(a.node, static_cast<int64_t>(f));
+    EXPECT_EQ(a.ranks, (std::vector<int64_t>{static_cast<int64_t>(2 * f)}));
+    EXPECT_EQ(a.offset_ns, 0);
+    EXPECT_EQ(a.method.rfind("trace clock (nsys session) (rank(s) 0, 1, 2, 3: a process id also "
+                             "in another export's processes",
+                             0),
+              0u)
+        << a.method;
+  }
+  EXPECT_TRUE(hw.ranks[0].has(Metric::kSmClockMhz));
+  EXPECT_FALSE(hw.ranks[1].has(Metric::kSmClockMhz));
+  EXPECT_TRUE(hw.ranks[2].has(Metric::kSmClockMhz));
+  EXPECT_FALSE(hw.ranks[3].has(Metric::kSmClockMhz));
+  fs::remove_all(dir);
 }

@@ -11,6 +11,7 @@
 #include "chopper/base/input.hpp"
 #include "chopper/base/text.hpp"
 #include "chopper/base/thread_pool.hpp"
+#include "chopper/ingest/nsys/nsys_gpu_metrics.hpp"
 #include "chopper/ingest/record/cpu_reader.hpp"
 #include "chopper/ingest/rocprof/counter_reader.hpp"
 #include "chopper/ingest/telemetry/telemetry_reader.hpp"
@@ -249,7 +250,7 @@ bool has_hardware_files(const std::vector<std::string>& run_paths,
       return true;  // unreadable: load_hardware reports it
     }
   }
-  return false;
+  return !nsys_exports_with_gpu_metrics(run_paths).empty();
 }
 
 HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
@@ -304,6 +305,15 @@ HardwareFiles load_hardware(const std::vector<std::string>& run_paths,
     }
   }
   attach_recorded_hosts(out);
+  // Nsight Systems exports among the traces: their GPU metrics, on the export's own clock.
+  for (const std::string& f : nsys_exports_with_gpu_metrics(run_paths)) {
+    try {
+      out.telemetry.push_back(read_nsys_gpu_metrics(f));
+    } catch (const std::exception& e) {
+      out.errors.push_back(e.what());
+      out.error_files.push_back(f);
+    }
+  }
   out.recorded_cpu = group_recorded_cpu(std::move(cpus), std::move(threads_files));
   // Kernel traces give counter rows their timestamps; alone they hold no counters. Dispatch ids
   // are per process, so a kernel trace times only the counter file of its own process: the one

@@ -4,7 +4,8 @@
 // in its telemetry/ and counters/ subdirectories; each candidate file (.csv, .txt, .log and, in
 // those subdirectories, .json, each possibly .gz or .zst) is recognised by its content. Files that
 // are neither are listed as skipped, never fatal; a file that cannot be read is reported with the
-// reader's "FILE: byte N: ..." line and the others go on.
+// reader's "FILE: byte N: ..." line and the others go on. The GPU metrics of the Nsight Systems
+// exports among the run's traces are telemetry too (ingest/nsys/nsys_gpu_metrics.hpp).
 #include <functional>
 #include <future>
 #include <string>

@@ -65,10 +65,12 @@ void link_exec_trace(RankTrace& t, ExecTrace et) {
   // rf_id -> host op (cpu_op and user_annotation; python functions carry none).
   std::unordered_map<int64_t, int32_t> by_rf;
   by_rf.reserve(t.host.size());
+  uint64_t host_ops = 0;  // cpu_op and user_annotation, with an rf_id or not
   for (size_t i = 0; i < t.host.size(); ++i) {
+    if (t.host.kind[i] == HostKind::kPythonFunction) continue;
+    ++host_ops;
     const int64_t rf = t.host.record_function_id[i];
-    if (rf == kNoId || t.host.kind[i] == HostKind::kPythonFunction) continue;
-    by_rf.emplace(rf, static_cast<int32_t>(i));
+    if (rf != kNoId) by_rf.emplace(rf, static_cast<int32_t>(i));
   }
   const size_t n = et.size();
   et.host_op.assign(n, kNoRow);
@@ -145,7 +147,19 @@ void link_exec_trace(RankTrace& t, ExecTrace et) {
                                 et.file, et.schema, et.linked, et.with_counterpart,
                                 pct(et.linked, et.with_counterpart), et.linked, et.operator_nodes,
                                 pct(et.linked, et.operator_nodes)));
-  if (et.with_counterpart == 0)
+  // A Kineto trace written before PyTorch recorded the rf_id ("Record function id", added in
+  // April 2024: pytorch/pytorch#122948) has no key to join: its "Ev Idx" is the profiler's event
+  // index and its "External id" a correlation id, neither of them the ET's rf_id
+  // (pytorch/pytorch#122833), so no node is linked rather than linked wrongly.
+  if (et.with_counterpart == 0 && by_rf.empty() && host_ops > 0)
+    t.diagnostics.add("et_no_counterpart",
+                      fmt::format("{}: none of its {} operator nodes can be linked: none of the "
+                                  "Kineto trace's {} host ops carries a 'Record function id' "
+                                  "(PyTorch writes it since April 2024); 'Ev Idx' and 'External "
+                                  "id' are other counters, not the ET's rf_id: profile with a "
+                                  "newer PyTorch",
+                                  et.file, et.operator_nodes, host_ops));
+  else if (et.with_counterpart == 0)
     t.diagnostics.add("et_no_counterpart",
                       fmt::format("{}: none of its {} operator nodes has a Kineto host op of the "
                                   "same rf_id (link rate 0): is it the same run and rank?",

@@ -8,6 +8,16 @@
 
 namespace chopper {
 
+namespace {
+
+// Files placed on ranks by process id: chopper record's GPU files and an Nsight Systems export's
+// GPU metrics (its own processes).
+bool by_pid(const TelemetryData& d) {
+  return d.format == "chopper-record" || d.format == "nsys-gpu-metrics";
+}
+
+}  // namespace
+
 RecordedRanks recorded_host_ranks(const std::vector<RankActivity>& ranks,
                                   const std::vector<TelemetryData>& telemetry) {
   RecordedRanks out;
@@ -18,7 +28,7 @@ RecordedRanks recorded_host_ranks(const std::vector<RankActivity>& ranks,
     if (d.format == "chopper-record") hosts.insert(d.recorder.host);
   for (size_t f = 0; f < telemetry.size(); ++f) {
     const TelemetryData& d = telemetry[f];
-    if (d.format != "chopper-record") continue;
+    if (!by_pid(d)) continue;
     std::vector<size_t>& mine = out.ranks[f];
     for (size_t i = 0; i < ranks.size(); ++i) {
       if (!ranks[i].ok) continue;
@@ -37,7 +47,7 @@ RecordedRanks recorded_host_ranks(const std::vector<RankActivity>& ranks,
     for (size_t i : r) ++hosts_of[i];
   for (size_t f = 0; f < telemetry.size(); ++f) {
     const TelemetryData& d = telemetry[f];
-    if (d.format != "chopper-record") continue;
+    if (!by_pid(d)) continue;
     std::vector<size_t>& mine = out.ranks[f];
     std::string both;
     for (size_t i : mine)
@@ -45,9 +55,15 @@ RecordedRanks recorded_host_ranks(const std::vector<RankActivity>& ranks,
     std::erase_if(mine, [&](size_t i) { return hosts_of[i] > 1; });
     if (!both.empty())
       out.notes[f] = fmt::format(
-          "rank(s) {}: a process id also in another host's record.json pids, left out{}", both,
+          "rank(s) {}: a process id also in another {}, left out{}", both,
+          d.format == "nsys-gpu-metrics" ? "export's processes" : "host's record.json pids",
           mine.empty() ? "; placed by its file name or order" : "");
     if (!mine.empty() || !both.empty()) continue;
+    if (d.format == "nsys-gpu-metrics") {
+      out.notes[f] =
+          "no trace's process id is one of the export's: placed by its file name or order";
+      continue;
+    }
     const std::string why =
         d.recorder.found
             ? fmt::format("no trace's process id is in {}'s record.json pids", d.recorder.host)

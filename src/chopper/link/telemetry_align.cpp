@@ -1,7 +1,8 @@
 // Telemetry alignment: each telemetry file matched to its node, and the files of a node put on
 // its ranks' trace clock at the offset where the traced activity best explains the recorded
 // utilization and power (align_telemetry); and the window of samples worth reading
-// (telemetry_window). Method: docs/metrics.md (Hardware / Alignment).
+// (telemetry_window). Method: docs/metrics.md (Hardware / Alignment). Over 800 lines: the
+// placements (correlation, recorder clock, nsys session) share the aligner's units and series.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -164,6 +165,7 @@ struct Unit {
   std::vector<Series> merged;       // one GPU's metric put together from several files
   bool single_gpu = false;          // one GPU in all: series without an index are that GPU's
   bool recorder = false;            // chopper record's GPU files: placed by the recorder clock
+  bool session = false;             // an Nsight Systems export's GPU metrics: the trace's clock
 };
 
 // What a telemetry file says of itself: its clock, the median interval of its samples (the
@@ -410,6 +412,40 @@ void align_recorder(const Unit& u, TelemetryAlignment& a, const std::vector<Rank
   a.correlation = std::min(a.correlation, 1.0);
 }
 
+// A unit of an Nsight Systems export's GPU metrics: sampled in the session that traced its ranks,
+// on the same clock, so placed at offset 0 exactly (no search); the correlation at 0 is the row's
+// when a GPU has GR Active (util_gpu_pct) and its activity varies.
+void align_session(const Unit& u, TelemetryAlignment& a, const std::vector<RankInfo*>& ranks) {
+  a.method = "trace clock (nsys session)";
+  a.offset_ns = 0;
+  a.uncertainty_ns = 0;
+  std::vector<bool> used(u.series.size(), false);
+  for (RankInfo* r : ranks) {
+    bool any = false;
+    for (size_t k = 0; k < u.series.size(); ++k) {
+      const Series& se = *u.series[k];
+      if (se.size() == 0 || !describes(se, *r, u.single_gpu)) continue;
+      any = true;
+      used[k] = true;
+      a.clock = se.clock;
+      a.period_ns = std::max(a.period_ns, median_interval(se));
+    }
+    if (any) a.ranks.push_back(r->rank);
+  }
+  if (a.ranks.empty()) {
+    a.method = "none: the export's GPU metrics are of no GPU its ranks ran on";
+    return;
+  }
+  for (size_t k = 0; k < u.series.size(); ++k)
+    if (used[k]) a.samples += u.series[k]->size();
+  OffsetSearch q;
+  TelemetryAlignment scratch;
+  if (gather_signals(u, scratch, ranks, q)) {
+    const double r0 = q.score_at(0);
+    if (r0 >= -1.0) a.correlation = std::min(r0, 1.0);
+  }
+}
+
 }  // namespace
 
 TelemetryWindow telemetry_window(const Run& run, const HardwareAlignOptions& o) {
@@ -627,6 +663,7 @@ class TelemetryAligner {
                        static_cast<int>(facts_[f].clock)}];
       u.files.push_back(f);
       u.recorder = d.format == "chopper-record";
+      u.session = d.format == "nsys-gpu-metrics";
     }
     return units;
   }
@@ -705,6 +742,8 @@ class TelemetryAligner {
                                      "none: no ranks on node {} (the traces' ranks are on "
                                      "nodes 0 to {})",
                                      node, last_node);
+    } else if (u.session) {
+      align_session(u, a, node_ranks);
     } else if (u.recorder) {
       align_recorder(u, a, node_ranks, o_, hw_.telemetry_data[u.files.front()].recorder.clock_note);
     } else {

@@ -122,11 +122,14 @@ struct RecorderHost {
 // What one telemetry file holds.
 struct TelemetryData {
   std::string file;
-  std::string format;  // "nvidia-smi", "amd-smi", "rocm-smi", "dcgmi", "zeus", "chopper-record"
+  std::string format;  // "nvidia-smi", "amd-smi", "rocm-smi", "dcgmi", "zeus", "chopper-record",
+                       // "nsys-gpu-metrics"
   std::vector<Series> series;
   Diagnostics diagnostics;
-  uint64_t samples = 0;   // rows read
-  RecorderHost recorder;  // format "chopper-record" only
+  uint64_t samples = 0;  // rows read
+  // Format "chopper-record"; of format "nsys-gpu-metrics" (an Nsight Systems export's GPU metrics),
+  // `host` is the export and `pids` its processes with GPU work (placed on ranks by process id).
+  RecorderHost recorder;
 };
 
 // Per-dispatch hardware counters (rocprofv3 counter collection; Chopper's kernel CSVs). One row

@@ -55,7 +55,7 @@ inline constexpr auto kTelemetryAlignmentTable = table<TelemetryAlignmentRow>(
     column<TelemetryAlignmentRow>(
         "uncertainty_ns", ColType::kInt,
         "half-width of the offsets the correlation cannot tell apart (recorder clock: half "
-        "a sample period)",
+        "a sample period; trace clock: 0)",
         "not aligned (method 'none: …')",
         [](const TelemetryAlignmentRow& a) {
           return a.row->aligned() ? Cell::of(a.row->uncertainty_ns) : Cell::null();
@@ -68,8 +68,9 @@ inline constexpr auto kTelemetryAlignmentTable = table<TelemetryAlignmentRow>(
         "nothing was correlated (the file was not placed by correlation), or no sample varied"),
     viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::method>(
         "method",
-        "how the offset was found: utc+correlation, zone+correlation, correlation or recorder "
-        "clock (with any caveat in parentheses); 'none: <why>' = not aligned",
+        "how the offset was found: utc+correlation, zone+correlation, correlation, recorder "
+        "clock or trace clock (nsys session) (with any caveat in parentheses); 'none: <why>' = "
+        "not aligned",
         kNever),
     viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::samples>(
         "samples", "samples of the series compared", kNever));

@@ -2,10 +2,14 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <map>
 #include <optional>
 
+#include "chopper/ingest/load.hpp"
 #include "chopper/ingest/nsys/nsys_db.hpp"
+#include "chopper/ingest/nsys/nsys_detect.hpp"
+#include "chopper/ingest/nsys/nsys_reader.hpp"
 
 namespace chopper {
 
@@ -69,10 +73,46 @@ TelemetryData read_nsys_gpu_metrics(const std::string& file) {
         s.t_ns.push_back(origin + r.i64(2));
         s.value.push_back(r.f64(3));
       });
+  out.recorder.host = file;
+  for (const NsysPart& p : nsys_parts(file))
+    if (std::find(out.recorder.pids.begin(), out.recorder.pids.end(), p.pid) ==
+        out.recorder.pids.end())
+      out.recorder.pids.push_back(p.pid);
   for (const auto& [name, n] : unread)
     out.diagnostics.add("nsys_unread", fmt::format("{}: GPU metric '{}' ({} samples): chopper has "
                                                    "no metric for it",
                                                    file, name, n));
+  return out;
+}
+
+bool nsys_has_gpu_metrics(const std::string& file) {
+  try {
+    if (!nsys::has_sqlite_header(file) || nsys::sqlite_kind(file) != nsys::SqliteKind::kNsysExport)
+      return false;
+    nsys::Db db(file);
+    if (!db.has_table("GPU_METRICS") || !db.has_table("TARGET_INFO_GPU_METRICS")) return false;
+    bool any = false;
+    db.query("SELECT 1 FROM GPU_METRICS LIMIT 1", [&](const nsys::Db::Row&) { any = true; });
+    return any;
+  } catch (const std::exception&) {
+    return false;  // read as a trace, the file says what is wrong with it
+  }
+}
+
+std::vector<std::string> nsys_exports_with_gpu_metrics(const std::vector<std::string>& run_paths) {
+  std::vector<std::string> out;
+  std::vector<TracePath> files;
+  try {
+    files = expand_trace_paths(run_paths);
+  } catch (const std::exception&) {
+    return out;  // a directory that cannot be listed: reading the traces says so
+  }
+  for (const TracePath& f : files) {
+    if (f.skip.empty() && !f.missing && f.path != "-" && nsys_has_gpu_metrics(f.path))
+      out.push_back(f.path);
+  }
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
   return out;
 }
 

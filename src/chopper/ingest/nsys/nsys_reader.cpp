@@ -510,6 +510,8 @@ class Reader {
   void count_unread() {
     std::vector<std::string> tables, columns;
     for (const std::string& tab : db_.tables()) {
+      // GPU metrics are read as telemetry (nsys_gpu_metrics.hpp), which counts what it skips.
+      if (tab == "GPU_METRICS" || tab == "TARGET_INFO_GPU_METRICS") continue;
       auto it = read_columns_.find(tab);
       if (it == read_columns_.end()) {
         tables.push_back(fmt::format("{} ({} rows)", tab, db_.row_count(tab)));
