@@ -242,6 +242,8 @@ TEST(CpuUtilization, LoaderFixtureByHand) {
                              "the busiest 96.0%)"),
             std::string::npos)
       << l->evidence;
+  // 0.95 cores per worker: single-threaded workers, no word of threads inside them.
+  EXPECT_EQ(l->evidence.find("cores of threads"), std::string::npos) << l->evidence;
   // The main thread is 30% busy: not serial.
   EXPECT_FALSE(significant(a->f, FindingKind::kHostSerial));
 }

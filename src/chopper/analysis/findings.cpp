@@ -28,6 +28,8 @@ constexpr KindInfo kKinds[] = {
 constexpr double kFewGapsShare = 0.5;
 // A mean launch call at least this long (ns) is first-call work, not launch latency.
 constexpr double kSlowLaunchCallNs = 1e6;
+// Data-loader workers busier than this many cores each run threads in parallel.
+constexpr double kThreadedWorkerCores = 1.5;
 
 std::string ms(double ns) {
   return fmt::format("{:.3f} ms", ns / 1e6);
@@ -753,16 +755,26 @@ void FindingDecider::cpu_findings() {
             hit_s.front()->pid, pct(mean_of(hit_s, &CpuRow::main_thread_busy_share))));
   }
   if (!hit_l.empty()) {
+    const double each = mean_of(hit_l, &CpuRow::worker_busy_share);
+    std::string evidence = fmt::format(
+        "in {} of {} iterations the GPU waited for data while the rank's {} data-loader worker{} "
+        "used {:.2f} cores ({} of one core each; the busiest {}); the host's {} logical CPUs "
+        "were {:.1f}% busy",
+        hit_l.size(), n, hit_l.front()->workers, hit_l.front()->workers == 1 ? "" : "s",
+        mean_of(hit_l, &CpuRow::worker_cores), pct(each),
+        pct(mean_of(hit_l, &CpuRow::busiest_worker_share)), hit_l.front()->cpus,
+        mean_of(hit_l, &CpuRow::host_util_pct));
+    // Above one core a worker runs threads in parallel (a recorded H200 run: one worker at 7.99
+    // cores, NumPy's BLAS threads): more workers then compete for the same cores.
+    if (each > kThreadedWorkerCores)
+      evidence += fmt::format(
+          "; each worker runs {:.1f} cores of threads (BLAS, OpenMP or a tokenizer's pool): "
+          "limit them per worker (torch.set_num_threads(1) or OMP_NUM_THREADS=1 in "
+          "worker_init_fn) before adding workers",
+          each);
     add(rank_test(FindingKind::kLoaderSaturated, xl,
                   [&](int64_t rank, int64_t it) { return rank_value(rank, it, true); }),
-        fmt::format("in {} of {} iterations the GPU waited for data while the rank's {} "
-                    "data-loader worker{} used {:.2f} cores ({} of one core each; the busiest "
-                    "{}); the host's {} logical CPUs were {:.1f}% busy",
-                    hit_l.size(), n, hit_l.front()->workers, hit_l.front()->workers == 1 ? "" : "s",
-                    mean_of(hit_l, &CpuRow::worker_cores),
-                    pct(mean_of(hit_l, &CpuRow::worker_busy_share)),
-                    pct(mean_of(hit_l, &CpuRow::busiest_worker_share)), hit_l.front()->cpus,
-                    mean_of(hit_l, &CpuRow::host_util_pct)));
+        std::move(evidence));
   }
 }
 
