@@ -16,8 +16,13 @@ JSON is read with the json module. Checked, nothing taken from chopper but the t
     flows (JSON s/t/f chains, named by collective and sequence; protobuf ids from 2^62, each on as
     many GPU slices as the JSON chain has events, at the same times);
   - per process, the same counter tracks and samples (time, value);
-  - the protobuf itself: each sequence's first packet clears its incremental state, every iid used
-    was interned before, every SLICE_END closes an open slice, none is left open.
+  - the protobuf itself: each sequence's first packet clears its incremental state, every event
+    says it needs that state, every iid used was interned before on its sequence, every event's
+    track (its own or its sequence's default) was described before, every SLICE_END closes an open
+    slice and none is left open. Times are read as Perfetto reads them: a packet's clock is its
+    timestamp_clock_id, else its sequence's default (trace_packet_defaults), else BOOTTIME; an
+    incremental clock of a sequence (ids 64-127, from its clock snapshot beside a BOOTTIME reading)
+    gives each timestamp as the time since the sequence's previous one.
 With --max-ratio R and --json-gz F: the protobuf file is at most R times F's size.
 Prints "PASS: ..." or "FAIL: ..." (exit 1); exit 77 without protoc or python3-protobuf (skipped).
 """
@@ -104,8 +109,26 @@ def load_pb(pb2, path):
         if sid not in seqs:
             if not p.sequence_flags & pb2.TracePacket.SEQ_INCREMENTAL_STATE_CLEARED:
                 fail(f"packet {i}: first packet of sequence {sid} does not clear its state")
-            seqs[sid] = {"names": {}, "cats": {}, "anames": {}, "astrs": {}}
+            seqs[sid] = {"names": {}, "cats": {}, "anames": {}, "astrs": {}, "clock": None,
+                         "track": None, "clocks": {}}
         t = seqs[sid]
+        if p.HasField("trace_packet_defaults"):
+            d = p.trace_packet_defaults
+            if d.HasField("timestamp_clock_id"):
+                t["clock"] = d.timestamp_clock_id
+            if d.track_event_defaults.HasField("track_uuid"):
+                t["track"] = d.track_event_defaults.track_uuid
+        if p.WhichOneof("data") == "clock_snapshot":
+            # Sequence-scoped incremental clocks (ids 64-127): reading -> BOOTTIME at that reading.
+            boot = [c.timestamp for c in p.clock_snapshot.clocks if c.clock_id == 6]
+            if len(boot) != 1:
+                fail(f"packet {i}: a clock snapshot without one BOOTTIME reading")
+            for c in p.clock_snapshot.clocks:
+                if 64 <= c.clock_id < 128:
+                    if not c.is_incremental:
+                        fail(f"packet {i}: clock {c.clock_id} is not incremental")
+                    t["clocks"][c.clock_id] = [boot[0] - c.timestamp, c.timestamp]  # base, last
+            continue
         if p.HasField("interned_data"):
             d = p.interned_data
             for field, table in (("event_names", "names"), ("event_categories", "cats"),
@@ -125,7 +148,21 @@ def load_pb(pb2, path):
                 desc[td.uuid] = (td.name, td.parent_uuid, False, td.HasField("counter"))
         elif which == "track_event":
             e = p.track_event
-            ts = p.timestamp
+            clock = p.timestamp_clock_id if p.HasField("timestamp_clock_id") else t["clock"]
+            if clock is None or clock == 6:
+                ts = p.timestamp
+            elif clock in t["clocks"]:  # incremental: a delta from the sequence's last time
+                c = t["clocks"][clock]
+                c[1] += p.timestamp
+                ts = c[0] + c[1]
+            else:
+                fail(f"packet {i}: clock {clock} has no snapshot on sequence {sid}")
+            if not p.sequence_flags & pb2.TracePacket.SEQ_NEEDS_INCREMENTAL_STATE:
+                fail(f"packet {i}: an event that needs its sequence's state does not say so")
+            if not e.HasField("track_uuid"):
+                if t["track"] is None:
+                    fail(f"packet {i}: an event with no track and no default track")
+                e.track_uuid = t["track"]
 
             def look(table, iid):
                 if iid not in t[table]:
@@ -169,7 +206,8 @@ def load_pb(pb2, path):
     fl = {"launch": [], "collective": []}
     for fid, ends in flows.items():
         fl["collective" if fid >= COLLECTIVE0 else "launch"].append(sorted(ends))
-    return procs, tracks, slices, {k: sorted(v) for k, v in counters.items()}, fl, len(seqs)
+    return procs, tracks, slices, {k: sorted(v) for k, v in counters.items()}, fl, len(
+        [v for v in desc.values() if v[2]])
 
 
 def main():
@@ -243,7 +281,7 @@ def main():
             fail(f"the protobuf is {pb_size} bytes, more than {a.max_ratio} x the gzip'd JSON's "
                  f"{gz_size}")
         ratio = f"; {pb_size} bytes, {pb_size / gz_size:.3f} x the gzip'd JSON's {gz_size}"
-    print(f"PASS: {len(jprocs)} ranks ({nseq} sequences), {len(jtracks)} tracks, {nslices} slices, "
+    print(f"PASS: {len(jprocs)} ranks ({nseq} process tracks), {len(jtracks)} tracks, {nslices} slices, "
           f"{len(jflows['launch'])} launch flows, {len(jflows['collective'])} collective flows, "
           f"{nsamples} counter samples{ratio}")
 

@@ -35,9 +35,9 @@ std::string write_timeline_file(const std::string& path, const std::string& form
     throw Error(fmt::format("--format {}: expected json, perfetto or auto", format));
   const bool perfetto = format == "perfetto" || (format == "auto" && perfetto_name(path));
   const bool gz = gzip || ends_with(path, ".gz");
-  OutputFile f(path, gz);
+  OutputFile f(path, gz && !perfetto);  // the protobuf sink compresses its own file
   const std::unique_ptr<TimelineSink> sink =
-      perfetto ? perfetto_timeline_sink(f) : json_timeline_sink(f);
+      perfetto ? perfetto_timeline_sink(f, gz) : json_timeline_sink(f);
   st = write_timeline(ranks, ra, o, *sink);
   // Nothing selected: no file (an earlier one is left as it was).
   if (st.gpu_slices == 0 && (!o.ranks.empty() || !o.iterations.empty())) return "";

@@ -2,6 +2,7 @@
 #include "chopper/report/timeline_perfetto.hpp"
 
 #include <fmt/format.h>
+#include <zlib.h>
 
 #include <algorithm>
 #include <map>
@@ -64,17 +65,27 @@ struct Slice {
   uint32_t arg0 = 0, nargs = 0;
 };
 
-// One packet to write, in time order: a slice's begin or end, a counter value, a lone flow end.
+// One event of a track, in time order: a slice's begin or end, a counter value, a lone flow end.
 struct Ev {
   Ns ts = 0;
   enum Kind : uint8_t { kBegin, kEnd, kCounter, kInstant } kind = kBegin;
   uint32_t item = 0;  // slice, counter sample or lone flow end
-  uint64_t track = 0;
 };
+
+// A track of the file and its sequence: a lane of a JSON thread, or a counter.
+struct Lane {
+  std::string name;
+  bool counter = false;
+  std::vector<std::pair<Ns, uint32_t>> open;  // slices open while placing: end, slice
+  std::vector<Ev> evs;
+};
+
+constexpr uint32_t kIncrementalClock = 64;  // sequence-scoped clock ids: 64-127
+constexpr uint32_t kBootTime = 6;           // ClockSnapshot.Clock.BUILTIN BOOTTIME
 
 class PerfettoSink : public TimelineSink {
  public:
-  explicit PerfettoSink(OutputFile& f) : f_(f) {}
+  PerfettoSink(OutputFile& f, bool gzip) : f_(f), gzip_(gzip) {}
 
   void begin(Ns, const std::vector<std::pair<int64_t, Ns>>&,
              const std::vector<TimelineCollective>& colls) override {
@@ -85,7 +96,6 @@ class PerfettoSink : public TimelineSink {
         coll_at_[m.rank][{m.tid, m.ts}].push_back(kCollectiveFlow0 + k + 1);
   }
   void process(int64_t rank, std::string_view name) override {
-    ++seq_;
     rank_ = rank;
     process_name_ = std::string(name);
     auto c = coll_at_.find(rank);
@@ -100,16 +110,16 @@ class PerfettoSink : public TimelineSink {
     s.tid = tid;
     s.ts = ts;
     s.dur = dur;
-    s.name = names_.id(name);
-    s.cat = cats_.id(cat);
+    s.name = strings_.id(name);
+    s.cat = strings_.id(cat);
     s.arg0 = static_cast<uint32_t>(args_.size());
     s.nargs = static_cast<uint32_t>(args.size());
     for (const TimelineArg& a : args) {
       Arg x;
-      x.key = arg_names_.id(a.key);
+      x.key = strings_.id(a.key);
       x.text = a.text;
       if (a.text)
-        x.s = arg_strings_.id(a.s);
+        x.s = strings_.id(a.s);
       else
         x.i = a.i;
       args_.push_back(x);
@@ -129,17 +139,56 @@ class PerfettoSink : public TimelineSink {
     launches_.push_back({host_tid, host_ts, id});
   }
   void counter(int64_t, std::string_view name, Ns ts, double value) override {
-    auto it = counter_tracks_.find(name);
-    if (it == counter_tracks_.end())
-      it = counter_tracks_.emplace(std::string(name), uuid(next_track_++)).first;
-    counters_.push_back({it->second, ts, value});
+    auto it = counters_.find(name);
+    if (it == counters_.end()) it = counters_.emplace(std::string(name), Samples{}).first;
+    it->second.push_back({ts, value});
   }
   void end_rank(int64_t) override {
     flush_rank();
     clear_rank();
   }
   void collective(uint64_t, const TimelineCollective&) override {}  // given on begin
-  void end() override {}
+  // Every rank's header packets first, then every rank's events: the ranks' string tables
+  // (mostly the same names) lie within deflate's 32 KiB window of each other, so a gzip'd file
+  // holds them about once, not once per rank.
+  void end() override {
+    if (!gzip_) {
+      f_.write(head_);
+      f_.write(events_);
+      return;
+    }
+    // zlib's deflate at level 6: its lazy matching finds the repeated tables that a fast level
+    // mostly misses (a third smaller than ISA-L's level 1 here).
+    z_stream z{};
+    if (deflateInit2(&z, 6, Z_DEFLATED, 15 + 16, 8, Z_DEFAULT_STRATEGY) != Z_OK)
+      throw Error("gzip: deflateInit2 failed");
+    std::string out(1u << 20, '\0');
+    auto pump = [&](std::string& in, int flush) {
+      z.next_in = reinterpret_cast<Bytef*>(in.data());
+      z.avail_in = static_cast<uInt>(in.size());
+      int rc = Z_OK;
+      do {
+        z.next_out = reinterpret_cast<Bytef*>(out.data());
+        z.avail_out = static_cast<uInt>(out.size());
+        rc = deflate(&z, flush);
+        if (rc == Z_STREAM_ERROR) {
+          deflateEnd(&z);
+          throw Error("gzip: deflate failed");
+        }
+        f_.write(std::string_view(out.data(), out.size() - z.avail_out));
+      } while (z.avail_out == 0 || (flush == Z_FINISH && rc != Z_STREAM_END));
+      in.clear();
+      in.shrink_to_fit();
+    };
+    try {
+      pump(head_, Z_NO_FLUSH);
+      pump(events_, Z_FINISH);
+    } catch (...) {
+      deflateEnd(&z);
+      throw;
+    }
+    deflateEnd(&z);
+  }
 
  private:
   struct Launch {
@@ -147,27 +196,21 @@ class PerfettoSink : public TimelineSink {
     Ns ts;
     uint64_t id;
   };
-  struct Counter {
-    uint64_t track;
-    Ns ts;
-    double value;
-  };
+  using Samples = std::vector<std::pair<Ns, double>>;
 
-  uint64_t uuid(uint64_t local) const { return (static_cast<uint64_t>(seq_) << 32) | local; }
-
-  void put(const pb::TracePacket& p) {
+  // Appends `p` to `to` as a packet of the Trace (field 1, length-delimited).
+  void put(const pb::TracePacket& p, std::string& to) {
     buf_.clear();
     p.SerializeToString(&buf_);
-    std::string head(1, '\x0a');  // Trace.packet, length-delimited
+    to += '\x0a';
     for (uint64_t n = buf_.size();; n >>= 7) {
       if (n < 0x80) {
-        head += static_cast<char>(n);
+        to += static_cast<char>(n);
         break;
       }
-      head += static_cast<char>((n & 0x7f) | 0x80);
+      to += static_cast<char>((n & 0x7f) | 0x80);
     }
-    f_.write(head);
-    f_.write(buf_);
+    to += buf_;
   }
 
   uint64_t stamp(Ns ts) const {
@@ -198,85 +241,119 @@ class PerfettoSink : public TimelineSink {
         lone.push_back(l);
     }
 
-    // Per track, slices by start (longer first), on the first lane of the track where they nest.
-    std::map<int64_t, std::vector<uint32_t>> by_track;
-    for (uint32_t k = 0; k < slices_.size(); ++k) by_track[slices_[k].tid].push_back(k);
-    struct Track {
-      uint64_t uuid;
-      std::string name;
-    };
-    std::vector<Track> tracks;
-    std::map<int64_t, uint64_t> track_of_tid;  // lane 0
-    std::vector<Ev> evs;
-    const uint64_t process_uuid = uuid(0);
-    for (auto& [tid, ks] : by_track) {
+    // Per JSON thread, slices by start (longer first), each on the first lane of the thread where
+    // it nests; each lane's events in time order (ends before begins at the same time, inner ends
+    // first).
+    std::map<int64_t, std::vector<uint32_t>> by_tid;
+    for (uint32_t k = 0; k < slices_.size(); ++k) by_tid[slices_[k].tid].push_back(k);
+    for (const auto& [tid, name] : thread_names_) by_tid[tid];  // a named thread without slices
+    for (const Launch& l : lone) by_tid[l.tid];
+    std::vector<Lane> lanes;
+    for (auto& [tid, ks] : by_tid) {
       std::stable_sort(ks.begin(), ks.end(), [&](uint32_t a, uint32_t b) {
         const Slice &x = slices_[a], &y = slices_[b];
         return x.ts != y.ts ? x.ts < y.ts : x.dur > y.dur;
       });
       auto tn = thread_names_.find(tid);
       const std::string base = tn != thread_names_.end() ? tn->second : fmt::format("tid {}", tid);
-      struct Lane {
-        uint64_t uuid;
-        std::vector<std::pair<Ns, uint32_t>> open;  // end, slice
-      };
-      std::vector<Lane> lanes;
-      auto close = [&](Lane& ln, Ns upto) {
+      const size_t first = lanes.size();
+      lanes.push_back({base, false, {}, {}});
+      auto close = [](Lane& ln, Ns upto) {
         while (!ln.open.empty() && ln.open.back().first <= upto) {
-          evs.push_back({ln.open.back().first, Ev::kEnd, ln.open.back().second, ln.uuid});
+          ln.evs.push_back({ln.open.back().first, Ev::kEnd, ln.open.back().second});
           ln.open.pop_back();
         }
       };
       for (uint32_t k : ks) {
         const Slice& s = slices_[k];
         const Ns end = s.ts + s.dur;
-        size_t l = 0;
+        size_t l = first;
         for (; l < lanes.size(); ++l) {
           close(lanes[l], s.ts);
           if (lanes[l].open.empty() || lanes[l].open.back().first >= end) break;
         }
-        if (l == lanes.size()) {
-          const uint64_t u = uuid(next_track_++);
-          lanes.push_back({u, {}});
-          tracks.push_back({u, l == 0 ? base : fmt::format("{} (overlap {})", base, l)});
-          if (l == 0) track_of_tid[tid] = u;
-        }
-        evs.push_back({s.ts, Ev::kBegin, k, lanes[l].uuid});
+        if (l == lanes.size())
+          lanes.push_back({fmt::format("{} (overlap {})", base, l - first), false, {}, {}});
+        lanes[l].evs.push_back({s.ts, Ev::kBegin, k});
         lanes[l].open.push_back({end, k});
       }
-      for (Lane& ln : lanes) close(ln, INT64_MAX);
+      for (size_t l = first; l < lanes.size(); ++l) close(lanes[l], INT64_MAX);
+      bool any = false;
+      for (uint32_t k = 0; k < lone.size(); ++k)
+        if (lone[k].tid == tid)
+          lanes[first].evs.push_back({lone[k].ts, Ev::kInstant, k}), any = true;
+      if (any)
+        std::stable_sort(lanes[first].evs.begin(), lanes[first].evs.end(),
+                         [](const Ev& x, const Ev& y) { return x.ts < y.ts; });
     }
-    for (const auto& [tid, name] : thread_names_)  // a named thread without slices: its track
-      if (track_of_tid.find(tid) == track_of_tid.end()) {
-        track_of_tid[tid] = uuid(next_track_++);
-        tracks.push_back({track_of_tid[tid], name});
-      }
-    for (uint32_t k = 0; k < counters_.size(); ++k)
-      evs.push_back({counters_[k].ts, Ev::kCounter, k, counters_[k].track});
-    for (uint32_t k = 0; k < lone.size(); ++k) {
-      auto t = track_of_tid.find(lone[k].tid);
-      uint64_t u = 0;
-      if (t != track_of_tid.end()) {
-        u = t->second;
-      } else {
-        u = uuid(next_track_++);
-        auto tn = thread_names_.find(lone[k].tid);
-        tracks.push_back(
-            {u, tn != thread_names_.end() ? tn->second : fmt::format("tid {}", lone[k].tid)});
-        track_of_tid[lone[k].tid] = u;
-      }
-      evs.push_back({lone[k].ts, Ev::kInstant, k, u});
+    for (const auto& [name, samples] : counters_) {
+      Lane ln{name, true, {}, {}};
+      for (uint32_t k = 0; k < samples.size(); ++k)
+        ln.evs.push_back({samples[k].first, Ev::kCounter, k});
+      std::stable_sort(ln.evs.begin(), ln.evs.end(),
+                       [](const Ev& x, const Ev& y) { return x.ts < y.ts; });
+      lanes.push_back(std::move(ln));
     }
-    // Time order within the sequence; a track's own order (ends before the begins at the same
-    // time, inner ends first) is kept.
-    std::stable_sort(evs.begin(), evs.end(), [](const Ev& a, const Ev& b) { return a.ts < b.ts; });
 
-    const uint64_t launch_iid = lone.empty() ? 0 : names_.id("launch");  // before the table
-    const uint32_t seq = seq_;
+    write_sequence(lanes, lone);
+  }
+
+  // The rank's sequence: its clock (an incremental clock from the rank's first time), its
+  // process track with every string its events intern, its tracks, its events in time order.
+  void write_sequence(const std::vector<Lane>& lanes, const std::vector<Launch>& lone) {
+    struct At {
+      Ns ts;
+      uint32_t lane, k;
+    };
+    std::vector<At> order;
+    for (uint32_t l = 0; l < lanes.size(); ++l)
+      for (uint32_t k = 0; k < lanes[l].evs.size(); ++k)
+        order.push_back({lanes[l].evs[k].ts, l, k});
+    // Time order; a lane's own order is kept at equal times (stable).
+    std::stable_sort(order.begin(), order.end(),
+                     [](const At& x, const At& y) { return x.ts < y.ts; });
+    const uint32_t seq = ++seq_;
+    const Ns t0 = order.empty() ? 0 : order.front().ts;
     pb::TracePacket p;
-    // The process track, with every interned string of the sequence.
     p.set_trusted_packet_sequence_id(seq);
     p.set_sequence_flags(pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
+    {
+      pb::TracePacketDefaults* d = p.mutable_trace_packet_defaults();
+      d->set_timestamp_clock_id(kIncrementalClock);
+      // The incremental clock reads as BOOTTIME (the trace's clock): the aligned ns.
+      pb::ClockSnapshot* c = p.mutable_clock_snapshot();
+      pb::ClockSnapshot::Clock* inc = c->add_clocks();
+      inc->set_clock_id(kIncrementalClock);
+      inc->set_timestamp(stamp(t0));
+      inc->set_is_incremental(true);
+      pb::ClockSnapshot::Clock* boot = c->add_clocks();
+      boot->set_clock_id(kBootTime);
+      boot->set_timestamp(stamp(t0));
+    }
+    put(p, head_);
+    // The strings of the rank's events, interned in order of first use.
+    Interned names, cats, arg_names, arg_strings;
+    std::vector<uint64_t> name_iid(slices_.size()), cat_iid(slices_.size());
+    std::vector<uint64_t> arg_key(args_.size()), arg_value(args_.size());
+    const auto& str = strings_.strings();
+    uint64_t launch_iid = 0;
+    for (const At& o : order) {
+      const Ev& e = lanes[o.lane].evs[o.k];
+      if (e.kind == Ev::kBegin) {
+        const Slice& s = slices_[e.item];
+        name_iid[e.item] = names.id(str[s.name - 1]);
+        cat_iid[e.item] = cats.id(str[s.cat - 1]);
+        for (uint32_t a = s.arg0; a < s.arg0 + s.nargs; ++a) {
+          arg_key[a] = arg_names.id(str[args_[a].key - 1]);
+          if (args_[a].text) arg_value[a] = arg_strings.id(str[args_[a].s - 1]);
+        }
+      } else if (e.kind == Ev::kInstant) {
+        launch_iid = names.id("launch");
+      }
+    }
+    const uint64_t process_uuid = ++next_uuid_;
+    p.Clear();
+    p.set_trusted_packet_sequence_id(seq);
     {
       pb::TrackDescriptor* d = p.mutable_track_descriptor();
       d->set_uuid(process_uuid);
@@ -284,71 +361,67 @@ class PerfettoSink : public TimelineSink {
       d->mutable_process()->set_pid(static_cast<int32_t>(rank_ + 1));
       d->mutable_process()->set_process_name(process_name_);
       pb::InternedData* in = p.mutable_interned_data();
-      const auto& n = names_.strings();
+      const auto& n = names.strings();
       for (size_t k = 0; k < n.size(); ++k) {
-        pb::EventName* e = in->add_event_names();
-        e->set_iid(k + 1);
-        e->set_name(n[k]);
+        pb::EventName* x = in->add_event_names();
+        x->set_iid(k + 1);
+        x->set_name(n[k]);
       }
-      const auto& c = cats_.strings();
+      const auto& c = cats.strings();
       for (size_t k = 0; k < c.size(); ++k) {
-        pb::EventCategory* e = in->add_event_categories();
-        e->set_iid(k + 1);
-        e->set_name(c[k]);
+        pb::EventCategory* x = in->add_event_categories();
+        x->set_iid(k + 1);
+        x->set_name(c[k]);
       }
-      const auto& a = arg_names_.strings();
-      for (size_t k = 0; k < a.size(); ++k) {
-        pb::DebugAnnotationName* e = in->add_debug_annotation_names();
-        e->set_iid(k + 1);
-        e->set_name(a[k]);
+      const auto& an = arg_names.strings();
+      for (size_t k = 0; k < an.size(); ++k) {
+        pb::DebugAnnotationName* x = in->add_debug_annotation_names();
+        x->set_iid(k + 1);
+        x->set_name(an[k]);
       }
-      const auto& v = arg_strings_.strings();
+      const auto& v = arg_strings.strings();
       for (size_t k = 0; k < v.size(); ++k) {
-        pb::InternedString* e = in->add_debug_annotation_string_values();
-        e->set_iid(k + 1);
-        e->set_str(v[k]);
+        pb::InternedString* x = in->add_debug_annotation_string_values();
+        x->set_iid(k + 1);
+        x->set_str(v[k]);
       }
     }
-    put(p);
-    for (const Track& t : tracks) {
+    put(p, head_);
+    std::vector<uint64_t> lane_uuid(lanes.size());
+    for (size_t l = 0; l < lanes.size(); ++l) {
+      lane_uuid[l] = ++next_uuid_;
       p.Clear();
       p.set_trusted_packet_sequence_id(seq);
       pb::TrackDescriptor* d = p.mutable_track_descriptor();
-      d->set_uuid(t.uuid);
+      d->set_uuid(lane_uuid[l]);
       d->set_parent_uuid(process_uuid);
-      d->set_name(t.name);
-      put(p);
+      d->set_name(lanes[l].name);
+      if (lanes[l].counter) d->mutable_counter();
+      put(p, head_);
     }
-    for (const auto& [name, u] : counter_tracks_) {
+    Ns last = t0;
+    for (const At& o : order) {
+      const Ev& e = lanes[o.lane].evs[o.k];
       p.Clear();
+      p.set_timestamp(static_cast<uint64_t>(e.ts - last));  // the incremental clock: a delta
+      last = e.ts;
       p.set_trusted_packet_sequence_id(seq);
-      pb::TrackDescriptor* d = p.mutable_track_descriptor();
-      d->set_uuid(u);
-      d->set_parent_uuid(process_uuid);
-      d->set_name(name);
-      d->mutable_counter();
-      put(p);
-    }
-    for (const Ev& e : evs) {
-      p.Clear();
-      p.set_timestamp(stamp(e.ts));
-      p.set_trusted_packet_sequence_id(seq);
+      p.set_sequence_flags(pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
       pb::TrackEvent* t = p.mutable_track_event();
-      t->set_track_uuid(e.track);
+      t->set_track_uuid(lane_uuid[o.lane]);
       switch (e.kind) {
         case Ev::kBegin: {
           const Slice& s = slices_[e.item];
-          p.set_sequence_flags(pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
           t->set_type(pb::TrackEvent::TYPE_SLICE_BEGIN);
-          t->set_name_iid(s.name);
-          t->add_category_iids(s.cat);
-          for (uint32_t k = s.arg0; k < s.arg0 + s.nargs; ++k) {
+          t->set_name_iid(name_iid[e.item]);
+          t->add_category_iids(cat_iid[e.item]);
+          for (uint32_t a = s.arg0; a < s.arg0 + s.nargs; ++a) {
             pb::DebugAnnotation* d = t->add_debug_annotations();
-            d->set_name_iid(args_[k].key);
-            if (args_[k].text)
-              d->set_string_value_iid(args_[k].s);
+            d->set_name_iid(arg_key[a]);
+            if (args_[a].text)
+              d->set_string_value_iid(arg_value[a]);
             else
-              d->set_int_value(args_[k].i);
+              d->set_int_value(args_[a].i);
           }
           auto f = flows_.find(e.item);
           if (f != flows_.end())
@@ -360,48 +433,43 @@ class PerfettoSink : public TimelineSink {
           break;
         case Ev::kCounter:
           t->set_type(pb::TrackEvent::TYPE_COUNTER);
-          t->set_double_counter_value(counters_[e.item].value);
+          t->set_double_counter_value(counters_.find(lanes[o.lane].name)->second[e.item].second);
           break;
         case Ev::kInstant:
-          p.set_sequence_flags(pb::TracePacket::SEQ_NEEDS_INCREMENTAL_STATE);
           t->set_type(pb::TrackEvent::TYPE_INSTANT);
           t->set_name_iid(launch_iid);
           t->add_flow_ids(lone[e.item].id);
           break;
       }
-      put(p);
+      put(p, events_);
     }
   }
 
   void clear_rank() {
-    names_.clear();
-    cats_.clear();
-    arg_names_.clear();
-    arg_strings_.clear();
+    strings_.clear();
     slices_.clear();
     args_.clear();
     flows_.clear();
     launches_.clear();
     counters_.clear();
-    counter_tracks_.clear();
     thread_names_.clear();
     colls_ = nullptr;
-    next_track_ = 1;
   }
 
   OutputFile& f_;
+  bool gzip_ = false;  // the file gzip'd here (f_ writes the bytes as they are)
   std::string buf_;
-  uint32_t seq_ = 0;
+  std::string head_, events_;  // every rank's: clock, process and tracks; events
+  uint32_t seq_ = 0;           // the last sequence id given (one per rank)
+  uint64_t next_uuid_ = 0;     // the last track uuid given
   int64_t rank_ = -1;
   std::string process_name_;
-  uint64_t next_track_ = 1;  // 0: the process track
-  Interned names_, cats_, arg_names_, arg_strings_;
+  Interned strings_;  // the rank's strings: names, categories, argument names and text values
   std::vector<Slice> slices_;
   std::vector<Arg> args_;
   std::unordered_map<uint32_t, std::vector<uint64_t>> flows_;  // slice: flow ids
   std::vector<Launch> launches_;
-  std::vector<Counter> counters_;
-  std::map<std::string, uint64_t, std::less<>> counter_tracks_;
+  std::map<std::string, Samples, std::less<>> counters_;  // by metric name
   std::map<int64_t, std::string> thread_names_;
   std::map<int64_t, std::map<std::pair<int64_t, Ns>, std::vector<uint64_t>>> coll_at_;
   std::map<std::pair<int64_t, Ns>, std::vector<uint64_t>>* colls_ = nullptr;
@@ -409,8 +477,8 @@ class PerfettoSink : public TimelineSink {
 
 }  // namespace
 
-std::unique_ptr<TimelineSink> perfetto_timeline_sink(OutputFile& out) {
-  return std::make_unique<PerfettoSink>(out);
+std::unique_ptr<TimelineSink> perfetto_timeline_sink(OutputFile& out, bool gzip) {
+  return std::make_unique<PerfettoSink>(out, gzip);
 }
 
 }  // namespace chopper

@@ -4,8 +4,8 @@
 // proto/perfetto_trace.proto, the subset of Perfetto's TracePacket that it uses.
 //
 //   - Each rank is one packet sequence (trusted_packet_sequence_id = index + 1): its first packet
-//     clears the sequence's incremental state and carries every interned string of the rank
-//     (event names, categories, argument names and text values), referred to by iid after.
+//     clears the sequence's incremental state; its process track carries every interned string
+//     of the rank (event names, categories, argument names and text values), referred to by iid.
 //   - Tracks: per rank a process track (ProcessDescriptor pid = rank + 1, since Perfetto keeps pid
 //   0
 //     for the idle process; process_name "rank R (device)"), under it one track per JSON thread
@@ -16,7 +16,11 @@
 //     under the same parent, named "<track> (overlap k)" (a track's slices must nest).
 //   - Flows: flow_ids on the slices' begin events: each launch from its runtime call to its GPU
 //     activity, each matched collective through its ranks' activities.
-//   - Timestamps: the aligned clock in ns, as the JSON's base_ns + ts.
+//   - Timestamps: the aligned clock in ns (the JSON's base_ns + ts), written as deltas on each
+//     rank's incremental clock (a clock snapshot maps it to BOOTTIME, the trace's clock).
+//   - The file: every rank's header packets (clock, process track with the rank's interned
+//     strings, tracks) first, then every rank's events, so that gzip (zlib, level 6) finds the
+//     ranks' string tables, mostly the same names, within its window: they cost about once.
 #include <memory>
 
 #include "chopper/base/output_file.hpp"
@@ -24,7 +28,8 @@
 
 namespace chopper {
 
-// The Perfetto protobuf encoder, writing to `out`.
-std::unique_ptr<TimelineSink> perfetto_timeline_sink(OutputFile& out);
+// The Perfetto protobuf encoder, writing to `out` (opened without gzip): the file is gzip'd here
+// (zlib, level 6) when `gzip` is set.
+std::unique_ptr<TimelineSink> perfetto_timeline_sink(OutputFile& out, bool gzip);
 
 }  // namespace chopper
