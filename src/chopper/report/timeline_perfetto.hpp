@@ -6,8 +6,7 @@
 //   - Each rank is one packet sequence (trusted_packet_sequence_id = index + 1): its first packet
 //     clears the sequence's incremental state; its process track carries every interned string
 //     of the rank (event names, categories, argument names and text values), referred to by iid.
-//   - Tracks: per rank a process track (ProcessDescriptor pid = rank + 1, since Perfetto keeps pid
-//   0
+//   - Tracks: per rank a process track (ProcessDescriptor pid = rank + 1: Perfetto keeps pid 0
 //     for the idle process; process_name "rank R (device)"), under it one track per JSON thread
 //     (hierarchy, GPU streams, host threads, same names) and one counter track per telemetry
 //     metric.
