@@ -72,7 +72,7 @@ struct Ev {
   uint32_t item = 0;  // slice, counter sample or lone flow end
 };
 
-// A track of the file and its sequence: a lane of a JSON thread, or a counter.
+// A track of a rank: a lane of a JSON thread (its slices nest), or a telemetry counter.
 struct Lane {
   std::string name;
   bool counter = false;
@@ -81,7 +81,7 @@ struct Lane {
 };
 
 constexpr uint32_t kIncrementalClock = 64;  // sequence-scoped clock ids: 64-127
-constexpr uint32_t kBootTime = 6;           // ClockSnapshot.Clock.BUILTIN BOOTTIME
+constexpr uint32_t kBootTime = 6;           // ClockSnapshot.Clock.BuiltinClocks BOOTTIME
 
 class PerfettoSink : public TimelineSink {
  public:
