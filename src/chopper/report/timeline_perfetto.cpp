@@ -298,6 +298,53 @@ class PerfettoSink : public TimelineSink {
     write_sequence(lanes, lone);
   }
 
+  // The sequence's first packet: it clears the sequence's state and makes its default clock an
+  // incremental clock that reads as BOOTTIME (the trace's clock), the aligned ns, from t0.
+  void write_clock(uint32_t seq, Ns t0) {
+    pb::TracePacket p;
+    p.set_trusted_packet_sequence_id(seq);
+    p.set_sequence_flags(pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
+    p.mutable_trace_packet_defaults()->set_timestamp_clock_id(kIncrementalClock);
+    pb::ClockSnapshot* c = p.mutable_clock_snapshot();
+    pb::ClockSnapshot::Clock* inc = c->add_clocks();
+    inc->set_clock_id(kIncrementalClock);
+    inc->set_timestamp(stamp(t0));
+    inc->set_is_incremental(true);
+    pb::ClockSnapshot::Clock* boot = c->add_clocks();
+    boot->set_clock_id(kBootTime);
+    boot->set_timestamp(stamp(t0));
+    put(p, head_);
+  }
+
+  // The interning tables as InternedData entries, iids from 1.
+  static void fill_interned(pb::InternedData& in, const Interned& names, const Interned& cats,
+                            const Interned& arg_names, const Interned& arg_strings) {
+    const auto& n = names.strings();
+    for (size_t k = 0; k < n.size(); ++k) {
+      pb::EventName* x = in.add_event_names();
+      x->set_iid(k + 1);
+      x->set_name(n[k]);
+    }
+    const auto& c = cats.strings();
+    for (size_t k = 0; k < c.size(); ++k) {
+      pb::EventCategory* x = in.add_event_categories();
+      x->set_iid(k + 1);
+      x->set_name(c[k]);
+    }
+    const auto& an = arg_names.strings();
+    for (size_t k = 0; k < an.size(); ++k) {
+      pb::DebugAnnotationName* x = in.add_debug_annotation_names();
+      x->set_iid(k + 1);
+      x->set_name(an[k]);
+    }
+    const auto& v = arg_strings.strings();
+    for (size_t k = 0; k < v.size(); ++k) {
+      pb::InternedString* x = in.add_debug_annotation_string_values();
+      x->set_iid(k + 1);
+      x->set_str(v[k]);
+    }
+  }
+
   // The rank's sequence: its clock (an incremental clock from the rank's first time), its
   // process track with every string its events intern, its tracks, its events in time order.
   void write_sequence(const std::vector<Lane>& lanes, const std::vector<Launch>& lone) {
@@ -314,23 +361,7 @@ class PerfettoSink : public TimelineSink {
                      [](const At& x, const At& y) { return x.ts < y.ts; });
     const uint32_t seq = ++seq_;
     const Ns t0 = order.empty() ? 0 : order.front().ts;
-    pb::TracePacket p;
-    p.set_trusted_packet_sequence_id(seq);
-    p.set_sequence_flags(pb::TracePacket::SEQ_INCREMENTAL_STATE_CLEARED);
-    {
-      pb::TracePacketDefaults* d = p.mutable_trace_packet_defaults();
-      d->set_timestamp_clock_id(kIncrementalClock);
-      // The incremental clock reads as BOOTTIME (the trace's clock): the aligned ns.
-      pb::ClockSnapshot* c = p.mutable_clock_snapshot();
-      pb::ClockSnapshot::Clock* inc = c->add_clocks();
-      inc->set_clock_id(kIncrementalClock);
-      inc->set_timestamp(stamp(t0));
-      inc->set_is_incremental(true);
-      pb::ClockSnapshot::Clock* boot = c->add_clocks();
-      boot->set_clock_id(kBootTime);
-      boot->set_timestamp(stamp(t0));
-    }
-    put(p, head_);
+    write_clock(seq, t0);
     // The strings of the rank's events, interned in order of first use.
     Interned names, cats, arg_names, arg_strings;
     std::vector<uint64_t> name_iid(slices_.size()), cat_iid(slices_.size());
@@ -352,7 +383,7 @@ class PerfettoSink : public TimelineSink {
       }
     }
     const uint64_t process_uuid = ++next_uuid_;
-    p.Clear();
+    pb::TracePacket p;
     p.set_trusted_packet_sequence_id(seq);
     {
       pb::TrackDescriptor* d = p.mutable_track_descriptor();
@@ -360,31 +391,7 @@ class PerfettoSink : public TimelineSink {
       d->set_name(process_name_);
       d->mutable_process()->set_pid(static_cast<int32_t>(rank_ + 1));
       d->mutable_process()->set_process_name(process_name_);
-      pb::InternedData* in = p.mutable_interned_data();
-      const auto& n = names.strings();
-      for (size_t k = 0; k < n.size(); ++k) {
-        pb::EventName* x = in->add_event_names();
-        x->set_iid(k + 1);
-        x->set_name(n[k]);
-      }
-      const auto& c = cats.strings();
-      for (size_t k = 0; k < c.size(); ++k) {
-        pb::EventCategory* x = in->add_event_categories();
-        x->set_iid(k + 1);
-        x->set_name(c[k]);
-      }
-      const auto& an = arg_names.strings();
-      for (size_t k = 0; k < an.size(); ++k) {
-        pb::DebugAnnotationName* x = in->add_debug_annotation_names();
-        x->set_iid(k + 1);
-        x->set_name(an[k]);
-      }
-      const auto& v = arg_strings.strings();
-      for (size_t k = 0; k < v.size(); ++k) {
-        pb::InternedString* x = in->add_debug_annotation_string_values();
-        x->set_iid(k + 1);
-        x->set_str(v[k]);
-      }
+      fill_interned(*p.mutable_interned_data(), names, cats, arg_names, arg_strings);
     }
     put(p, head_);
     std::vector<uint64_t> lane_uuid(lanes.size());
