@@ -201,3 +201,41 @@ TEST(Timeline, RangesParse) {
     EXPECT_THROW(parse_ranges(bad), Error) << bad;
   }
 }
+
+// Collective flows are named by their collective and its sequence number in its group
+// ("all_gather #3 (group 0)"): this FSDP run's collectives are all-gathers and reduce-scatters,
+// and there is one flow (one "s" event) per collective matched on more than one rank.
+TEST(Timeline, CollectiveFlowsNamedByCollectiveAndSequence) {
+  TimelineStats st;
+  const std::string text = write({}, &st);
+  const TimelineRun& s = setup();
+  size_t matched = 0;
+  for (const CollectiveRow& c : s.ra.collectives) matched += c.ranks > 1 ? 1 : 0;
+  simdjson::dom::parser parser;
+  simdjson::dom::element doc = parser.parse(text);
+  size_t starts = 0;
+  std::set<std::string> kinds;
+  for (simdjson::dom::element e : doc["traceEvents"].get_array()) {
+    if (e["ph"].get_string().value() != "s" || e["cat"].get_string().value() != "collective")
+      continue;
+    ++starts;
+    const std::string name(e["name"].get_string().value());
+    const size_t hash = name.find(" #");
+    ASSERT_NE(hash, std::string::npos) << name;
+    kinds.insert(name.substr(0, hash));
+    EXPECT_GE(std::stoll(name.substr(hash + 2)), 0) << name;
+  }
+  EXPECT_EQ(starts, matched);
+  EXPECT_EQ(starts, st.collective_flows);
+  EXPECT_EQ(kinds, (std::set<std::string>{"all_gather", "reduce_scatter"}));
+}
+
+// The JSON's size note: nothing up to the limit, past it the advice to write Perfetto's protobuf
+// format or fewer ranks.
+TEST(Timeline, JsonSizeNote) {
+  EXPECT_EQ(json_timeline_size_note(kJsonTimelineLimitBytes), "");
+  const std::string n = json_timeline_size_note(kJsonTimelineLimitBytes * 2);
+  EXPECT_NE(n.find("512 MiB of JSON is past the 256 MiB"), std::string::npos) << n;
+  EXPECT_NE(n.find("--format perfetto"), std::string::npos) << n;
+  EXPECT_NE(n.find("--ranks"), std::string::npos) << n;
+}

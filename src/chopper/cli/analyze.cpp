@@ -177,6 +177,25 @@ int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRu
     fmt::print(stderr, "chopper analyze: {}\n", terminal_safe(e.what()));
     return 2;
   }
+  // --timeline: from the ranks kept in memory (analyze_run keeps them when it is asked for).
+  std::string timeline_said;
+  if (!o.timeline.empty()) {
+    try {
+      const auto* kept = dynamic_cast<const KeptRows*>(sr.rows.get());
+      if (kept == nullptr) throw Error("--timeline: the ranks were not kept in memory");
+      std::vector<TimelineRank> ranks;
+      for (const std::shared_ptr<KeptRank>& k : kept->ranks())
+        if (k != nullptr) ranks.push_back({&k->slot, k->has_hw ? &k->hw : nullptr});
+      progress_phase("writing the timeline");
+      TimelineStats st;
+      timeline_said = write_timeline_file(o.timeline, "auto", false, ranks, sr.ra, {}, st);
+      phase_mark("timeline written");
+    } catch (const std::exception& e) {
+      progress.reset();
+      fmt::print(stderr, "chopper analyze: {}\n", terminal_safe(e.what()));
+      return 2;
+    }
+  }
   progress.reset();  // the line cleared before the summary
   try {
     outdir.commit();  // every file complete: rename into place, remove stale CSVs
@@ -198,6 +217,7 @@ int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRu
                          o.html, static_cast<double>(html_doc.size()) / 1024, html_figures,
                          std::filesystem::absolute(o.html).string());
   }
+  if (!o.json) out += timeline_said;
   if (!o.json) out = terminal_safe(out, true);  // names with control characters, escaped
   std::fwrite(out.data(), 1, out.size(), stdout);
   return run_errors(sr.run) > 0 || !sr.hw_errors.empty() ? 1 : 0;
@@ -299,6 +319,15 @@ int analyze_run(const AnalyzeOptions& in) {
     if (root) fmt::print(stderr, "chopper analyze: {}\n", terminal_safe(e.what()));
     return 2;
   }
+  if (!o.timeline.empty() && (o.run.split_runs || o.rows == RowStore::kSpool || c.size() > 1)) {
+    // The timeline is written from the ranks held in memory: one process, one run.
+    if (root)
+      fmt::print(stderr,
+                 "chopper analyze: --timeline writes the timeline from the ranks held in memory: "
+                 "not with --split-runs, --rows spool or under MPI; write it with chopper "
+                 "timeline\n");
+    return 2;
+  }
   if (o.run.split_runs) return analyze_split_runs(o, c);
   Taxonomy taxonomy;
   try {
@@ -341,6 +370,7 @@ int analyze_run(const AnalyzeOptions& in) {
   }
   o.analysis.threads = o.run.threads;
   StreamOptions so = stream_options(o);  // not const: the progress line hooks its load options
+  if (!o.timeline.empty()) so.rows = RowStore::kMemory;  // the timeline is drawn from the ranks
   std::unique_ptr<StreamedRun> sr;
   // Shown through the load and the phases after it (finalize, tables), until the summary.
   std::optional<LoadProgress> progress;
@@ -397,6 +427,11 @@ Command add_analyze(CLI::App& root) {
   app->add_option("--html", o->html,
                   "Also write the HTML report (what chopper report writes) to this file, drawn "
                   "from the same pass");
+  app->add_option("--timeline", o->timeline,
+                  "Also write the timeline (what chopper timeline writes, every rank) to this file "
+                  "from the same pass: Perfetto's protobuf format when the name ends in "
+                  ".perfetto-trace, .pftrace or .pb, Chrome trace JSON otherwise; .gz after either "
+                  "for gzip. Keeps the run's ranks in memory until it is written (--rows memory)");
   app->add_flag("--json", o->json,
                 "Print the findings as one JSON object instead of the summary (they are also in "
                 "the findings table)");

@@ -7,6 +7,7 @@
 #include "chopper/cli/common.hpp"
 #include "chopper/link/hardware_align.hpp"
 #include "chopper/pipeline/stream.hpp"
+#include "chopper/report/timeline.hpp"
 
 namespace chopper::cli {
 
@@ -44,7 +45,10 @@ struct AnalyzeOptions : AnalysisCliOptions {
   RunOptions run;
   std::string out;
   bool no_csv = false;
-  std::string html;   // --html FILE: the report (`chopper report`) drawn in the same pass
+  std::string html;  // --html FILE: the report (`chopper report`) drawn in the same pass
+  // --timeline FILE: the timeline (`chopper timeline`) written in the same pass, its format by
+  // the file's name (timeline_format).
+  std::string timeline;
   bool json = false;  // print the findings as JSON instead of the summary
   // Under MPI: process 0 reads the other processes' spool files from the output directory (a
   // shared filesystem) instead of receiving them (--mpi-shared-files).
@@ -88,15 +92,28 @@ std::unique_ptr<StreamedRun> analyze_into(
     const AnalyzeOptions& o, const std::string& scratch, TableSink& sink, AnalysisText& text,
     const std::function<void(size_t, size_t, uint64_t)>& progress = {});
 
-// chopper timeline: every rank in one Chrome-trace JSON file on the aligned clock.
+// chopper timeline: every rank in one Chrome-trace JSON file, or Perfetto protobuf trace, on the
+// aligned clock.
 struct TimelineCliOptions {
   RunOptions run;
   std::string out;
+  std::string format = "auto";    // json, perfetto, or auto: by the file's name
   std::string ranks, iterations;  // "0-3,7"; "" = all
   bool no_host = false, gzip = false, no_hardware = false, no_align = false;
   std::vector<std::string> telemetry;
 };
 int timeline_run(const TimelineCliOptions& o);
+
+// The timeline file `path` in `format` (json, perfetto, or auto: perfetto when the name ends in
+// .perfetto-trace, .pftrace or .pb, each optionally followed by .gz; json otherwise); gzip when
+// asked or the name ends in .gz. Written from `ranks` (the run's, labelled) and their analysis;
+// returns the line that says what was written, with a note when a JSON file passes the size at
+// which Perfetto's JSON import struggles (kJsonTimelineLimitBytes). Throws Error (a file that
+// cannot be written, an unknown format); `stats` says what it held. Returns "" and writes no file
+// when --ranks or --iterations select no GPU activity.
+std::string write_timeline_file(const std::string& path, const std::string& format, bool gzip,
+                                const std::vector<TimelineRank>& ranks, const RunAnalysis& ra,
+                                const TimelineOptions& o, TimelineStats& stats);
 
 // chopper report: every analysis rendered as one self-contained HTML file (report/html/).
 // The analysis options are analyze's (AnalysisCliOptions).

@@ -96,6 +96,8 @@ class KeptRows : public RankRows {
            const AnalysisOptions& o)
       : ranks_(std::move(ranks)), ra_(ra), o_(o) {}
   void rows(RankStream s, TableSink& sink) override;
+  // The kept ranks (null: a rank with no rows), parallel to the run's analysis (ra.ranks).
+  const std::vector<std::shared_ptr<KeptRank>>& ranks() const { return ranks_; }
 
  private:
   std::vector<std::shared_ptr<KeptRank>> ranks_;  // null: a rank with no rows

@@ -1,4 +1,4 @@
-// The merged all-rank timeline in Chrome trace JSON (timeline.hpp).
+// The merged all-rank timeline (timeline.hpp): the writer, and its Chrome trace JSON encoder.
 #include "chopper/report/timeline.hpp"
 
 #include <fmt/format.h>
@@ -12,6 +12,7 @@
 
 #include "chopper/base/error.hpp"
 #include "chopper/base/json_out.hpp"
+#include "chopper/model/rank_trace.hpp"
 
 namespace chopper {
 namespace {
@@ -78,8 +79,113 @@ void meta(Events& e, const char* what, int64_t pid, int64_t tid, std::string_vie
   s += "}}";
 }
 
+// The Chrome trace JSON encoder.
+class JsonSink : public TimelineSink {
+ public:
+  explicit JsonSink(OutputFile& f) : f_(f), ev_(f) {}
+
+  void begin(Ns base_ns, const std::vector<std::pair<int64_t, Ns>>& offsets,
+             const std::vector<TimelineCollective>&) override {
+    base_ = base_ns;
+    std::string head = "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"chopper timeline\",";
+    head +=
+        "\"clock\":\"aligned: each rank's clock offset (clock_offsets) subtracted; ts 0 = "
+        "base_ns\"";
+    fmt::format_to(std::back_inserter(head), ",\"base_ns\":{},\"offsets_ns\":{{", base_ns);
+    for (size_t k = 0; k < offsets.size(); ++k)
+      fmt::format_to(std::back_inserter(head), "{}\"{}\":{}", k ? "," : "", offsets[k].first,
+                     offsets[k].second);
+    head += "}},\"traceEvents\":[";
+    f_.write(head);
+  }
+  void process(int64_t rank, std::string_view name) override {
+    meta(ev_, "process_name", rank, 0, "name", json_string(name));
+    meta(ev_, "process_sort_index", rank, 0, "sort_index", std::to_string(rank));
+  }
+  void thread(int64_t rank, int64_t tid, std::string_view name) override {
+    meta(ev_, "thread_name", rank, tid, "name", json_string(name));
+    meta(ev_, "thread_sort_index", rank, tid, "sort_index", std::to_string(tid));
+  }
+  void slice(int64_t rank, int64_t tid, Ns ts, Ns dur, std::string_view name, std::string_view cat,
+             std::span<const TimelineArg> args) override {
+    std::string& s = ev_.next();
+    fmt::format_to(std::back_inserter(s), "{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":", rank,
+                   tid);
+    put_us(s, ts - base_);
+    s += ",\"dur\":";
+    put_us(s, dur);
+    s += ",\"name\":";
+    append_json_string(s, name);
+    s += ",\"cat\":";
+    append_json_string(s, cat);
+    if (!args.empty()) {
+      s += ",\"args\":{";
+      for (size_t k = 0; k < args.size(); ++k) {
+        fmt::format_to(std::back_inserter(s), "{}\"{}\":", k ? "," : "", args[k].key);
+        if (args[k].text)
+          append_json_string(s, args[k].s);
+        else
+          fmt::format_to(std::back_inserter(s), "{}", args[k].i);
+      }
+      s += "}";
+    }
+    s += "}";
+    ev_.maybe_flush();
+  }
+  void launch(int64_t rank, uint64_t id, int64_t host_tid, Ns host_ts, int64_t gpu_tid,
+              Ns gpu_ts) override {
+    std::string& a = ev_.next();
+    fmt::format_to(std::back_inserter(a),
+                   "{{\"ph\":\"s\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":{},\"pid\":{},"
+                   "\"tid\":{},\"ts\":",
+                   id, rank, host_tid);
+    put_us(a, host_ts - base_);
+    a += "}";
+    std::string& b = ev_.next();
+    fmt::format_to(std::back_inserter(b),
+                   "{{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":{},"
+                   "\"pid\":{},\"tid\":{},\"ts\":",
+                   id, rank, gpu_tid);
+    put_us(b, gpu_ts - base_);
+    b += "}";
+    ev_.maybe_flush();
+  }
+  void counter(int64_t rank, std::string_view name, Ns ts, double value) override {
+    std::string& s = ev_.next();
+    fmt::format_to(std::back_inserter(s), "{{\"ph\":\"C\",\"pid\":{},\"name\":\"{}\",\"ts\":", rank,
+                   name);
+    put_us(s, ts - base_);
+    fmt::format_to(std::back_inserter(s), ",\"args\":{{\"{}\":{}}}}}", name, value);
+    ev_.maybe_flush();
+  }
+  void end_rank(int64_t) override { ev_.flush(); }
+  void collective(uint64_t id, const TimelineCollective& c) override {
+    for (size_t k = 0; k < c.members.size(); ++k) {
+      const TimelineFlowEnd& m = c.members[k];
+      const char* ph = k == 0 ? "s" : k + 1 == c.members.size() ? "f" : "t";
+      std::string& s = ev_.next();
+      fmt::format_to(std::back_inserter(s), "{{\"ph\":\"{}\",\"cat\":\"collective\",\"name\":", ph);
+      append_json_string(s, c.name);
+      fmt::format_to(std::back_inserter(s),
+                     ",\"id\":{},\"pid\":{},\"tid\":{},\"bp\":\"e\",\"ts\":", id, m.rank, m.tid);
+      put_us(s, m.ts - base_);
+      s += "}";
+      ev_.maybe_flush();
+    }
+  }
+  void end() override {
+    ev_.flush();
+    f_.write("\n]}\n");
+  }
+
+ private:
+  OutputFile& f_;
+  Events ev_;
+  Ns base_ = 0;
+};
+
 struct RankSel {
-  size_t slot = 0;
+  const TimelineRank* in = nullptr;
   int64_t rank = -1;
   Ns off = 0;
   std::vector<int32_t> rows;  // selected GPU activities, by start
@@ -96,94 +202,85 @@ struct LevelKey {
 
 class Writer {
  public:
-  Writer(const Run& run, const RunAnalysis& ra, const HardwareRun* hw, const TimelineOptions& o,
-         Events& ev, TimelineStats& st)
-      : run_(run), ra_(ra), hw_(hw), o_(o), ev_(ev), st_(st) {}
+  Writer(const RunAnalysis& ra, const TimelineOptions& o, TimelineSink& sink, TimelineStats& st)
+      : ra_(ra), o_(o), sink_(sink), st_(st) {}
 
   void rank(const RankSel& r) {
-    const RankTrace& t = run_.ranks[r.slot].trace;
+    const RankTrace& t = r.in->slot->trace;
     r_ = &r;
     t_ = &t;
-    const int64_t pid = r.rank;
     std::string name = fmt::format("rank {}", r.rank);
     if (!t.meta.devices.empty()) name += " (" + t.meta.devices.front().name + ")";
-    meta(ev_, "process_name", pid, 0, "name", json_string(name));
-    meta(ev_, "process_sort_index", pid, 0, "sort_index", std::to_string(r.rank));
-    meta(ev_, "thread_name", pid, kHierarchyTid, "name",
-         json_string("hierarchy: iteration > phase > layer > operation"));
-    meta(ev_, "thread_sort_index", pid, kHierarchyTid, "sort_index", "0");
-    for (const auto& [k, tid] : r.stream_tid) {
-      meta(ev_, "thread_name", pid, tid, "name",
-           json_string(fmt::format("GPU {} stream {}", k.first, k.second)));
-      meta(ev_, "thread_sort_index", pid, tid, "sort_index", std::to_string(tid));
-    }
+    sink_.process(r.rank, name);
+    sink_.thread(r.rank, kHierarchyTid, "hierarchy: iteration > phase > layer > operation");
+    for (const auto& [k, tid] : r.stream_tid)
+      sink_.thread(r.rank, tid, fmt::format("GPU {} stream {}", k.first, k.second));
     hierarchy();
     gpu();
     if (o_.host) host();
     counters();
-    ev_.flush();
+    sink_.end_rank(r.rank);
   }
 
-  void collective_flows(const std::vector<RankSel>& sel) {
+  // Every matched collective's flow through the selected ranks' activities, by (group, index).
+  static std::vector<TimelineCollective> collectives(const RunAnalysis& ra,
+                                                     const std::vector<RankSel>& sel) {
     // Each selected rank's communication activities by their start on its own clock.
     std::map<int64_t, const RankSel*> by_rank;
     for (const RankSel& r : sel) by_rank[r.rank] = &r;
     std::map<int64_t, std::unordered_map<Ns, int32_t>> at;
     for (const RankSel& r : sel) {
-      const GpuActivities& g = run_.ranks[r.slot].trace.gpu;
+      const GpuActivities& g = r.in->slot->trace.gpu;
       auto& m = at[r.rank];
       for (int32_t i : r.rows)
         if (g.cls[i] == GpuClass::kCommunication) m.emplace(g.start_ns[i], i);
     }
-    std::map<std::pair<std::string, int64_t>, std::vector<std::pair<int64_t, int32_t>>> groups;
-    for (const RankAnalysis& a : ra_.ranks) {
+    struct Group {
+      CollType type = CollType::kUnknown;
+      std::vector<std::pair<int64_t, int32_t>> members;
+    };
+    std::map<std::pair<std::string, int64_t>, Group> groups;
+    for (const RankAnalysis& a : ra.ranks) {
       auto m = at.find(a.rank);
       if (m == at.end()) continue;
       for (const CollRecord& c : a.colls) {
         auto f = m->second.find(c.start_ns);
-        if (f != m->second.end()) groups[{c.group, c.index}].push_back({a.rank, f->second});
+        if (f == m->second.end()) continue;
+        Group& gr = groups[{c.group, c.index}];
+        if (gr.members.empty()) gr.type = c.type;
+        gr.members.push_back({a.rank, f->second});
       }
     }
-    for (auto& [key, members] : groups) {
-      if (members.size() < 2) continue;
-      std::sort(members.begin(), members.end());
-      const uint64_t id = ++flow_id_;
-      for (size_t k = 0; k < members.size(); ++k) {
-        const RankSel& r = *by_rank.at(members[k].first);
-        const GpuActivities& g = run_.ranks[r.slot].trace.gpu;
-        const int32_t i = members[k].second;
-        const char* ph = k == 0 ? "s" : k + 1 == members.size() ? "f" : "t";
-        std::string& s = ev_.next();
-        fmt::format_to(std::back_inserter(s),
-                       "{{\"ph\":\"{}\",\"cat\":\"collective\",\"name\":", ph);
-        append_json_string(s, key.first.empty() ? fmt::format("collective #{}", key.second)
-                                                : fmt::format("{} #{}", key.first, key.second));
-        fmt::format_to(std::back_inserter(s),
-                       ",\"id\":{},\"pid\":{},\"tid\":{},\"bp\":\"e\",\"ts\":", id, r.rank,
-                       r.stream_tid.at({g.device[i], g.stream[i]}));
-        put_us(s, g.start_ns[i] - r.off - base_);
-        s += "}";
-        ev_.maybe_flush();
+    std::vector<TimelineCollective> out;
+    for (auto& [key, gr] : groups) {
+      if (gr.members.size() < 2) continue;
+      std::sort(gr.members.begin(), gr.members.end());
+      TimelineCollective c;
+      // Named by what it is and its place in its group's sequence: "all_gather #3 (group 0)".
+      c.name = fmt::format("{} #{}", coll_type_name(gr.type), key.second);
+      if (!key.first.empty()) c.name += fmt::format(" (group {})", key.first);
+      for (const auto& [rank, i] : gr.members) {
+        const RankSel& r = *by_rank.at(rank);
+        const GpuActivities& g = r.in->slot->trace.gpu;
+        c.members.push_back(
+            {rank, r.stream_tid.at({g.device[i], g.stream[i]}), g.start_ns[i] - r.off});
       }
-      ++st_.collective_flows;
+      out.push_back(std::move(c));
     }
-    ev_.flush();
+    return out;
   }
 
-  Ns base_ = 0;
+  void collective_flows(const std::vector<TimelineCollective>& colls) {
+    for (const TimelineCollective& c : colls) {
+      sink_.collective(++flow_id_, c);
+      ++st_.collective_flows;
+    }
+  }
 
  private:
-  void slice(int64_t tid, Ns start, Ns dur, std::string_view name, std::string_view cat) {
-    std::string& s = ev_.next();
-    fmt::format_to(std::back_inserter(s), "{{\"ph\":\"X\",\"pid\":{},\"tid\":{},\"ts\":", r_->rank,
-                   tid);
-    put_us(s, start - r_->off - base_);
-    s += ",\"dur\":";
-    put_us(s, dur);
-    s += ",\"name\":";
-    append_json_string(s, name);
-    s += ",\"cat\":";
-    append_json_string(s, cat);
+  void slice(int64_t tid, Ns start, Ns dur, std::string_view name, std::string_view cat,
+             std::span<const TimelineArg> args = {}) {
+    sink_.slice(r_->rank, tid, start - r_->off, dur, name, cat, args);
   }
 
   LevelKey key(int32_t i) const {
@@ -250,9 +347,7 @@ class Writer {
               name = std::string(t_->strings.str(kk.operation));
           }
           slice(kHierarchyTid, s, f - s, name, lv);
-          ev_.text() += "}";
           ++st_.hierarchy_slices;
-          ev_.maybe_flush();
         }
         nest(rows, k, j, level + 1, s, f);
       }
@@ -264,52 +359,31 @@ class Writer {
 
   void gpu() {
     const GpuActivities& g = t_->gpu;
+    std::vector<TimelineArg> args;
     for (int32_t i : r_->rows) {
       const int64_t tid = r_->stream_tid.at({g.device[i], g.stream[i]});
-      slice(tid, g.start_ns[i], g.dur_ns[i], t_->strings.str(g.name[i]), gpu_class_name(g.cls[i]));
-      std::string& s = ev_.text();
-      fmt::format_to(std::back_inserter(s), ",\"args\":{{\"correlation\":{}", g.correlation[i]);
-      if (g.iteration[i] != kNoId)
-        fmt::format_to(std::back_inserter(s), ",\"iteration\":{}", g.iteration[i]);
-      if (g.phase[i] != Phase::kNone) {
-        s += ",\"phase\":";
-        append_json_string(s, phase_name(g.phase[i]));
-      }
-      if (g.layer[i] >= 0) fmt::format_to(std::back_inserter(s), ",\"layer\":{}", g.layer[i]);
-      if (g.operation[i] != 0) {
-        s += ",\"operation\":";
-        append_json_string(s, t_->strings.str(g.operation[i]));
-      }
-      if (g.op_class[i] != OpClass::kNone) {
-        s += ",\"op_class\":";
-        append_json_string(s, op_class_name(g.op_class[i]));
-      }
-      s += "}}";
+      args.clear();
+      args.push_back(TimelineArg::number("correlation", g.correlation[i]));
+      if (g.iteration[i] != kNoId) args.push_back(TimelineArg::number("iteration", g.iteration[i]));
+      if (g.phase[i] != Phase::kNone)
+        args.push_back(TimelineArg::string("phase", phase_name(g.phase[i])));
+      if (g.layer[i] >= 0) args.push_back(TimelineArg::number("layer", g.layer[i]));
+      if (g.operation[i] != 0)
+        args.push_back(TimelineArg::string("operation", t_->strings.str(g.operation[i])));
+      if (g.op_class[i] != OpClass::kNone)
+        args.push_back(TimelineArg::string("op_class", op_class_name(g.op_class[i])));
+      slice(tid, g.start_ns[i], g.dur_ns[i], t_->strings.str(g.name[i]), gpu_class_name(g.cls[i]),
+            args);
       ++st_.gpu_slices;
       if (o_.host && g.runtime_idx[i] >= 0) {
         // The launch flow: from the runtime call (host) to the activity.
         const RuntimeCalls& rt = t_->runtime;
         const int32_t c = g.runtime_idx[i];
-        const uint64_t id = ++flow_id_;
-        std::string& a = ev_.next();
-        fmt::format_to(std::back_inserter(a),
-                       "{{\"ph\":\"s\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":{},\"pid\":{},"
-                       "\"tid\":{},\"ts\":",
-                       id, r_->rank, kHostTid0 + rt.thread[c]);
-        put_us(a, rt.start_ns[c] - r_->off - base_);
-        a += "}";
-        std::string& b = ev_.next();
-        fmt::format_to(
-            std::back_inserter(b),
-            "{{\"ph\":\"f\",\"bp\":\"e\",\"cat\":\"launch\",\"name\":\"launch\",\"id\":{},"
-            "\"pid\":{},\"tid\":{},\"ts\":",
-            id, r_->rank, tid);
-        put_us(b, g.start_ns[i] - r_->off - base_);
-        b += "}";
+        sink_.launch(r_->rank, ++flow_id_, kHostTid0 + rt.thread[c], rt.start_ns[c] - r_->off, tid,
+                     g.start_ns[i] - r_->off);
         ++st_.launch_flows;
         used_threads_.push_back(rt.thread[c]);
       }
-      ev_.maybe_flush();
     }
   }
 
@@ -321,38 +395,31 @@ class Writer {
       if (!in_window(h.start_ns[i], h.dur_ns[i])) continue;
       slice(kHostTid0 + h.thread[i], h.start_ns[i], h.dur_ns[i], t_->strings.str(h.name[i]),
             t_->strings.str(h.category[i]));
-      ev_.text() += "}";
       used_threads_.push_back(h.thread[i]);
       ++st_.host_slices;
-      ev_.maybe_flush();
     }
     const RuntimeCalls& rt = t_->runtime;
     for (size_t i = 0; i < rt.size(); ++i) {
       if (!in_window(rt.start_ns[i], rt.dur_ns[i])) continue;
+      const TimelineArg corr[] = {TimelineArg::number("correlation", rt.correlation[i])};
       slice(kHostTid0 + rt.thread[i], rt.start_ns[i], rt.dur_ns[i], t_->strings.str(rt.name[i]),
-            rt.driver[i] ? "cuda_driver" : "runtime");
-      fmt::format_to(std::back_inserter(ev_.text()), ",\"args\":{{\"correlation\":{}}}}}",
-                     rt.correlation[i]);
+            rt.driver[i] ? "cuda_driver" : "runtime", corr);
       used_threads_.push_back(rt.thread[i]);
       ++st_.host_slices;
-      ev_.maybe_flush();
     }
     std::sort(used_threads_.begin(), used_threads_.end());
     used_threads_.erase(std::unique(used_threads_.begin(), used_threads_.end()),
                         used_threads_.end());
     for (int32_t th : used_threads_) {
       const ThreadKey& k = t_->threads.at(static_cast<size_t>(th));
-      meta(ev_, "thread_name", r_->rank, kHostTid0 + th, "name",
-           json_string(fmt::format("host pid {} tid {}", k.pid, k.tid)));
-      meta(ev_, "thread_sort_index", r_->rank, kHostTid0 + th, "sort_index",
-           std::to_string(kHostTid0 + th));
+      sink_.thread(r_->rank, kHostTid0 + th, fmt::format("host pid {} tid {}", k.pid, k.tid));
     }
     used_threads_.clear();
   }
 
   void counters() {
-    if (hw_ == nullptr || r_->slot >= hw_->ranks.size()) return;
-    const RankHardware& h = hw_->ranks[r_->slot];
+    if (r_->in->hw == nullptr) return;
+    const RankHardware& h = *r_->in->hw;
     for (Metric m : {Metric::kPowerW, Metric::kSmClockMhz, Metric::kTempGpuC, Metric::kTempHotspotC,
                      Metric::kTempMemC, Metric::kUtilGpuPct}) {
       if (!h.has(m)) continue;
@@ -360,22 +427,15 @@ class Writer {
       const std::string_view name = metric_name(m);
       for (size_t k = 0; k < x.size(); ++k) {
         if (x.t_ns[k] < r_->lo || x.t_ns[k] > r_->hi) continue;
-        std::string& s = ev_.next();
-        fmt::format_to(std::back_inserter(s),
-                       "{{\"ph\":\"C\",\"pid\":{},\"name\":\"{}\",\"ts\":", r_->rank, name);
-        put_us(s, x.t_ns[k] - r_->off - base_);
-        fmt::format_to(std::back_inserter(s), ",\"args\":{{\"{}\":{}}}}}", name, x.value[k]);
+        sink_.counter(r_->rank, name, x.t_ns[k] - r_->off, x.value[k]);
         ++st_.counter_samples;
-        ev_.maybe_flush();
       }
     }
   }
 
-  const Run& run_;
   const RunAnalysis& ra_;
-  const HardwareRun* hw_;
   const TimelineOptions& o_;
-  Events& ev_;
+  TimelineSink& sink_;
   TimelineStats& st_;
   const RankSel* r_ = nullptr;
   const RankTrace* t_ = nullptr;
@@ -418,16 +478,37 @@ std::vector<std::pair<int64_t, int64_t>> parse_ranges(const std::string& text) {
   return out;
 }
 
-TimelineStats write_timeline(const Run& run, const RunAnalysis& ra, const HardwareRun* hw,
-                             const TimelineOptions& o, OutputFile& out) {
+std::string json_timeline_size_note(uint64_t bytes) {
+  if (bytes <= kJsonTimelineLimitBytes) return "";
+  return fmt::format(
+      "note: {:.0f} MiB of JSON is past the {} MiB at which Perfetto's JSON import struggles (the "
+      "browser runs out of memory); write Perfetto's protobuf format instead (--format perfetto, "
+      "or a name ending in .perfetto-trace), or fewer ranks (--ranks) or iterations "
+      "(--iterations)\n",
+      static_cast<double>(bytes) / (1 << 20), kJsonTimelineLimitBytes >> 20);
+}
+
+std::unique_ptr<TimelineSink> json_timeline_sink(OutputFile& out) {
+  return std::make_unique<JsonSink>(out);
+}
+
+std::vector<TimelineRank> timeline_ranks(const Run& run, const HardwareRun* hw) {
+  std::vector<TimelineRank> out;
+  for (size_t i = 0; i < run.ranks.size(); ++i)
+    out.push_back({&run.ranks[i], hw != nullptr && i < hw->ranks.size() ? &hw->ranks[i] : nullptr});
+  return out;
+}
+
+TimelineStats write_timeline(const std::vector<TimelineRank>& ranks, const RunAnalysis& ra,
+                             const TimelineOptions& o, TimelineSink& sink) {
   TimelineStats st;
   std::vector<RankSel> sel;
-  for (size_t i = 0; i < run.ranks.size(); ++i) {
-    const RankSlot& slot = run.ranks[i];
+  for (const TimelineRank& in : ranks) {
+    const RankSlot& slot = *in.slot;
     if (!slot.ok || !in_ranges(o.ranks, slot.rank)) continue;
     const GpuActivities& g = slot.trace.gpu;
     RankSel r;
-    r.slot = i;
+    r.in = &in;
     r.rank = slot.rank;
     r.off = offset_of(ra, slot.rank);
     for (size_t k = 0; k < g.size(); ++k)
@@ -465,21 +546,21 @@ TimelineStats write_timeline(const Run& run, const RunAnalysis& ra, const Hardwa
   st.base_ns = base;
   st.ranks = sel.size();
 
-  std::string head = "{\"displayTimeUnit\":\"ns\",\"otherData\":{\"tool\":\"chopper timeline\",";
-  head +=
-      "\"clock\":\"aligned: each rank's clock offset (clock_offsets) subtracted; ts 0 = base_ns\"";
-  fmt::format_to(std::back_inserter(head), ",\"base_ns\":{},\"offsets_ns\":{{", base);
-  for (size_t k = 0; k < sel.size(); ++k)
-    fmt::format_to(std::back_inserter(head), "{}\"{}\":{}", k ? "," : "", sel[k].rank, sel[k].off);
-  head += "}},\"traceEvents\":[";
-  out.write(head);
-  Events ev(out);
-  Writer w(run, ra, hw, o, ev, st);
-  w.base_ = base;
+  std::vector<std::pair<int64_t, Ns>> offsets;
+  for (const RankSel& r : sel) offsets.push_back({r.rank, r.off});
+  const std::vector<TimelineCollective> colls = Writer::collectives(ra, sel);
+  sink.begin(base, offsets, colls);
+  Writer w(ra, o, sink, st);
   for (const RankSel& r : sel) w.rank(r);
-  w.collective_flows(sel);
-  out.write("\n]}\n");
+  w.collective_flows(colls);
+  sink.end();
   return st;
+}
+
+TimelineStats write_timeline(const Run& run, const RunAnalysis& ra, const HardwareRun* hw,
+                             const TimelineOptions& o, OutputFile& out) {
+  const std::unique_ptr<TimelineSink> sink = json_timeline_sink(out);
+  return write_timeline(timeline_ranks(run, hw), ra, o, *sink);
 }
 
 }  // namespace chopper
