@@ -63,6 +63,22 @@ Ns median_interval(const Series& s) {
   return d[d.size() / 2];
 }
 
+// The sampling period a series gives its file: its median interval, but 0 for a cumulative
+// counter (energy, link bytes), which chopper record reads only every --counter-interval-ms
+// (500 ms against 10 ms for the rest); a file of counters alone takes theirs (period_fallback).
+Ns file_period(const Series& s) {
+  switch (s.metric) {
+    case Metric::kEnergyJ:
+    case Metric::kLinkTxBytes:
+    case Metric::kLinkRxBytes:
+    case Metric::kPcieTxBytes:
+    case Metric::kPcieRxBytes:
+      return 0;
+    default:
+      return median_interval(s);
+  }
+}
+
 // One GPU's recorded signals and the activity the trace says it had, compared at a candidate
 // offset. Either signal may be absent.
 struct Pair {
@@ -420,6 +436,7 @@ void align_session(const Unit& u, TelemetryAlignment& a, const std::vector<RankI
   a.offset_ns = 0;
   a.uncertainty_ns = 0;
   std::vector<bool> used(u.series.size(), false);
+  Ns counters_period = 0;  // the period of cumulative counters alone
   for (RankInfo* r : ranks) {
     bool any = false;
     for (size_t k = 0; k < u.series.size(); ++k) {
@@ -428,10 +445,12 @@ void align_session(const Unit& u, TelemetryAlignment& a, const std::vector<RankI
       any = true;
       used[k] = true;
       a.clock = se.clock;
-      a.period_ns = std::max(a.period_ns, median_interval(se));
+      a.period_ns = std::max(a.period_ns, file_period(se));
+      counters_period = std::max(counters_period, median_interval(se));
     }
     if (any) a.ranks.push_back(r->rank);
   }
+  if (a.period_ns == 0) a.period_ns = counters_period;
   if (a.ranks.empty()) {
     a.method = "none: the export's GPU metrics are of no GPU its ranks ran on";
     return;
@@ -589,14 +608,17 @@ class TelemetryAligner {
     facts_.resize(hw_.telemetry_data.size());
     for (size_t f = 0; f < facts_.size(); ++f) {
       FileFacts& ff = facts_[f];
+      Ns counters_period = 0;  // the period of a file of cumulative counters alone
       for (const Series& se : hw_.telemetry_data[f].series) {
         if (se.size() == 0) continue;
         ff.clock = se.clock;
-        ff.period_ns = std::max(ff.period_ns, median_interval(se));
+        ff.period_ns = std::max(ff.period_ns, file_period(se));
+        counters_period = std::max(counters_period, median_interval(se));
         ff.first = std::min(ff.first, se.t_ns.front());
         ff.last = std::max(ff.last, se.t_ns.back());
         ff.keys.insert(gpu_key(se));
       }
+      if (ff.period_ns == 0) ff.period_ns = counters_period;
       hw_.telemetry[f].clock = ff.clock;
       hw_.telemetry[f].period_ns = ff.period_ns;
     }

@@ -61,7 +61,10 @@ inline constexpr auto kTelemetryAlignmentTable = table<TelemetryAlignmentRow>(
           return a.row->aligned() ? Cell::of(a.row->uncertainty_ns) : Cell::null();
         }),
     viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::period_ns>(
-        "period_ns", "median interval of the file's own samples", kNever),
+        "period_ns",
+        "median interval of the file's own samples (of its non-cumulative metrics when it has "
+        "any: chopper record reads energy and link counters less often)",
+        kNever),
     viewed_column<TelemetryAlignmentRow, &TelemetryAlignment::correlation>(
         "correlation",
         "Pearson r of trace busy share vs utilization (or power) at offset_ns, in [-1, 1]",
