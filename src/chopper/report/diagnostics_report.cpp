@@ -73,11 +73,9 @@ std::string pct(double x) {
   return fmt::format("{:.1f}%", 100.0 * x);
 }
 
-}  // namespace
-
-std::string diagnostics_text(const std::vector<DiagnosticRow>& rows) {
+// Run-level errors and warnings: one line per kind, its first message.
+std::string run_level_text(const std::vector<DiagnosticRow>& rows) {
   std::string o;
-  // Run-level errors and warnings: one line per kind, its first message.
   std::vector<std::string> kinds;
   std::map<std::string, std::pair<const DiagnosticRow*, size_t>> by_kind;
   for (Severity sev : {Severity::kError, Severity::kWarning})
@@ -92,7 +90,13 @@ std::string diagnostics_text(const std::vector<DiagnosticRow>& rows) {
     o += fmt::format("  {} {}: {}{}\n", severity_name(d->severity), k, d->example,
                      n > 1 ? fmt::format(" (and {} more)", n - 1) : "");
   }
-  // Reader and linking anomalies, per rank, when they touch more than the threshold.
+  return o;
+}
+
+// Reader and linking anomalies per rank and per hardware file, when they touch more than the
+// threshold; each rank's host ET link rate.
+std::string reader_text(const std::vector<DiagnosticRow>& rows) {
+  std::string o;
   struct RankReader {
     std::string file;
     double share = 0;
@@ -164,7 +168,12 @@ std::string diagnostics_text(const std::vector<DiagnosticRow>& rows) {
     }
     if (hw_shown.size() > 3) o += fmt::format("    and {} more file(s)\n", hw_shown.size() - 3);
   }
-  // The link rate over all ranks, and the lowest rank's.
+  return o;
+}
+
+// The link rate over all ranks, and the lowest rank's.
+std::string link_rate_text(const std::vector<DiagnosticRow>& rows) {
+  std::string o;
   uint64_t unlinked = 0, linkable = 0;
   Ns unlinked_ns = 0;
   double gpu_ns = 0;
@@ -197,6 +206,13 @@ std::string diagnostics_text(const std::vector<DiagnosticRow>& rows) {
       o += "\n";
     }
   }
+  return o;
+}
+
+}  // namespace
+
+std::string diagnostics_text(const std::vector<DiagnosticRow>& rows) {
+  std::string o = run_level_text(rows) + reader_text(rows) + link_rate_text(rows);
   if (o.empty()) return o;
   return "diagnostics (all in the diagnostics table):\n" + o;
 }

@@ -115,8 +115,8 @@ std::string findings_text(const Findings& f) {
   if (k == 0) s += "  nothing significant: no loss stands out from the run's own variation\n";
   if (!uncertain.empty())
     s += fmt::format(
-        "  large but not established over {} iterations (mean ± standard error; they vary too "
-        "much between iterations to pass the test: profile more iterations): {}\n",
+        "  large but not established over {} iterations (mean ± its spread over iterations, "
+        "σ/√n: they vary too much to pass the test; profile more iterations): {}\n",
         f.iterations, uncertain);
   if (!rest.empty()) s += fmt::format("  below significance (findings table): {}\n", rest);
   return s;
