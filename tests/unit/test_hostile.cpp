@@ -318,7 +318,7 @@ TEST(Hostile, TimesFarFromEpochAreSkipped) {
 // skipped, the overhead row not taken for the host's start; the kernels of the trace kept.
 TEST(Hostile, GpuActivityWithZeroTimestampOutsideTheTraceIsSkipped) {
   const RankTrace t = test::parse(test::trace_of(
-      R"({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 4989670956183.98, "dur": 100},
+      R"j({"ph": "X", "cat": "cpu_op", "name": "aten::mm", "pid": 1, "tid": 1, "ts": 4989670956183.98, "dur": 100},
 {"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 1, "tid": 1, "ts": 4989670956190, "dur": 5, "args": {"correlation": 50}},
 {"ph": "X", "cat": "overhead", "name": "Activity Buffer Request", "pid": -1, "tid": 0, "ts": 0.0, "dur": 0.0},
 {"ph": "X", "cat": "kernel", "name": "early", "pid": 0, "tid": 7, "ts": 0.0, "dur": 0.0, "args": {"device": 0, "stream": 7, "correlation": 19}},
@@ -326,7 +326,7 @@ TEST(Hostile, GpuActivityWithZeroTimestampOutsideTheTraceIsSkipped) {
   "device" : 0, "stream" : 7, "correlation" : 23}},
 {"ph": "X", "cat": "kernel", "name": "forever", "pid": 0, "tid": 7, "ts": 0.0, "dur": 1795846696955862.0, "args": {"device": 0, "stream": 7, "correlation": 3144}},
 {"ph": "X", "cat": "kernel", "name": "mm", "pid": 0, "tid": 7, "ts": 4989670956200, "dur": 40, "args": {"device": 0, "stream": 7, "correlation": 50}},
-{"ph": "X", "cat": "kernel", "name": "tail", "pid": 0, "tid": 7, "ts": 4989670956100, "dur": 50, "args": {"device": 0, "stream": 7, "correlation": 12}})",
+{"ph": "X", "cat": "kernel", "name": "tail", "pid": 0, "tid": 7, "ts": 4989670956100, "dur": 50, "args": {"device": 0, "stream": 7, "correlation": 12}})j",
       R"("baseTimeNanoseconds": 1790857026000000000, )"));
 // "tail" (a kernel of the step before, 84 us before the first host op) is a real activity.
 ASSERT_EQ(t.gpu.size(), 2u);
