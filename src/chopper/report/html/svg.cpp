@@ -302,7 +302,7 @@ std::string waterfall(const Waterfall& c) {
   lo = std::min(lo, ticks.front());
   hi = std::max(hi, ticks.back());
   const double band = 26, ml = 230, w = c.width;
-  const double h = kMarginTop + band * static_cast<double>(n) + kMarginBottom + 18;
+  const double h = kMarginTop + band * static_cast<double>(n) + 58;
   const double x0 = ml, x1 = w - 110, y0 = kMarginTop, y1 = y0 + band * static_cast<double>(n);
   const Scale val{lo, hi, x0, x1};
   std::string s = svg_open(w, h, "chart waterfall");
@@ -341,7 +341,10 @@ std::string waterfall(const Waterfall& c) {
       s += fmt::format("<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" class=\"marker\"/>",
                        px(b), px(b0 + (band + bw) / 2), px(b0 + band + (band - bw) / 2));
     s += text(x0 - 4, ym + 4, shorten(st.name, 36), "end", st.total ? " font-weight=\"bold\"" : "");
-    s += text(std::max(a, b) + 4, ym + 4, label_num(st.value / c.scale), "start");
+    // the value right of the bar and its whisker
+    double right = std::max(a, b);
+    if (std::isfinite(wh)) right = std::max(right, wh);
+    s += text(right + 4, ym + 4, label_num(st.value / c.scale), "start");
   }
   s += fmt::format("<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" class=\"axis\"/>", px(val(0)),
                    px(y0), px(y1));
