@@ -328,12 +328,12 @@ TEST(Hostile, GpuActivityWithZeroTimestampOutsideTheTraceIsSkipped) {
 {"ph": "X", "cat": "kernel", "name": "mm", "pid": 0, "tid": 7, "ts": 4989670956200, "dur": 40, "args": {"device": 0, "stream": 7, "correlation": 50}},
 {"ph": "X", "cat": "kernel", "name": "tail", "pid": 0, "tid": 7, "ts": 4989670956100, "dur": 50, "args": {"device": 0, "stream": 7, "correlation": 12}})j",
       R"("baseTimeNanoseconds": 1790857026000000000, )"));
-// "tail" (a kernel of the step before, 84 us before the first host op) is a real activity.
-ASSERT_EQ(t.gpu.size(), 2u);
-EXPECT_EQ(t.strings.str(t.gpu.name[0]), "mm");
-EXPECT_EQ(t.strings.str(t.gpu.name[1]), "tail");
-EXPECT_EQ(t.gpu.dur_ns[0], 40000);
-EXPECT_EQ(t.diagnostics.count("gpu_activity_outside_trace"), 3u);
+  // "tail" (a kernel of the step before, 84 us before the first host op) is a real activity.
+  ASSERT_EQ(t.gpu.size(), 2u);
+  EXPECT_EQ(t.strings.str(t.gpu.name[0]), "mm");
+  EXPECT_EQ(t.strings.str(t.gpu.name[1]), "tail");
+  EXPECT_EQ(t.gpu.dur_ns[0], 40000);
+  EXPECT_EQ(t.diagnostics.count("gpu_activity_outside_trace"), 3u);
 }
 
 // baseTimeNanoseconds that puts an event past int64 (signed overflow when the base was added).

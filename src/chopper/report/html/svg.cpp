@@ -1,3 +1,5 @@
+// The report's charts (svg.hpp). Over 800 lines: the chart primitives share one set of scale,
+// axis, tick, legend and text helpers (the anonymous namespace below), which a split would expose.
 #include "chopper/report/html/svg.hpp"
 
 #include <fmt/format.h>
