@@ -264,8 +264,25 @@ def compare(figs, report, db, outdir):
         for k, v in bars.items():
             check(v == idle.get(k), f"fig-idle {k}: causes sum to {v}, idle_ns {idle.get(k)}")
         count("fig-idle", len(bars))
+    elif "fig-idle" in figs:  # many ranks: a rank x iteration heatmap of idle_ns
+        want = {(rk, it): v for rk, it, v in q("SELECT rank, iteration, idle_ns FROM "
+                                               "temporal_breakdown WHERE iteration IS NOT NULL")}
+        got = {(int(r["data-rank"]), int(r["data-iteration"])): int(r["data-value"])
+               for r in tags(figs["fig-idle"][1], "rect") if "data-rank" in r and r["data-value"]}
+        check(got == want, "fig-idle (heatmap) differs from temporal_breakdown.idle_ns")
+        count("fig-idle", len(got))
     # secondary view: idle by cause summed over streams
-    if "fig-idle-streams" in figs:
+    if "fig-idle-streams" in figs and 'class="bar"' not in figs["fig-idle-streams"][1]:
+        want = {(rk, it): v for rk, it, v in
+                q("SELECT rank, iteration, SUM(host_wait_ns) FROM idle_breakdown WHERE "
+                  "iteration IS NOT NULL GROUP BY rank, iteration")}
+        got = {(int(r["data-rank"]), int(r["data-iteration"])): float(r["data-value"])
+               for r in tags(figs["fig-idle-streams"][1], "rect")
+               if "data-rank" in r and r["data-value"]}
+        check(got == want, "fig-idle-streams (heatmap) differs from idle_breakdown host wait")
+        check("Secondary view" in figs["fig-idle-streams"][1], "fig-idle-streams: not labelled")
+        count("fig-idle-streams", len(got))
+    elif "fig-idle-streams" in figs:
         want = {}
         for rk, it, hw, kw, ot in q("SELECT rank, iteration, SUM(host_wait_ns), "
                                     "SUM(kernel_wait_ns), SUM(other_ns) FROM idle_breakdown "
