@@ -27,8 +27,8 @@ FLAGS = ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          "--disable-dev-shm-usage"]
 
-EXPECTED = ["fig-findings", "fig-e2e", "fig-rank-e2e", "fig-split", "fig-idle", "fig-throughput",
-            "fig-waterfall-phase", "fig-waterfall-op", "fig-launch", "fig-dist-gemm",
+EXPECTED = ["fig-findings", "fig-e2e", "fig-rank-e2e", "fig-split", "fig-idle", "fig-idle-streams",
+            "fig-throughput", "fig-waterfall", "fig-waterfall-phase", "fig-waterfall-op", "fig-launch", "fig-dist-gemm",
             "fig-dist-vector", "fig-coll-latency", "fig-coll-busbw", "fig-coll-skew",
             "fig-coll-wait", "fig-straggler-lead", "fig-straggler-run", "fig-overlap-cdf",
             "fig-power", "fig-clock", "fig-temp", "fig-energy", "fig-coverage", "tbl-diagnostics",
@@ -241,8 +241,48 @@ def compare(figs, report, db, outdir):
                     int(r["data-value"])
         check(got == want, "fig-split differs from temporal_breakdown")
         count("fig-split", len(got))
-    # idle by cause: summed over streams
-    if "fig-idle" in figs:
+    # the rank's idle as the iteration split defines it: each bar's causes are rank_components'
+    # host, launch and idle components and add up to temporal_breakdown.idle_ns
+    causes = ["data_loading", "host_sync", "host_optimizer", "host_stall", "host_late",
+              "launch_overhead", "graph_gap", "idle"]
+    if "fig-idle" in figs and 'class="bar"' in figs["fig-idle"][1]:
+        idle = {(rk, it): v for rk, it, v in q("SELECT rank, iteration, idle_ns FROM "
+                                               "temporal_breakdown WHERE iteration IS NOT NULL")}
+        want = {(rk, it, k): v for rk, it, k, v in
+                q("SELECT rank, iteration, component, time_ns FROM rank_components") if v and
+                k in causes}
+        got, bars = {}, {}
+        for g, inner in groups(figs["fig-idle"][1], "bar"):
+            key = (int(g["data-rank"]), int(g["data-iteration"]))
+            check(int(g["data-idle"]) == idle.get(key), f"fig-idle {key}: data-idle")
+            bars[key] = 0
+            for r in tags(inner, "rect"):
+                got[key + (r["data-series"],)] = int(r["data-value"])
+                bars[key] += int(r["data-value"])
+        check(set(bars) == set(idle), "fig-idle: bars != temporal_breakdown iteration rows")
+        check(got == want, "fig-idle causes differ from rank_components")
+        for k, v in bars.items():
+            check(v == idle.get(k), f"fig-idle {k}: causes sum to {v}, idle_ns {idle.get(k)}")
+        count("fig-idle", len(bars))
+    elif "fig-idle" in figs:  # many ranks: a rank x iteration heatmap of idle_ns
+        want = {(rk, it): v for rk, it, v in q("SELECT rank, iteration, idle_ns FROM "
+                                               "temporal_breakdown WHERE iteration IS NOT NULL")}
+        got = {(int(r["data-rank"]), int(r["data-iteration"])): int(r["data-value"])
+               for r in tags(figs["fig-idle"][1], "rect") if "data-rank" in r and r["data-value"]}
+        check(got == want, "fig-idle (heatmap) differs from temporal_breakdown.idle_ns")
+        count("fig-idle", len(got))
+    # secondary view: idle by cause summed over streams
+    if "fig-idle-streams" in figs and 'class="bar"' not in figs["fig-idle-streams"][1]:
+        want = {(rk, it): v for rk, it, v in
+                q("SELECT rank, iteration, SUM(host_wait_ns) FROM idle_breakdown WHERE "
+                  "iteration IS NOT NULL GROUP BY rank, iteration")}
+        got = {(int(r["data-rank"]), int(r["data-iteration"])): float(r["data-value"])
+               for r in tags(figs["fig-idle-streams"][1], "rect")
+               if "data-rank" in r and r["data-value"]}
+        check(got == want, "fig-idle-streams (heatmap) differs from idle_breakdown host wait")
+        check("Secondary view" in figs["fig-idle-streams"][1], "fig-idle-streams: not labelled")
+        count("fig-idle-streams", len(got))
+    elif "fig-idle-streams" in figs:
         want = {}
         for rk, it, hw, kw, ot in q("SELECT rank, iteration, SUM(host_wait_ns), "
                                     "SUM(kernel_wait_ns), SUM(other_ns) FROM idle_breakdown "
@@ -251,12 +291,13 @@ def compare(figs, report, db, outdir):
                 if v:
                     want[(rk, it, k)] = v
         got = {}
-        for g, inner in groups(figs["fig-idle"][1], "bar"):
+        for g, inner in groups(figs["fig-idle-streams"][1], "bar"):
             for r in tags(inner, "rect"):
                 got[(int(g["data-rank"]), int(g["data-iteration"]), r["data-series"])] = \
                     int(r["data-value"])
-        check(got == want, "fig-idle differs from idle_breakdown")
-        count("fig-idle", len(got))
+        check(got == want, "fig-idle-streams differs from idle_breakdown")
+        check("Secondary view" in figs["fig-idle-streams"][1], "fig-idle-streams: not labelled")
+        count("fig-idle-streams", len(got))
     # throughput
     if "fig-throughput" in figs:
         want = dict(q("SELECT iteration, tokens_per_s FROM iterations"))
@@ -278,6 +319,46 @@ def compare(figs, report, db, outdir):
                for r in tags(figs[fid][1], "rect") if "data-rank" in r and r["data-value"]}
         check(got == want, f"{fid} differs from {table}.{col}")
         count(fid, len(got))
+    # the iteration's cascade: per part, the mean, min and max over iterations of the shown
+    # rank's waterfall iteration row, end_to_end's groups and the observed time; the means add up
+    # to the mean observed iteration
+    if "fig-waterfall" in figs:
+        wparts = ["theoretical_ns", "instruction_ns", "utilization_ns", "overlap_ns",
+                  "frequency_ns", "residual_ns"]
+        host = ("data_loading", "host_sync", "host_optimizer", "host_stall", "host_late",
+                "launch_overhead", "graph_gap")
+        per = {}
+        for it, rk, t in q("SELECT iteration, shown_rank, time_ns FROM iterations"):
+            e = q("SELECT component, time_ns FROM end_to_end WHERE iteration = ?", it)
+            if not e:
+                continue
+            w = q("SELECT observed_ns, " + ", ".join(wparts) + " FROM waterfall WHERE rank = ? "
+                  "AND iteration = ? AND phase IS NULL AND operation IS NULL", rk, it)
+            obs, *wv = w[0] if w else [0] * 7
+            p = dict(zip(wparts, wv))
+            e = dict(e)
+            p["other_compute_ns"] = sum(v for k, v in e.items() if "." in k) - obs
+            p["launch_host_ns"] = sum(e.get(k, 0) for k in host)
+            for k in ("idle", "exposed_memcpy", "exposed_comm", "straggler_wait"):
+                p[k + "_ns"] = e.get(k, 0)
+            check(close(sum(p.values()), t, 1e-9), f"fig-waterfall: parts of iteration {it}")
+            p["time_ns"] = t
+            per[it] = p
+        steps = [g for g, _ in groups(figs["fig-waterfall"][1], "step")]
+        check(steps and steps[-1]["data-part"] == "time_ns", "fig-waterfall: no observed bar")
+        check(len(steps) == 13, f"fig-waterfall: {len(steps)} bars, want 13")
+        total = 0.0
+        for g in steps:
+            vals = [p[g["data-part"]] for p in per.values()]
+            check(close(g["data-value"], sum(vals) / len(vals)), f"fig-waterfall {g['data-part']}")
+            check(close(g["data-min"], min(vals)) and close(g["data-max"], max(vals)),
+                  f"fig-waterfall {g['data-part']} spread")
+            if g["data-part"] != "time_ns":
+                check(close(g["data-start"], total, 1e-9), f"fig-waterfall {g['data-part']} start")
+                total += float(g["data-value"])
+        check(close(total, steps[-1]["data-value"], 1e-9),
+              f"fig-waterfall: bars sum to {total}, observed {steps[-1]['data-value']}")
+        count("fig-waterfall", len(steps))
     # waterfall per phase: every part of the slowest rank's phase rows
     parts = ["theoretical_ns", "instruction_ns", "utilization_ns", "overlap_ns", "frequency_ns",
              "residual_ns"]
@@ -395,8 +476,8 @@ def compare(figs, report, db, outdir):
     print("values compared with " + os.path.basename(db) + ": " +
           ", ".join(f"{k} {v}" for k, v in sorted(checked.items())))
     for f in ("fig-e2e", "fig-findings", "fig-split", "fig-straggler-lead", "fig-power",
-              "fig-energy", "fig-waterfall-phase", "fig-top-kernels", "fig-roofline",
-              "fig-kernel-violins"):
+              "fig-energy", "fig-waterfall-phase", "fig-waterfall", "fig-idle",
+              "fig-top-kernels", "fig-roofline", "fig-kernel-violins"):
         if f in EXPECTED:
             check(checked.get(f, 0) > 0, f"{f}: no value compared")
     for f in TELEMETRY_FIGS:

@@ -61,6 +61,31 @@ TEST(ReportSvg, StackedBarsCarryTheirValues) {
   EXPECT_NE(s.find(">iteration<"), std::string::npos);
 }
 
+// A cascade of 3 ms, −1 ms (a step back) and 2 ms parts ends at 4 ms: each part's bar starts where
+// the ones above it ended (0, 3, 2 ms), the total is drawn from 0, and every bar keeps its value
+// and spread (min..max) in its data attributes.
+TEST(ReportSvg, WaterfallBarsStartWhereThePartsAboveEnded) {
+  Waterfall c;
+  c.scale = 1e6;
+  c.value_label = "time (ms)";
+  c.steps = {{"a", " data-part=\"a\"", "#111", 3e6, 2e6, 4e6, false},
+             {"b", " data-part=\"b\"", "#222", -1e6, -2e6, 0, false},
+             {"c", " data-part=\"c\"", "#333", 2e6, 2e6, 2e6, false},
+             {"total", " data-part=\"total\"", "#444", 4e6, 3e6, 5e6, true}};
+  const std::string s = waterfall(c);
+  EXPECT_EQ(attrs(s, "data-part"), (std::vector<std::string>{"a", "b", "c", "total"}));
+  EXPECT_EQ(attrs(s, "data-start"), (std::vector<std::string>{"0", "3000000", "2000000", "0"}));
+  EXPECT_EQ(attrs(s, "data-value"),
+            (std::vector<std::string>{"3000000", "-1000000", "2000000", "4000000"}));
+  EXPECT_EQ(attrs(s, "data-min"),
+            (std::vector<std::string>{"2000000", "-2000000", "2000000", "3000000"}));
+  EXPECT_NE(s.find("class=\"axis-title\""), std::string::npos);
+  // a whisker for each part whose spread is not a point (a, b, total; not c)
+  size_t whiskers = 0;
+  for (size_t at = 0; (at = s.find("class=\"whisker\"", at)) != std::string::npos; ++at) ++whiskers;
+  EXPECT_EQ(whiskers, 3U);
+}
+
 TEST(ReportSvg, HeatmapHasOneCellPerValue) {
   Heatmap h;
   h.rows = {"0", "1"};

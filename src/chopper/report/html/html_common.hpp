@@ -176,6 +176,11 @@ void time_section(Doc& doc, const TableStore& ts, const ReportInfo& info);
 void throughput_section(Doc& doc, const TableStore& ts);
 void waterfall_section(Doc& doc, const TableStore& ts);
 void launch_section(Doc& doc, const TableStore& ts);
+// sections_iteration.cpp: the iteration's cascade (fig-waterfall, called by waterfall_section);
+// the rank's idle and, as a secondary view, idle per stream (called by time_section)
+void cascade_figure(Doc& doc, const TableStore& ts);
+void idle_figures(Doc& doc, const TableStore& ts, const ReportInfo& info,
+                  const std::vector<int64_t>& ranks, const std::vector<int64_t>& iters);
 // sections_parallel.cpp
 void distributions_section(Doc& doc, const TableStore& ts);
 void collectives_section(Doc& doc, const TableStore& ts);

@@ -355,62 +355,6 @@ RankIterations split_figure(Doc& doc, const TableStore& ts, const ReportInfo& in
   return {ranks, iters};
 }
 
-// idle_breakdown by cause, summed over streams.
-void idle_figure(Doc& doc, const TableStore& ts, const ReportInfo& info,
-                 const RankIterations& grid) {
-  const std::vector<int64_t>& ranks = grid.ranks;
-  const std::vector<int64_t>& iters = grid.iters;
-  const View<kIdleBreakdownTable> id(ts);
-  std::map<std::pair<int64_t, int64_t>, std::array<double, 3>> idle;
-  for (size_t r = 0; r < id.rows(); ++r) {
-    if (id.null(r, "iteration")) continue;
-    auto& a = idle[{id.i(r, "rank"), id.i(r, "iteration")}];
-    a[0] += id.d(r, "host_wait_ns"), a[1] += id.d(r, "kernel_wait_ns"), a[2] += id.d(r, "other_ns");
-  }
-  if (!idle.empty()) {
-    Csv csv({"rank", "iteration", "host_wait_ns", "kernel_wait_ns", "other_ns"});
-    const bool many = ranks.size() > info.many_ranks;
-    if (!many) {
-      StackedBars c;
-      c.scale = kMs;
-      c.value_label = "idle time, all streams (ms)";
-      c.category_label = "rank / iteration";
-      c.series = {"host_wait", "kernel_wait", "other"};
-      c.series_colors = {"#edc948", "#76b7b2", "#bab0ac"};
-      for (const auto& kv : idle) {
-        c.categories.push_back(fmt::format("r{} i{}", kv.first.first, kv.first.second));
-        c.cat_attrs.push_back(fmt::format(" data-rank=\"{}\" data-iteration=\"{}\"", kv.first.first,
-                                          kv.first.second));
-        c.values.push_back({kv.second[0], kv.second[1], kv.second[2]});
-        csv.add({std::to_string(kv.first.first), std::to_string(kv.first.second), num(kv.second[0]),
-                 num(kv.second[1]), num(kv.second[2])});
-      }
-      doc.figure(
-          {"fig-idle", "idle_breakdown", "Idle by cause per rank and iteration", stacked_bars(c),
-           "Idle gaps of every stream of the rank, summed over its streams, by cause: "
-           "host_wait (the activity was launched after the stream went idle), kernel_wait "
-           "(shorter than the 30 µs threshold), other (idle_breakdown).",
-           "Idle by cause (`idle_breakdown`)", csv.text, "idle_breakdown summed over streams"});
-    } else {
-      Heatmap h = rank_iter_grid(ranks, iters, "host wait (ms)", kMs);
-      for (const auto& kv : idle) {
-        const auto ri = std::lower_bound(ranks.begin(), ranks.end(), kv.first.first);
-        const auto ci = std::lower_bound(iters.begin(), iters.end(), kv.first.second);
-        if (ri == ranks.end() || ci == iters.end()) continue;
-        h.values[static_cast<size_t>(ri - ranks.begin())][static_cast<size_t>(ci - iters.begin())] =
-            kv.second[0];
-        csv.add({std::to_string(kv.first.first), std::to_string(kv.first.second), num(kv.second[0]),
-                 num(kv.second[1]), num(kv.second[2])});
-      }
-      doc.figure({"fig-idle", "idle_breakdown", "Host wait per rank and iteration", heatmap(h),
-                  "Idle time whose activity was launched after the stream went idle (host_wait), "
-                  "summed over the rank's streams (idle_breakdown); the CSV has every cause.",
-                  "Idle by cause (`idle_breakdown`)", csv.text,
-                  "idle_breakdown summed over streams"});
-    }
-  }
-}
-
 }  // namespace
 
 void time_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
@@ -418,7 +362,7 @@ void time_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
   end_to_end_figure(doc, ts);
   rank_components_figure(doc, ts, info);
   const RankIterations ri = split_figure(doc, ts, info);
-  idle_figure(doc, ts, info, ri);
+  idle_figures(doc, ts, info, ri.ranks, ri.iters);
 }
 
 void throughput_section(Doc& doc, const TableStore& ts) {
@@ -495,6 +439,7 @@ void waterfall_section(Doc& doc, const TableStore& ts) {
     return;
   }
   const std::map<int64_t, int64_t> slow = slowest_ranks(ts);
+  cascade_figure(doc, ts);
   StackedBars c;
   c.horizontal = true;
   c.scale = kMs;

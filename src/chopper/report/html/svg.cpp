@@ -1,3 +1,5 @@
+// The report's charts (svg.hpp). Over 800 lines: the chart primitives share one set of scale,
+// axis, tick, legend and text helpers (the anonymous namespace below), which a split would expose.
 #include "chopper/report/html/svg.hpp"
 
 #include <fmt/format.h>
@@ -279,6 +281,81 @@ std::string stacked_bars(const StackedBars& c) {
     s += axis_title_x(x0, x1, h - 4, c.category_label);
   }
   if (c.series.size() > 1 || !c.series.empty()) s += legend(x1 + 16, y0 + 4, c.series, colors);
+  return s + "</svg>";
+}
+
+std::string waterfall(const Waterfall& c) {
+  const size_t n = c.steps.size();
+  // where each step's bar starts and ends (displayed unit)
+  std::vector<double> start(n), end(n);
+  double cum = 0, lo = 0, hi = 0;
+  for (size_t i = 0; i < n; ++i) {
+    const WaterfallStep& st = c.steps[i];
+    const double v = st.value / c.scale;
+    start[i] = st.total ? 0 : cum;
+    end[i] = start[i] + v;
+    if (!st.total) cum += v;
+    const double base = st.total ? 0 : start[i];
+    for (double x : {start[i], end[i], base + st.lo / c.scale, base + st.hi / c.scale})
+      if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x);
+  }
+  std::tie(lo, hi) = range_of(lo, hi);
+  const std::vector<double> ticks = nice_ticks(lo, hi);
+  lo = std::min(lo, ticks.front());
+  hi = std::max(hi, ticks.back());
+  const double band = 26, ml = 230, w = c.width;
+  const double h = kMarginTop + band * static_cast<double>(n) + 58;
+  const double x0 = ml, x1 = w - 110, y0 = kMarginTop, y1 = y0 + band * static_cast<double>(n);
+  const Scale val{lo, hi, x0, x1};
+  std::string s = svg_open(w, h, "chart waterfall");
+  for (double t : ticks)
+    s += fmt::format("<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" class=\"grid\"/>",
+                     px(val(t)), px(y0), px(y1)) +
+         text(val(t), y1 + 14, label_num(t));
+  for (size_t i = 0; i < n; ++i) {
+    const WaterfallStep& st = c.steps[i];
+    const double b0 = y0 + band * static_cast<double>(i), bw = band * 0.7;
+    const double a = val(start[i]), b = val(end[i]);
+    const double base = st.total ? 0 : start[i];
+    s += fmt::format(
+        "<g class=\"step\" data-step=\"{}\" data-value=\"{}\" data-min=\"{}\" data-max=\"{}\" "
+        "data-start=\"{}\"{}>",
+        esc(st.name), num(st.value), num(st.lo), num(st.hi),
+        num(st.total ? 0.0 : start[i] * c.scale), st.attrs);
+    s += fmt::format(
+        "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\"><title>{}: {} "
+        "(spread {} – {})</title></rect>",
+        px(std::min(a, b)), px(b0 + (band - bw) / 2), px(std::max(0.5, std::fabs(b - a))), px(bw),
+        st.color, esc(st.name), label_num(st.value / c.scale), label_num(st.lo / c.scale),
+        label_num(st.hi / c.scale));
+    // the spread: a whisker at the bar's end, from base + lo to base + hi
+    const double wl = val(base + st.lo / c.scale), wh = val(base + st.hi / c.scale),
+                 ym = b0 + band / 2;
+    if (std::isfinite(wl) && std::isfinite(wh) && wh - wl > 0.5)
+      s += fmt::format(
+          "<line class=\"whisker\" x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"#333\"/>"
+          "<line x1=\"{0}\" x2=\"{0}\" y1=\"{3}\" y2=\"{4}\" stroke=\"#333\"/>"
+          "<line x1=\"{1}\" x2=\"{1}\" y1=\"{3}\" y2=\"{4}\" stroke=\"#333\"/>",
+          px(wl), px(wh), px(ym), px(ym - 4), px(ym + 4));
+    s += "</g>";
+    // a connector to the next bar's start
+    if (i + 1 < n && !c.steps[i + 1].total)
+      s += fmt::format("<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" class=\"marker\"/>",
+                       px(b), px(b0 + (band + bw) / 2), px(b0 + band + (band - bw) / 2));
+    s += text(x0 - 4, ym + 4, shorten(st.name, 36), "end", st.total ? " font-weight=\"bold\"" : "");
+    // the value right of the bar and its whisker
+    double right = std::max(a, b);
+    if (std::isfinite(wh)) right = std::max(right, wh);
+    s += text(right + 4, ym + 4, label_num(st.value / c.scale), "start");
+  }
+  s += fmt::format("<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" class=\"axis\"/>", px(val(0)),
+                   px(y0), px(y1));
+  s += axis_title_x(x0, x1, y1 + 32, c.value_label);
+  if (!c.spread_label.empty())
+    s += fmt::format(
+        "<g class=\"legend\"><line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"#333\"/>"
+        "{3}</g>",
+        px(x0), px(x0 + 20), px(h - 9), text(x0 + 24, h - 5, c.spread_label, "start"));
   return s + "</svg>";
 }
 

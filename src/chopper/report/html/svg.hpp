@@ -41,6 +41,25 @@ struct StackedBars {
 };
 std::string stacked_bars(const StackedBars& c);
 
+// A waterfall (cascade): additive parts as floating horizontal bars, each starting where the parts
+// above it ended (a negative part steps back), then the total as a bar from zero; each part's
+// spread (lo..hi of that part, e.g. over iterations) as a whisker at the bar's end.
+struct WaterfallStep {
+  std::string name;
+  std::string attrs;  // extra attributes (` data-part="theoretical"`)
+  std::string color;
+  double value = 0, lo = 0, hi = 0;  // in the table's unit
+  bool total = false;                // drawn from zero (the sum of the parts above)
+};
+struct Waterfall {
+  std::string value_label;   // with unit
+  double scale = 1;          // displayed = value / scale
+  std::string spread_label;  // legend text of the whiskers ("min–max over iterations")
+  std::vector<WaterfallStep> steps;
+  double width = 900;
+};
+std::string waterfall(const Waterfall& c);
+
 // A heatmap: rows × columns of values; NaN = missing (grey).
 struct Heatmap {
   std::string row_label, col_label, value_label;  // value_label with unit
