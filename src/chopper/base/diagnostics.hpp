@@ -112,8 +112,8 @@ std::span<const RunDiag> all_run_diags();
   X(kEventTooLarge, "event_too_large", kWarning, "an event above --max-event-mib: skipped")        \
   X(kTimeOverflow, "time_overflow", kWarning,                                                      \
     "an event whose start or end is beyond 2^62 ns of 1970: skipped")                              \
-  X(kGpuActivityOutsideTrace, "gpu_activity_outside_trace", kWarning,                             \
-    "a GPU activity with ts 0 in a trace whose times are far from 0, or more than 10 minutes "    \
+  X(kGpuActivityOutsideTrace, "gpu_activity_outside_trace", kWarning,                              \
+    "a GPU activity with ts 0 in a trace whose times are far from 0, or more than 10 minutes "     \
     "outside its host events (CUPTI lost its time, e.g. in its counter mode): skipped")            \
   /* linking (link/link.cpp, link/classify.cpp) */                                                 \
   X(kRuntimeExternalIdNotEnclosing, "runtime_external_id_not_enclosing", kWarning,                 \

@@ -48,13 +48,14 @@ const Table* TableStore::get(const std::string& name) const {
 std::set<std::string> report_tables() {
   std::set<std::string> out;
   for (std::string_view t :
-       {kTemporalBreakdownTable.name, kRankComponentsTable.name, kIdleBreakdownTable.name,
-        kOperationInstancesTable.name, kLaunchOverheadTable.name, kCollectivesTable.name,
-        kStragglersTable.name, kIterationsTable.name, kEndToEndTable.name, kTelemetryTable.name,
-        kPowerEnergyTable.name, kWaterfallTable.name, kFindingsTable.name, kLabelCoverageTable.name,
-        kDiagnosticsTable.name, kClockOffsetsTable.name, kCpuUtilizationTable.name,
-        kTelemetryAlignmentTable.name, kCollectiveSummaryTable.name, kTopKernelsTable.name,
-        kRooflineTable.name, kKernelDurationsTable.name, kCounterOperationsTable.name})
+       {kTemporalBreakdownTable.name,  kRankComponentsTable.name,   kIdleBreakdownTable.name,
+        kOperationInstancesTable.name, kLaunchOverheadTable.name,   kCollectivesTable.name,
+        kStragglersTable.name,         kIterationsTable.name,       kEndToEndTable.name,
+        kTelemetryTable.name,          kPowerEnergyTable.name,      kWaterfallTable.name,
+        kFindingsTable.name,           kLabelCoverageTable.name,    kDiagnosticsTable.name,
+        kClockOffsetsTable.name,       kCpuUtilizationTable.name,   kTelemetryAlignmentTable.name,
+        kCollectiveSummaryTable.name,  kTopKernelsTable.name,       kRooflineTable.name,
+        kKernelDurationsTable.name,    kCounterOperationsTable.name})
     out.emplace(t);
   return out;
 }
