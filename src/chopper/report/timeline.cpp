@@ -202,8 +202,8 @@ struct LevelKey {
 
 class Writer {
  public:
-  Writer(const RunAnalysis& ra, const TimelineOptions& o, TimelineSink& sink, TimelineStats& st)
-      : ra_(ra), o_(o), sink_(sink), st_(st) {}
+  Writer(const TimelineOptions& o, TimelineSink& sink, TimelineStats& st)
+      : o_(o), sink_(sink), st_(st) {}
 
   void rank(const RankSel& r) {
     const RankTrace& t = r.in->slot->trace;
@@ -433,7 +433,6 @@ class Writer {
     }
   }
 
-  const RunAnalysis& ra_;
   const TimelineOptions& o_;
   TimelineSink& sink_;
   TimelineStats& st_;
@@ -550,7 +549,7 @@ TimelineStats write_timeline(const std::vector<TimelineRank>& ranks, const RunAn
   for (const RankSel& r : sel) offsets.push_back({r.rank, r.off});
   const std::vector<TimelineCollective> colls = Writer::collectives(ra, sel);
   sink.begin(base, offsets, colls);
-  Writer w(ra, o, sink, st);
+  Writer w(o, sink, st);
   for (const RankSel& r : sel) w.rank(r);
   w.collective_flows(colls);
   sink.end();
