@@ -57,26 +57,61 @@ std::string text(double x, double y, std::string_view s, std::string_view anchor
                      extra, esc(s));
 }
 
-// Axis titles (value axis vertical or horizontal).
-std::string axis_title_x(double x0, double x1, double y, std::string_view s) {
-  return text((x0 + x1) / 2, y, s, "middle", " class=\"axis-title\"");
-}
-std::string axis_title_y(double y0, double y1, std::string_view s) {
-  const double y = (y0 + y1) / 2;
-  return fmt::format(
-      "<text x=\"14\" y=\"{}\" text-anchor=\"middle\" class=\"axis-title\" "
-      "transform=\"rotate(-90 14 {})\">{}</text>",
-      px(y), px(y), esc(s));
+// At most n characters (UTF-8 aware), with an ellipsis when cut.
+std::string shorten(const std::string& s, size_t n) {
+  size_t chars = 0, i = 0;
+  for (; i < s.size(); ++i)
+    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && ++chars > n) break;
+  return i < s.size() ? s.substr(0, i) + "…" : s;
 }
 
+// A text of at most n characters; when cut (ellipsis), the full text is its <title> (tooltip).
+std::string label(double x, double y, const std::string& s, size_t n,
+                  std::string_view anchor = "middle", std::string_view extra = "") {
+  const std::string cut = shorten(s, n);
+  if (cut == s) return text(x, y, s, anchor, extra);
+  return fmt::format("<text x=\"{}\" y=\"{}\" text-anchor=\"{}\"{}>{}<title>{}</title></text>",
+                     px(x), px(y), anchor, extra, esc(cut), esc(s));
+}
+
+// The characters of an 11 px sans-serif text that fit in `width` px (6.4 px a character, wide
+// enough for DejaVu Sans, the widest of the common sans-serif fonts), at least 4.
+size_t chars_in(double width) {
+  return static_cast<size_t>(std::max(4.0, width / 6.4));
+}
+// The width an 11 px sans-serif text of s takes at most (6.4 px a character).
+double text_width(std::string_view s) {
+  size_t chars = 0;
+  for (char ch : s) chars += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
+  return 6.4 * static_cast<double>(chars);
+}
+
+// The bold characters that fit in `len` px (7 px a character), at least 8.
+size_t bold_chars_in(double len) {
+  return static_cast<size_t>(std::max(8.0, len / 7.0));
+}
+
+// Axis titles (value axis vertical or horizontal), cut to the axis' length (the full title in
+// the tooltip).
+std::string axis_title_x(double x0, double x1, double y, const std::string& s) {
+  return label((x0 + x1) / 2, y, s, bold_chars_in(x1 - x0 + 40), "middle", " class=\"axis-title\"");
+}
+std::string axis_title_y(double y0, double y1, const std::string& s) {
+  const double y = (y0 + y1) / 2;
+  return label(14, y, s, bold_chars_in(y1 - y0 + 30), "middle",
+               fmt::format(" class=\"axis-title\" transform=\"rotate(-90 14 {})\"", px(y)));
+}
+
+// A legend at (x, y), a row of 16 px per name; a name longer than its column (`width` px from x,
+// the swatch included) is cut, the full name in its tooltip.
 std::string legend(double x, double y, const std::vector<std::string>& names,
-                   const std::vector<std::string>& colors) {
+                   const std::vector<std::string>& colors, double width = kLegend - 20) {
   std::string s = "<g class=\"legend\">";
   for (size_t i = 0; i < names.size(); ++i) {
     const double yy = y + static_cast<double>(i) * 16;
     s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"10\" height=\"10\" fill=\"{}\"/>", px(x),
                      px(yy), colors[i]);
-    s += text(x + 14, yy + 9, names[i], "start");
+    s += label(x + 14, yy + 9, names[i], chars_in(width - 14), "start");
   }
   return s + "</g>";
 }
@@ -86,14 +121,6 @@ std::string svg_open(double w, double h, std::string_view cls) {
       "<svg xmlns=\"http://www.w3.org/2000/svg\" class=\"{}\" width=\"{}\" height=\"{}\" "
       "viewBox=\"0 0 {} {}\" font-family=\"sans-serif\" font-size=\"11\">",
       cls, px(w), px(h), px(w), px(h));
-}
-
-// At most n characters (UTF-8 aware), with an ellipsis when cut; the full text is in the title.
-std::string shorten(const std::string& s, size_t n) {
-  size_t chars = 0, i = 0;
-  for (; i < s.size(); ++i)
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && ++chars > n) break;
-  return i < s.size() ? s.substr(0, i) + "…" : s;
 }
 
 std::pair<double, double> range_of(double lo, double hi) {
@@ -211,11 +238,27 @@ std::string stacked_bars(const StackedBars& c) {
       c.horizontal ? std::clamp(360.0 / static_cast<double>(std::max<size_t>(n, 1)), 3.0, 22.0)
                    : std::clamp(600.0 / static_cast<double>(std::max<size_t>(n, 1)), 2.0, 60.0);
   const double plot_len = band * static_cast<double>(n);
-  const double w = c.horizontal ? c.width : kMarginLeft + std::max(plot_len, 240.0) + kLegend + 20;
-  const double ml = c.horizontal ? 270 : kMarginLeft;
-  const double h = c.horizontal ? kMarginTop + plot_len + kMarginBottom
-                                : std::max(260.0, static_cast<double>(c.series.size()) * 16 + 40);
-  const double x0 = ml, x1 = w - kLegend, y0 = kMarginTop, y1 = h - kMarginBottom;
+  const size_t label_every = c.horizontal ? std::max<size_t>(1, static_cast<size_t>(12 / band))
+                                          : std::max<size_t>(1, static_cast<size_t>(40 / band));
+  // room for the labels: the legend's column as wide as its longest name (up to 300 px); below
+  // vertical bars, the category labels at 45° (cut at 24 characters) and left of the first one
+  double legend_w = 0, cat_w = 0;
+  for (const std::string& k : c.series) legend_w = std::max(legend_w, text_width(k));
+  for (size_t i = 0; i < n; i += label_every)
+    cat_w = std::max(cat_w, text_width(shorten(c.categories[i], 24)));
+  const double leg = std::clamp(legend_w + 14 + 24, kLegend, 300.0);
+  const double diag = cat_w * std::sqrt(0.5) + 8;  // a 45° label's height and width
+  const double ml = c.horizontal ? 270 : std::max(kMarginLeft, diag + 4 - band * 0.4);
+  const double mb = c.horizontal ? kMarginBottom : std::max(kMarginBottom, diag + 30);
+  const double legend_h = static_cast<double>(c.series.size()) * 16 + 24;
+  const double w =
+      c.horizontal
+          ? c.width
+          : ml + std::max({plot_len, 240.0, 7.0 * text_width(c.category_label) / 6.4 - 40}) + leg +
+                20;
+  const double h = c.horizontal ? std::max(kMarginTop + plot_len + kMarginBottom, legend_h)
+                                : std::max(260.0 - kMarginBottom + mb, legend_h);
+  const double x0 = ml, x1 = w - leg, y0 = kMarginTop, y1 = c.horizontal ? y0 + plot_len : h - mb;
   Scale val = c.horizontal ? Scale{lo, hi, x0, x1} : Scale{lo, hi, y1, y0};
   std::string s = svg_open(w, h, "chart bars");
   // value grid and ticks
@@ -230,8 +273,6 @@ std::string stacked_bars(const StackedBars& c) {
                        px(x1), px(p)) +
            text(x0 - 4, p + 4, label_num(t), "end");
   }
-  const size_t label_every = c.horizontal ? std::max<size_t>(1, static_cast<size_t>(12 / band))
-                                          : std::max<size_t>(1, static_cast<size_t>(40 / band));
   for (size_t i = 0; i < n; ++i) {
     const double b0 = (c.horizontal ? y0 : x0) + band * static_cast<double>(i);
     const double bw = std::max(1.0, band * 0.8);
@@ -263,24 +304,23 @@ std::string stacked_bars(const StackedBars& c) {
     s += "</g>";
     if (i % label_every == 0) {
       if (c.horizontal)
-        s += text(x0 - 4, b0 + bw / 2 + 4, shorten(c.categories[i], 44), "end");
+        s += label(x0 - 4, b0 + bw / 2 + 4, c.categories[i], chars_in(ml - 30), "end");
       else
-        s += fmt::format(
-            "<text x=\"{0}\" y=\"{1}\" text-anchor=\"end\" transform=\"rotate(-45 {0} "
-            "{1})\">{2}</text>",
-            px(b0 + bw / 2), px(y1 + 10), esc(c.categories[i]));
+        s += label(b0 + bw / 2, y1 + 10, c.categories[i], 24, "end",
+                   fmt::format(" transform=\"rotate(-45 {} {})\"", px(b0 + bw / 2), px(y1 + 10)));
     }
   }
   s += fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" class=\"axis\"/>", px(x0),
                    px(c.horizontal ? x1 : x0), px(c.horizontal ? y1 : y0), px(y1));
   if (c.horizontal) {
-    s += axis_title_x(x0, x1, h - 10, c.value_label);
+    s += axis_title_x(x0, x1, y1 + kMarginBottom - 10, c.value_label);
     s += axis_title_y(y0, y1, c.category_label);
   } else {
     s += axis_title_y(y0, y1, c.value_label);
     s += axis_title_x(x0, x1, h - 4, c.category_label);
   }
-  if (c.series.size() > 1 || !c.series.empty()) s += legend(x1 + 16, y0 + 4, c.series, colors);
+  if (c.series.size() > 1 || !c.series.empty())
+    s += legend(x1 + 16, y0 + 4, c.series, colors, leg - 20);
   return s + "</svg>";
 }
 
@@ -342,7 +382,7 @@ std::string waterfall(const Waterfall& c) {
     if (i + 1 < n && !c.steps[i + 1].total)
       s += fmt::format("<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" class=\"marker\"/>",
                        px(b), px(b0 + (band + bw) / 2), px(b0 + band + (band - bw) / 2));
-    s += text(x0 - 4, ym + 4, shorten(st.name, 36), "end", st.total ? " font-weight=\"bold\"" : "");
+    s += label(x0 - 4, ym + 4, st.name, 36, "end", st.total ? " font-weight=\"bold\"" : "");
     // the value right of the bar and its whisker
     double right = std::max(a, b);
     if (std::isfinite(wh)) right = std::max(right, wh);
@@ -369,7 +409,8 @@ std::string heatmap(const Heatmap& c) {
   if (!std::isnan(c.lo)) lo = c.lo / c.scale;
   if (!std::isnan(c.hi)) hi = c.hi / c.scale;
   const double cell_h = std::clamp(400.0 / static_cast<double>(std::max<size_t>(nr, 1)), 0.4, 22.0);
-  const double h = kMarginTop + cell_h * static_cast<double>(nr) + kMarginBottom + 10;
+  const double h = std::max(kMarginTop + cell_h * static_cast<double>(nr) + kMarginBottom + 10,
+                            kMarginTop + 170);  // the colour legend's height
   const double w = c.width, x0 = kMarginLeft, x1 = w - kLegend, y0 = kMarginTop;
   const double cell_w = (x1 - x0) / static_cast<double>(std::max<size_t>(nc, 1));
   std::string s = svg_open(w, h, "chart heatmap");
@@ -403,7 +444,7 @@ std::string heatmap(const Heatmap& c) {
   for (int k = 0; k < 10; ++k)
     s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"{}\"/>", px(lx),
                      px(y0 + 20 + (9 - k) * 12), sequential(k / 9.0));
-  s += text(lx, y0 + 10, c.value_label, "start");
+  s += label(lx, y0 + 10, c.value_label, chars_in(w - lx - 4), "start");
   const bool same = label_num(hi) == label_num(lo);  // close values: more digits
   s += text(lx + 18, y0 + 30,
             !c.hi_name.empty() ? c.hi_name
@@ -455,7 +496,8 @@ std::string box_plot(const BoxPlot& c) {
     lo = std::min(lo, ticks.front()), hi = std::max(hi, ticks.back());
   }
   const double row = 20, ml = 230;
-  const double h = kMarginTop + row * static_cast<double>(c.groups.size()) + kMarginBottom;
+  const double h = std::max(kMarginTop + row * static_cast<double>(c.groups.size()) + kMarginBottom,
+                            static_cast<double>(c.legend.size()) * 16 + 24);
   const double w = c.width, x0 = ml, x1 = w - kLegend, y0 = kMarginTop;
   const Scale xs{lo, hi, x0, x1, c.log};
   std::string s = svg_open(w, h, "chart box");
@@ -489,9 +531,9 @@ std::string box_plot(const BoxPlot& c) {
           "<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#222\" stroke-width=\"2\"/>",
           px(X(q.md)), px(y + 2), px(y + row - 2));
     }
-    s += "</g>" + text(x0 - 4, ym + 4, shorten(g.label, 36), "end");
+    s += "</g>" + label(x0 - 4, ym + 4, g.label, 36, "end");
   }
-  s += axis_title_x(x0, x1, h - 10, c.value_label + (c.log ? " (log scale)" : ""));
+  s += axis_title_x(x0, x1, yb + kMarginBottom - 10, c.value_label + (c.log ? " (log scale)" : ""));
   if (!c.legend.empty()) {
     std::vector<std::string> cols;
     for (size_t i = 0; i < c.legend.size(); ++i) cols.emplace_back(palette(i));
@@ -547,13 +589,19 @@ std::string lines(const Lines& c) {
   }
   if (yl == yh) yl -= 1, yh += 1;
   const std::vector<double> yt = nice_ticks(yl, yh);
-  std::vector<double> xt = c.x_log ? log_x_ticks(xl, xh, c.x_bytes) : nice_ticks(xl, xh, 8);
-  if (c.x_log) xl = std::min(xl, xt.front()), xh = std::max(xh, xt.back());
   bool integral_x = !c.x_log && c.bands.empty() && c.x_origin == 0 && c.x_scale == 1;
   for (const Line& l : c.lines)
     for (double x : l.x) integral_x = integral_x && x == std::floor(x);
-  if (integral_x)  // iterations: no ticks between them
-    xt.erase(std::remove_if(xt.begin(), xt.end(), [](double t) { return t != std::floor(t); }),
+  // iterations: ticks at whole numbers only, as many as there are up to 8 (a step of at least 1,
+  // so that each tick is exact: 5 and 6, not 5 and 5.999...)
+  std::vector<double> xt = c.x_log ? log_x_ticks(xl, xh, c.x_bytes)
+                           : integral_x
+                               ? nice_ticks(xl, xh, static_cast<int>(std::clamp(xh - xl, 1.0, 8.0)))
+                               : nice_ticks(xl, xh, 8);
+  if (c.x_log) xl = std::min(xl, xt.front()), xh = std::max(xh, xt.back());
+  if (integral_x)
+    xt.erase(std::remove_if(xt.begin(), xt.end(),
+                            [](double t) { return std::fabs(t - std::round(t)) > 1e-9; }),
              xt.end());
   yl = std::min(yl, yt.front()), yh = std::max(yh, yt.back());
   const double w = c.width, h = c.height, x0 = kMarginLeft, x1 = w - kLegend, y0 = kMarginTop,
@@ -573,7 +621,9 @@ std::string lines(const Lines& c) {
     s += fmt::format(
         "<line class=\"marker\" x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" data-x=\"{3}\"{4}/>",
         px(p), px(y0), px(y1), m.x_attr.empty() ? num(m.x) : m.x_attr, m.attrs);
-    if (!m.label.empty()) s += text(p + 2, y0 + 9, m.label, "start", " class=\"marker-label\"");
+    if (!m.label.empty())  // near the right edge: left of the line, clear of the legend
+      s += p > x1 - 30 ? text(p - 2, y0 + 9, m.label, "end", " class=\"marker-label\"")
+                       : text(p + 2, y0 + 9, m.label, "start", " class=\"marker-label\"");
   }
   std::vector<std::string> names, colors;
   for (const Band& b : c.bands) {
@@ -815,7 +865,7 @@ std::string violins(const Violins& c) {
             px(Y(std::clamp(v.median / c.scale, lo, hi))));
       s += "</g>";
       if (pi + 1 == c.panels.size() || p.violins.size() <= 16)
-        s += text(cx, py1 + 12, shorten(v.category, 12));
+        s += label(cx, py1 + 12, v.category, 12);
     }
     s += "</g>";
   }
@@ -906,7 +956,7 @@ std::string time_heatmap(const TimeHeatmap& c) {
   s += axis_title_y(y0, yb, c.row_label);
   // colour legend: the anchors at the ends, 10 steps
   const double lx = x1 + 16;
-  s += "<g class=\"legend\">" + text(lx, y0 + 2, c.value_label, "start");
+  s += "<g class=\"legend\">" + label(lx, y0 + 2, c.value_label, chars_in(w - lx - 4), "start");
   for (int k = 0; k < 10; ++k)
     s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"{}\"/>", px(lx),
                      px(y0 + 12 + (9 - k) * 12), sequential(k / 9.0));
@@ -920,7 +970,7 @@ std::string time_heatmap(const TimeHeatmap& c) {
     ly += 16;
     s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"5\" fill=\"#111\"/>", px(lx),
                      px(ly + 7));
-    s += text(lx + 18, ly + 10, c.flag_label, "start");
+    s += label(lx + 18, ly + 10, c.flag_label, chars_in(w - lx - 22), "start");
   }
   s += fmt::format("<line x1=\"{}\" x2=\"{}\" y1=\"{}\" y2=\"{}\" class=\"marker\"/>", px(lx),
                    px(lx + 14), px(ly + 22), px(ly + 22));
