@@ -92,12 +92,13 @@ window.addEventListener('load',function(){setTimeout(run,0);});
 })();
 """
 
-# The screenshot copy: only the figure asked for (?fig= is not allowed under file:// with no
-# script, so one copy per figure), no page margins, the figure as wide as its chart.
+# The screenshot copy: only the figure asked for (one copy per figure), no page margins, the
+# figure as wide as its content up to SHOT_WIDTH (a figure of panels wraps them as the page does).
+SHOT_WIDTH = 1300
 SHOT_STYLE = """
 body{background:#fff}header,nav,footer,h2,section>p,section>table,section>div,.none{display:none}
-main{padding:0;margin:0}section{margin:0}figure{display:none;margin:0;width:max-content;max-width:none}
-#%s{display:block}.plot{overflow:visible}
+main{padding:0;margin:0;max-width:none}section{margin:0}
+figure{display:none;margin:0;width:fit-content;max-width:%dpx}#%s{display:block}
 """
 
 
@@ -143,10 +144,10 @@ def screenshots(exe, report, res, shotdir, ids):
     # every figure's box as a screenshot shows it (alone, as wide as its chart): one measurement
     copy = os.path.join(shotdir, ".sizes.html")
     with open(copy, "w", encoding="utf-8") as f:
-        f.write(add_script(page.replace("</head>", "<style>" + SHOT_STYLE % "x" +
+        f.write(add_script(page.replace("</head>", "<style>" + SHOT_STYLE % (SHOT_WIDTH - 30, "x") +
                                         "figure{display:block}</style>\n</head>", 1), MEASURE))
     p, _ = chromium(exe, ["--dump-dom", "--virtual-time-budget=3000",
-                          f"--window-size={WIDTH},1000", "file://" + copy])
+                          f"--window-size={SHOT_WIDTH},1000", "file://" + copy])
     os.remove(copy)
     m = re.search(r'<pre id="layout-result"[^>]*>(.*?)</pre>', p.stdout, re.S)
     sizes = json.loads(m.group(1).replace("&amp;", "&"))["sizes"] if m else {}
@@ -155,7 +156,7 @@ def screenshots(exe, report, res, shotdir, ids):
             print(f"screenshot: no figure {fid}")
             continue
         w, h = sizes[fid]
-        style = "<style>" + SHOT_STYLE % fid + "</style>\n</head>"
+        style = "<style>" + SHOT_STYLE % (SHOT_WIDTH - 30, fid) + "</style>\n</head>"
         copy = os.path.join(shotdir, f".{fid}.html")
         png = os.path.join(shotdir, fid + ".png")
         with open(copy, "w", encoding="utf-8") as f:
