@@ -11,8 +11,10 @@ every <text> of every chart (<svg> in a <figure>) and writes what it found into
   - a text (tick label, axis title, legend entry, note) reaches outside its chart's box (the
     <svg> viewport, which clips it) by more than half a pixel;
   - a chart reaches outside its figure's box (the <figure> element) at a 1400 px wide window;
-  - two texts of one legend (<g class="legend">) overlap, or a legend's text overlaps one outside
-    the legend (a tick label, an axis title).
+  - two texts of one legend (<g class="legend">) overlap, or a legend's text or swatch overlaps
+    a text outside the legend (a tick label, an axis title);
+  - a chart of lines over a few iterations (x axis title "iteration...", up to 8 values) has no
+    tick label at one of them.
 Each offender is printed with its figure id, text and overflow in px (OUTDIR/layout.json).
 
 --screenshots DIR writes one PNG per figure (DIR/FIGURE-ID.png, the figure alone, cropped to its
@@ -70,8 +72,9 @@ document.querySelectorAll('figure').forEach(function(fig){
       all.forEach(function(a){var x=a.leg?0:inter(a.b,b);
         if(x>0)res.overlap.push({figure:fig.id,text:a.s,other:'(legend mark)',overlap_px:r1(x)});});
     });
-    // a chart over a few whole x values (iterations): a tick label at each
-    var xs={},whole=svg.querySelectorAll('polyline.series').length>0;
+    // a chart of lines over a few iterations (its x axis title says so): a tick label at each
+    var xs={},whole=svg.querySelectorAll('polyline.series').length>0&&
+      Array.prototype.some.call(svg.querySelectorAll('text.axis-title'),function(t){return /^iteration/.test(t.textContent);});
     svg.querySelectorAll('polyline.series').forEach(function(l){
       (l.getAttribute('data-x')||'').split(',').forEach(function(v){
         if(v==='')return;var n=Number(v);if(!(Math.floor(n)===n&&Math.abs(n)<1e6))whole=false;xs[v]=1;});

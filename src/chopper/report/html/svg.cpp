@@ -96,9 +96,14 @@ size_t bold_chars_in(double len) {
 std::string axis_title_x(double x0, double x1, double y, const std::string& s) {
   return label((x0 + x1) / 2, y, s, bold_chars_in(x1 - x0 + 40), "middle", " class=\"axis-title\"");
 }
-std::string axis_title_y(double y0, double y1, const std::string& s) {
-  const double y = (y0 + y1) / 2;
-  return label(14, y, s, bold_chars_in(y1 - y0 + 30), "middle",
+// The vertical title is centred on y0..y1 and may extend beyond it, within the chart's height h:
+// cut to h, moved down or up as far as it must to stay inside.
+std::string axis_title_y(double y0, double y1, const std::string& s, double h) {
+  const double len =
+      7.0 * static_cast<double>(std::min(s.size(), bold_chars_in(h - 4)) + 1);  // bold, at most
+  const double y =
+      std::clamp((y0 + y1) / 2, std::min(len / 2 + 2, h / 2), std::max(h - len / 2 - 2, h / 2));
+  return label(14, y, s, bold_chars_in(h - 4), "middle",
                fmt::format(" class=\"axis-title\" transform=\"rotate(-90 14 {})\"", px(y)));
 }
 
@@ -250,7 +255,10 @@ std::string stacked_bars(const StackedBars& c) {
   const double diag = cat_w * std::sqrt(0.5) + 8;  // a 45° label's height and width
   const double ml = c.horizontal ? 270 : std::max(kMarginLeft, diag + 4 - band * 0.4);
   const double mb = c.horizontal ? kMarginBottom : std::max(kMarginBottom, diag + 30);
-  const double legend_h = static_cast<double>(c.series.size()) * 16 + 24;
+  // as tall as the legend, and horizontal bars as tall as their axis title (bold, up to 240 px)
+  const double legend_h =
+      std::max(static_cast<double>(c.series.size()) * 16 + 24,
+               c.horizontal ? std::min(240.0, 7.0 / 6.4 * text_width(c.category_label) + 12) : 0.0);
   const double w =
       c.horizontal
           ? c.width
@@ -314,9 +322,9 @@ std::string stacked_bars(const StackedBars& c) {
                    px(c.horizontal ? x1 : x0), px(c.horizontal ? y1 : y0), px(y1));
   if (c.horizontal) {
     s += axis_title_x(x0, x1, y1 + kMarginBottom - 10, c.value_label);
-    s += axis_title_y(y0, y1, c.category_label);
+    s += axis_title_y(y0, y1, c.category_label, h);
   } else {
-    s += axis_title_y(y0, y1, c.value_label);
+    s += axis_title_y(y0, y1, c.value_label, h);
     s += axis_title_x(x0, x1, h - 4, c.category_label);
   }
   if (c.series.size() > 1 || !c.series.empty())
@@ -438,7 +446,7 @@ std::string heatmap(const Heatmap& c) {
   for (size_t j = 0; j < nc; j += col_every)
     s += text(x0 + cell_w * (static_cast<double>(j) + 0.5), yb + 14, c.cols[j]);
   s += axis_title_x(x0, x1, h - 8, c.col_label);
-  s += axis_title_y(y0, yb, c.row_label);
+  s += axis_title_y(y0, yb, c.row_label, h);
   // colour legend: a gradient of 10 steps, min and max
   const double lx = x1 + 16;
   for (int k = 0; k < 10; ++k)
@@ -692,7 +700,7 @@ std::string lines(const Lines& c) {
   s += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" class=\"axis\"/>", px(x0),
                    px(x1), px(y1));
   s += axis_title_x(x0, x1, h - 10, c.x_label);
-  s += axis_title_y(y0, y1, c.y_label);
+  s += axis_title_y(y0, y1, c.y_label, h);
   s += legend(x1 + 16, y0 + 4, names, colors);
   return s + "</svg>";
 }
@@ -772,7 +780,7 @@ std::string roofline(const Roofline& c) {
         px(X(p.x)), px(Y(p.y)), px(r), palette(p.color), palette(p.color), p.attrs, esc(p.label));
   }
   s += axis_title_x(x0, x1, h - 10, c.x_label + " (log scale)");
-  s += axis_title_y(y0, y1, c.y_label + " (log)");
+  s += axis_title_y(y0, y1, c.y_label + " (log)", h);
   if (!c.legend.empty()) {
     std::vector<std::string> cols;
     for (size_t i = 0; i < c.legend.size(); ++i) cols.emplace_back(palette(i));
@@ -869,7 +877,7 @@ std::string violins(const Violins& c) {
     }
     s += "</g>";
   }
-  s += axis_title_y(kMarginTop, h - kMarginBottom, c.value_label + " (log scale)");
+  s += axis_title_y(kMarginTop, h - kMarginBottom, c.value_label + " (log scale)", h);
   return s + "</svg>";
 }
 
@@ -953,7 +961,7 @@ std::string time_heatmap(const TimeHeatmap& c) {
   for (double t : nice_ticks(tl, th, 8))
     if (t >= tl && t <= th) s += text(xpos(t * 1e9), yb + 14, label_num(t));
   s += axis_title_x(x0, x1, h - 8, c.x_label);
-  s += axis_title_y(y0, yb, c.row_label);
+  s += axis_title_y(y0, yb, c.row_label, h);
   // colour legend: the anchors at the ends, 10 steps
   const double lx = x1 + 16;
   s += "<g class=\"legend\">" + label(lx, y0 + 2, c.value_label, chars_in(w - lx - 4), "start");
