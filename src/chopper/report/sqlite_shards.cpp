@@ -1,9 +1,9 @@
 #include "chopper/report/sqlite_shards.hpp"
 
-#include <algorithm>
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <utility>
 
@@ -20,7 +20,7 @@ size_t ShardRouter::begin() {
 
 // Shard 0 begins and ends every table in the database (its schema and documentation, in the
 // order written) and writes the rows of its own; shard k > 0 writes only its own tables, whole,
-// into its scratch database, and shard 0 notes which tables to copy from it.
+// into its database in memory, and shard 0 notes which tables to copy from it.
 class ShardedSqlite::Shard : public TableSink {
  public:
   Shard(size_t index, size_t shards, SqliteSink& out, std::unordered_map<std::string, size_t>* from)
@@ -52,8 +52,7 @@ class ShardedSqlite::Shard : public TableSink {
   bool own_ = false;
 };
 
-ShardedSqlite::ShardedSqlite(std::string path, size_t shards)
-    : path_(std::move(path)) {
+ShardedSqlite::ShardedSqlite(std::string path, size_t shards) : path_(std::move(path)) {
   if (shards == 0) shards = 1;
   try {
     dbs_.push_back(std::make_unique<SqliteSink>(path_));

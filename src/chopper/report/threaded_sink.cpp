@@ -82,8 +82,9 @@ void ThreadedSink::submit() {
   {
     std::unique_lock<std::mutex> lock(m_);
     cv_.wait(lock, [&] {
-      return error_ || std::all_of(queues_.begin(), queues_.end(),
-                                   [&](const std::deque<BatchPtr>& q) { return q.size() < max_queued_; });
+      return error_ ||
+             std::all_of(queues_.begin(), queues_.end(),
+                         [&](const std::deque<BatchPtr>& q) { return q.size() < max_queued_; });
     });
     if (!spare_.empty()) {
       next = std::move(spare_.back());

@@ -20,10 +20,10 @@ namespace chopper {
 // Calls are copied (text included) into batches of rows (batch_rows, and at most kBatchBytes of
 // cells and text) that a thread per inner sink hands to it in the order they were made; every
 // inner sink gets the same batches (the rows are copied once however many sinks there are), and
-// at most two batches (or `max_queued`) wait for each, so memory stays bounded however fast the caller is and
-// however wide the rows (a few more when asked for). An exception thrown by an inner sink ends the work of every one and is
-// rethrown to the caller: by the next begin/row/end, or at the latest by finish(). The inner
-// sinks must outlive this one.
+// at most two batches (or `max_queued`) wait for each, so memory stays bounded however fast the
+// caller is and however wide the rows (a few more when asked for). An exception thrown by an inner
+// sink ends the work of every one and is rethrown to the caller: by the next begin/row/end, or at
+// the latest by finish(). The inner sinks must outlive this one.
 class ThreadedSink : public TableSink {
  public:
   explicit ThreadedSink(TableSink& inner, size_t batch_rows = 4096);
