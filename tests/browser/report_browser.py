@@ -667,7 +667,8 @@ RAW_COLUMN = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)*_(?:ns|us|ms|j|w|s|shar
 VALUE_UNIT = {f: "ns" for f in (
     "fig-e2e", "fig-rank-e2e", "fig-split", "fig-idle", "fig-idle-streams", "fig-findings",
     "fig-waterfall-phase", "fig-waterfall-op", "fig-coll-wait", "fig-straggler-lead",
-    "fig-compare-split", "fig-compare-diff", "fig-sweep-iteration", "fig-sweep-time-per-token")}
+    "fig-compare-split", "fig-compare-diff", "fig-sweep-iteration", "fig-sweep-time-per-token",
+    "fig-launch", "fig-coverage")}
 VALUE_UNIT.update({"fig-energy": "j", "fig-sweep-energy-per-token": "j"})
 # displayed = value / factor, by (the values' unit, the axis's unit)
 FACTOR = {("ns", "ms"): 1e6, ("ns", "µs"): 1e3, ("ns", "s"): 1e9, ("j", "J"): 1,
