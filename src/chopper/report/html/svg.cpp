@@ -140,10 +140,19 @@ std::string num(double v) {
 
 std::string label_num(double v) {
   if (std::isnan(v)) return "–";
+  if (v == 0) return "0";  // −0 too
   const double a = std::fabs(v);
   if (a != 0 && (a < 1e-3 || a >= 1e9)) return fmt::format("{:.3g}", v);
   std::string s = fmt::format("{:.4g}", v);
   if (s.find('e') != std::string::npos) s = fmt::format("{:.0f}", v);
+  return s;
+}
+
+std::string fixed(double v, int decimals, bool plus) {
+  std::string s = fmt::format("{:.{}f}", v, decimals);
+  if (std::isfinite(v) && s.find_first_of("123456789") == std::string::npos)
+    return fmt::format("{:.{}f}", 0.0, decimals);  // rounds to zero: no sign
+  if (plus && v > 0) s.insert(0, "+");
   return s;
 }
 
@@ -183,6 +192,20 @@ std::string sequential(double t) {
   return fmt::format("#{:02x}{:02x}{:02x}", c(0), c(1), c(2));
 }
 
+std::string diverging(double t) {
+  // ColorBrewer RdBu's ends (#2166ac, #b2182b) through a light grey, linear between them
+  static constexpr std::array<std::array<double, 3>, 3> k = {
+      {{33, 102, 172}, {240, 240, 240}, {178, 24, 43}}};
+  if (std::isnan(t)) return "#dddddd";
+  t = std::clamp(t, -1.0, 1.0);
+  const size_t i = t < 0 ? 0 : 1;
+  const double f = t < 0 ? t + 1 : t;
+  auto c = [&](size_t j) {
+    return static_cast<int>(std::lround(k[i][j] + (k[i + 1][j] - k[i][j]) * f));
+  };
+  return fmt::format("#{:02x}{:02x}{:02x}", c(0), c(1), c(2));
+}
+
 double quantile(const std::vector<double>& v, double q) {
   if (v.empty()) return std::nan("");
   const double h = (static_cast<double>(v.size()) - 1) * q;
@@ -201,10 +224,15 @@ std::string stacked_bars(const StackedBars& c) {
     hi = std::max(hi, p);
     lo = std::min(lo, m);
   }
+  if (c.symmetric) lo = -std::max(hi, -lo), hi = -lo;
   std::tie(lo, hi) = range_of(lo, hi);
   const std::vector<double> ticks = nice_ticks(lo, hi);
   lo = std::min(lo, ticks.front());
   hi = std::max(hi, ticks.back());
+  if (c.symmetric) lo = -std::max(hi, -lo), hi = -lo;
+  std::vector<std::string> names = c.series;
+  for (size_t i = 0; i < names.size() && i < c.series_names.size(); ++i)
+    if (!c.series_names[i].empty()) names[i] = c.series_names[i];
   std::vector<std::string> colors = c.series_colors;
   for (size_t i = colors.size(); i < c.series.size(); ++i) colors.emplace_back(palette(i));
   const double band =
@@ -245,8 +273,7 @@ std::string stacked_bars(const StackedBars& c) {
       double& base = d >= 0 ? pos : neg;
       const double a = val(base), b = val(base + d);
       base += d;
-      const std::string tip =
-          fmt::format("{} · {}: {}", c.categories[i], c.series[k], label_num(d));
+      const std::string tip = fmt::format("{} · {}: {}", c.categories[i], names[k], label_num(d));
       if (c.horizontal)
         s += fmt::format(
             "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" data-series=\"{}\" "
@@ -280,7 +307,12 @@ std::string stacked_bars(const StackedBars& c) {
     s += axis_title_y(y0, y1, c.value_label);
     s += axis_title_x(x0, x1, h - 4, c.category_label);
   }
-  if (c.series.size() > 1 || !c.series.empty()) s += legend(x1 + 16, y0 + 4, c.series, colors);
+  if (!c.horizontal) {  // the legend as the stack reads: its top (the last series) first
+    colors.resize(names.size());
+    std::reverse(names.begin(), names.end());
+    std::reverse(colors.begin(), colors.end());
+  }
+  if (c.series.size() > 1 || !c.series.empty()) s += legend(x1 + 16, y0 + 4, names, colors);
   return s + "</svg>";
 }
 
@@ -418,6 +450,9 @@ std::string heatmap(const Heatmap& c) {
   s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"#dddddd\"/>", px(lx),
                    px(y0 + 150));
   s += text(lx + 18, y0 + 160, "none", "start");
+  // the colour scale's ends, in the table's unit (a test checks they are anchored, not fitted)
+  s += fmt::format("<g class=\"colour-scale\" data-lo=\"{}\" data-hi=\"{}\"></g>",
+                   num(lo * c.scale), num(hi * c.scale));
   return s + "</svg>";
 }
 
