@@ -5,7 +5,8 @@
 
 Every bar of the sweep and split figures carries its value (data-value); they must equal the
 sweep and compare_components rows exactly, the difference figure must hold the largest |diff_ns|
-first, and every run must have a row in the runs table. Prints PASS or the failures (exit 1).
+first, in red when positive and blue when negative, and every run must have a row in the runs
+table; the page's legends, numbers and units as report_browser.presentation checks them. Prints PASS or the failures (exit 1).
 """
 import html as htmllib
 import os
@@ -13,7 +14,7 @@ import sqlite3
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from report_browser import close, figures, groups, tags  # noqa: E402
+from report_browser import close, figures, groups, presentation, tags  # noqa: E402
 
 failures = []
 
@@ -25,7 +26,8 @@ def check(cond, what):
 
 def main():
     page, db = sys.argv[1:3]
-    figs = figures(open(page, encoding="utf-8").read())
+    text = open(page, encoding="utf-8").read()
+    figs = figures(text)
     con = sqlite3.connect(db)
     sweep = {r[0]: r[1:] for r in con.execute(
         "SELECT run, iteration_ns, tokens_per_s, time_per_token_ns FROM sweep")}
@@ -59,11 +61,24 @@ def main():
     check(bars and htmllib.unescape(bars[0][0]["data-component"]) == diffs[0][2],
           "largest difference first")
     check(close(tags(bars[0][1], "rect")[0]["data-value"], diffs[0][3]), "largest difference value")
+    # signed differences on a diverging pair: every positive one in one colour, every negative one
+    # in another
+    fills = {}
+    for _, body in bars:
+        for r in tags(body, "rect"):
+            fills.setdefault(float(r["data-value"]) > 0, set()).add(r["fill"])
+    check(all(len(f) == 1 for f in fills.values()), f"difference colours {fills}")
+    if len(fills) == 2:
+        check(fills[True] != fills[False], f"faster and slower in one colour {fills}")
+    signs = "both signs" if len(fills) == 2 else "one sign"
+    # legends in words, no -0.000, tooltips in the axis's unit (report_browser.presentation)
+    for f in presentation(figs, text):
+        check(False, f)
     if failures:
         print("\n".join(failures))
         return 1
     print(f"PASS: {n} sweep bars, {m} split marks, largest difference {diffs[0][2]} "
-          f"{diffs[0][3] / 1e6:+.3f} ms")
+          f"{diffs[0][3] / 1e6:+.3f} ms, differences of {signs} in their colours")
     return 0
 
 

@@ -472,6 +472,8 @@ def compare(figs, report, db, outdir):
         count("fig-energy", n)
 
     work_figures(figs, q)
+    for f in presentation(figs, open(report, encoding="utf-8").read()):
+        check(False, f)
 
     print("values compared with " + os.path.basename(db) + ": " +
           ", ".join(f"{k} {v}" for k, v in sorted(checked.items())))
@@ -656,6 +658,66 @@ def check_telemetry_extra(figs, q):
                           f"fig-links busbw {line['data-type']}")
                     n += len(xs)
         count("fig-links", n)
+
+
+# A result column's name (docs/schema.md: its unit in its name), which a legend must not show.
+RAW_COLUMN = re.compile(r"\b[a-z][a-z0-9]*(?:_[a-z0-9]+)*_(?:ns|us|ms|j|w|s|share|bytes|gbs|"
+                        r"tflops|tbs|mhz|points|ratio)\b")
+# The unit of the values the marks of a figure carry (data-value), where the figure has one.
+VALUE_UNIT = {f: "ns" for f in (
+    "fig-e2e", "fig-rank-e2e", "fig-split", "fig-idle", "fig-idle-streams", "fig-findings",
+    "fig-waterfall-phase", "fig-waterfall-op", "fig-coll-wait", "fig-straggler-lead",
+    "fig-compare-split", "fig-compare-diff", "fig-sweep-iteration", "fig-sweep-time-per-token",
+    "fig-launch", "fig-coverage")}
+VALUE_UNIT.update({"fig-energy": "j", "fig-sweep-energy-per-token": "j"})
+# displayed = value / factor, by (the values' unit, the axis's unit)
+FACTOR = {("ns", "ms"): 1e6, ("ns", "µs"): 1e3, ("ns", "s"): 1e9, ("j", "J"): 1,
+          ("j", "mJ"): 1e-3, ("j", "kJ"): 1e3}
+
+
+def presentation(figs, page):
+    """What the figures show besides their values (issue 33's misleading figures), as a list of
+    failures: legends name series in words, not result columns; no number prints as -0.000 or
+    +0.000; each mark's tooltip number is its value in the unit its axis (or colour scale) names;
+    a rank x iteration or window heatmap's colour scale starts at an anchor (0, or 1 for a
+    ratio to the mean), not at the data's least value."""
+    bad = []
+    for fid, (_, body) in figs.items():
+        for _, inner in groups(body, "legend"):
+            for t in re.findall(r">([^<>]+)<", inner):
+                if RAW_COLUMN.search(html.unescape(t)):
+                    bad.append(f"{fid}: legend shows a column name: {t!r}")
+        unit = VALUE_UNIT.get(fid)
+        if unit:
+            texts = [html.unescape(t) for t in re.findall(r"<text\b[^>]*>([^<]*)</text>", body)]
+            shown = next((m.group(1) for t in texts
+                          for m in [re.search(r"\((ms|µs|s|mJ|J|kJ)\b", t)] if m), None)
+            factor = FACTOR.get((unit, shown))
+            if factor is None:
+                bad.append(f"{fid}: no axis or scale in a unit of {unit} ({shown})")
+            else:
+                n = 0
+                for a, tip in re.findall(r'<rect\b([^>]*\bdata-value="[^"]+"[^>]*)><title>'
+                                         r'([^<]*)</title>', body):
+                    v = float(attrs(a)["data-value"]) / factor
+                    t = html.unescape(tip).rsplit(": ", 1)[-1]
+                    if not math.isclose(float(t), v, rel_tol=6e-3, abs_tol=1e-12):
+                        bad.append(f"{fid}: {tip!r} is not {v} {shown} (data-value / {factor})")
+                    n += 1
+                count(fid + " (unit)", n)
+        for g, inner in groups(body, "colour-scale"):
+            lo = float(g["data-lo"])
+            cells = [float(r["data-value"]) for r in tags(body, "rect")
+                     if r.get("data-value") not in (None, "")]
+            if lo not in (0.0, 1.0) or (cells and lo > min(cells) + 1e-9):
+                bad.append(f"{fid}: colour scale from {lo}, not anchored (cells from "
+                           f"{min(cells) if cells else None})")
+            count(fid + " (scale)")
+    text = re.sub(r"<(script|style)\b.*?</\1>", "", page, flags=re.S)
+    for t in re.findall(r">([^<>]+)<", text):
+        for m in re.finditer(r"(?<![\w.])[-+−]0(?:\.0+)?(?![\d.])", html.unescape(t)):
+            bad.append(f"a number that rounds to zero printed signed: {t.strip()[:80]!r}")
+    return bad
 
 
 def opt(v):

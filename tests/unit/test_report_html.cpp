@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "chopper/report/compare_report.hpp"
 #include "chopper/report/hardware_report.hpp"
 #include "chopper/report/html/report_html.hpp"
 #include "chopper/report/html/svg.hpp"
@@ -253,6 +254,9 @@ TEST(ReportHtml, ManyRanksAggregate) {
   const std::string split_fig = split.substr(0, split.find("</figure>"));
   EXPECT_NE(split_fig.find("chart heatmap"), std::string::npos);
   EXPECT_EQ(attrs(split_fig, "data-rank").size(), 140u);  // one cell per rank and iteration
+  // every share is 0.5: the colour scale is the share's range 0..1, not fitted to 0.5..0.5
+  EXPECT_EQ(attrs(split_fig, "data-lo"), (std::vector<std::string>{"0"}));
+  EXPECT_EQ(attrs(split_fig, "data-hi"), (std::vector<std::string>{"1"}));
   const std::string power = s.substr(s.find("<figure id=\"fig-power\""));
   const std::string power_fig = power.substr(0, power.find("</figure>"));
   EXPECT_EQ(attrs(power_fig, "data-ranks"), (std::vector<std::string>{"70"}));
@@ -329,6 +333,119 @@ TEST(ReportHtml, TelemetryHeatmapAnchoredBinnedGrouped) {
   // no clock telemetry: that heatmap is a one-line note, not an empty figure
   EXPECT_EQ(s.find("<figure id=\"fig-clock-heatmap\""), std::string::npos);
   EXPECT_NE(s.find("fig-clock-heatmap: no sm_clock_mhz telemetry."), std::string::npos);
+}
+
+}  // namespace
+}  // namespace chopper::html
+
+namespace chopper::html {
+namespace {
+
+// The texts of the <g class="legend"> groups, in order.
+std::vector<std::string> legend_texts(const std::string& s) {
+  std::vector<std::string> out;
+  const std::regex g("<g class=\"legend\">(.*?)</g>"), t(">([^<>]+)</text>");
+  for (auto it = std::sregex_iterator(s.begin(), s.end(), g); it != std::sregex_iterator(); ++it) {
+    const std::string inner = (*it)[1];
+    for (auto jt = std::sregex_iterator(inner.begin(), inner.end(), t);
+         jt != std::sregex_iterator(); ++jt)
+      out.push_back((*jt)[1]);
+  }
+  return out;
+}
+
+// A number that rounds to zero at the places shown prints as 0, unsigned: −0.0004 ms at 3 places
+// is "0.000", not "-0.000"; −0.0006 rounds to −0.001 and keeps its sign; "+" only on positives
+// that do not round to zero.
+TEST(ReportSvg, FixedPrintsNoNegativeZero) {
+  EXPECT_EQ(fixed(-0.0004, 3), "0.000");
+  EXPECT_EQ(fixed(-0.0, 3), "0.000");
+  EXPECT_EQ(fixed(-0.0006, 3), "-0.001");
+  EXPECT_EQ(fixed(0.0004, 3, true), "0.000");
+  EXPECT_EQ(fixed(-0.0004, 3, true), "0.000");
+  EXPECT_EQ(fixed(1.2345, 3, true), "+1.234");  // 1.2345 is 1.23449999... in binary
+  EXPECT_EQ(fixed(-2.5, 1, true), "-2.5");
+  EXPECT_EQ(fixed(-0.04, 1, true), "0.0");  // "-0.0 points" before
+  EXPECT_EQ(fixed(1234.0, 0), "1234");
+  EXPECT_EQ(label_num(-0.0), "0");
+  EXPECT_EQ(label_num(-0.25), "-0.25");
+}
+
+// Legends name the series in words (series_names) while data-series keeps the key; vertical bars
+// list the top of the stack (the last series) first, horizontal ones in drawing order (left to
+// right).
+TEST(ReportSvg, StackedBarsLegendInWordsInStackOrder) {
+  StackedBars c;
+  c.value_label = "compute time (ms)";
+  c.category_label = "phase";
+  c.scale = 1e6;
+  c.categories = {"forward"};
+  c.series = {"theoretical_ns", "residual_ns"};
+  c.series_names = {"theoretical (ms)", "residual (ms)"};
+  c.series_colors = {"#111111", "#222222"};
+  c.values = {{3e6, 1e6}};
+  std::string s = stacked_bars(c);
+  EXPECT_EQ(attrs(s, "data-series"), (std::vector<std::string>{"theoretical_ns", "residual_ns"}));
+  EXPECT_EQ(legend_texts(s), (std::vector<std::string>{"residual (ms)", "theoretical (ms)"}));
+  EXPECT_LT(s.find("fill=\"#222222\"/>"), s.find("fill=\"#111111\"/>"));  // swatches follow
+  EXPECT_NE(s.find("forward · residual (ms): 1</title>"), std::string::npos);
+  c.horizontal = true;
+  s = stacked_bars(c);
+  EXPECT_EQ(legend_texts(s), (std::vector<std::string>{"theoretical (ms)", "residual (ms)"}));
+}
+
+// The diverging pair's ends and middle: RdBu's blue and red, light grey at 0.
+TEST(ReportSvg, DivergingColoursBySign) {
+  EXPECT_EQ(diverging(-1), "#2166ac");
+  EXPECT_EQ(diverging(0), "#f0f0f0");
+  EXPECT_EQ(diverging(1), "#b2182b");
+  EXPECT_EQ(diverging(-5), diverging(-1));  // clamped
+  EXPECT_EQ(diverging(std::nan("")), "#dddddd");
+}
+
+// compare --html: a component 2 ms slower and one 0.5 ms faster than the baseline are drawn in
+// the two ends of the diverging pair (red, blue), their legend in words, on a value axis whose
+// ticks are symmetric about 0.
+TEST(ReportHtml, CompareDifferencesDiverge) {
+  TableStore ts;
+  const TableSchema sc = kCompareComponentsTable.schema();
+  ts.begin(sc);
+  struct R {
+    const char* comp;
+    double a, b;
+  };
+  for (const R& r : {R{"forward.gemm", 10e6, 12e6}, R{"idle", 1e6, 0.5e6}}) {
+    std::vector<Cell> row;
+    for (const ColumnSpec& col : sc.columns) {
+      const std::string& n = col.name;
+      row.push_back(n == "baseline"    ? Cell::of("a")
+                    : n == "run"       ? Cell::of("b")
+                    : n == "component" ? Cell::of(r.comp)
+                    : n == "a_ns"      ? Cell::of(r.a)
+                    : n == "b_ns"      ? Cell::of(r.b)
+                    : n == "diff_ns"   ? Cell::of(r.b - r.a)
+                    : n == "order"     ? Cell::of(int64_t{1})
+                    : n == "status"    ? Cell::of("slower")
+                                       : Cell::null());
+    }
+    ts.row(row);
+  }
+  ts.end();
+  const std::string page = render_compare_report(ts, ReportInfo{});
+  const size_t at = page.find("id=\"fig-compare-diff\"");
+  ASSERT_NE(at, std::string::npos);
+  const std::string fig = page.substr(at, page.find("</figure>", at) - at);
+  EXPECT_EQ(attrs(fig, "data-value"), (std::vector<std::string>{"2000000", "-500000"}));
+  const std::regex fill("fill=\"(#[0-9a-f]+)\" data-series=\"diff_ns\"");
+  std::vector<std::string> fills;
+  for (auto it = std::sregex_iterator(fig.begin(), fig.end(), fill); it != std::sregex_iterator();
+       ++it)
+    fills.push_back((*it)[1]);
+  EXPECT_EQ(fills, (std::vector<std::string>{diverging(1), diverging(-1)}));
+  EXPECT_EQ(legend_texts(fig), (std::vector<std::string>{"run longer (ms)", "run shorter (ms)"}));
+  EXPECT_NE(fig.find(">-2</text>"), std::string::npos);  // ticks −2 … 2: 0 in the middle
+  EXPECT_NE(fig.find(">2</text>"), std::string::npos);
+  EXPECT_EQ(page.find("-0.000"), std::string::npos);
 }
 
 }  // namespace

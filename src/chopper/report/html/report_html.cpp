@@ -198,7 +198,7 @@ void Doc::figure(const Figure& f) {
 }
 
 std::string ms_text(double ns) {
-  return fmt::format("{:.3f} ms", ns / kMs);
+  return fixed(ns / kMs, 3) + " ms";
 }
 
 std::vector<std::string> sorted_unique_s(std::vector<std::string> v) {

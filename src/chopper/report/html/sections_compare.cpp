@@ -19,10 +19,16 @@ namespace chopper::html {
 
 namespace {
 
+// A nullable column × mul at `decimals` places (signed when `plus`), then `unit`.
 template <const auto& Def>
 std::string opt_num(const View<Def>& v, size_t r, typename View<Def>::Col col, double mul,
-                    const char* f) {
-  return v.null(r, col) ? std::string("–") : fmt::format(fmt::runtime(f), v.d(r, col) * mul);
+                    int decimals, const char* unit, bool plus = false) {
+  return v.null(r, col) ? std::string("–") : fixed(v.d(r, col) * mul, decimals, plus) + unit;
+}
+
+// A signed difference in ns as "+1.234 ms" ("0.000 ms" when it rounds to zero).
+std::string diff_ms(double ns) {
+  return fixed(ns / kMs, 3, true) + " ms";
 }
 
 }  // namespace
@@ -42,10 +48,10 @@ void compare_runs_section(Doc& doc, const TableStore& ts) {
         "</td><td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
         esc(sw.s(r, "run")), num(sw.d(r, "iteration_ns")), esc(sw.s(r, "run")), sw.i(r, "ranks"),
         sw.i(r, "iterations"), ms_text(sw.d(r, "iteration_ns")),
-        opt_num(sw, r, "iteration_diff_points", 1, "{:+.1f} points"),
-        opt_num(sw, r, "tokens_per_s", 1, "{:.0f}"),
-        opt_num(sw, r, "time_per_token_ns", 1e-3, "{:.3f} µs"),
-        opt_num(sw, r, "energy_per_token_j", 1e3, "{:.3f} mJ"));
+        opt_num(sw, r, "iteration_diff_points", 1, 1, " points", true),
+        opt_num(sw, r, "tokens_per_s", 1, 0, ""),
+        opt_num(sw, r, "time_per_token_ns", 1e-3, 3, " µs"),
+        opt_num(sw, r, "energy_per_token_j", 1e3, 3, " mJ"));
   doc.body += t + "</table>\n";
   // The sweep: one bar per run for each measure the runs have.
   struct Measure {
@@ -78,6 +84,7 @@ void compare_runs_section(Doc& doc, const TableStore& ts) {
     c.category_label = "run";
     c.scale = m.scale;
     c.series = {std::string(m.col.h.name)};
+    c.series_names = {m.axis};
     c.series_colors = {std::string(palette(0))};
     for (size_t r = 0; r < sw.rows(); ++r) {
       c.categories.push_back(sw.s(r, "run"));
@@ -137,8 +144,11 @@ void compare_components_section(Doc& doc, const TableStore& ts) {
   d.category_label = "run: component";
   d.scale = kMs;
   d.horizontal = true;
-  d.series = {"diff_ns"};
-  d.series_colors = {"#e15759"};
+  // signed: a diverging pair, red = the run spends longer, blue = shorter; 0 in the middle
+  d.series = {"diff_ns", "diff_ns"};
+  d.series_names = {"run longer (ms)", "run shorter (ms)"};
+  d.series_colors = {diverging(1), diverging(-1)};
+  d.symmetric = true;
   std::vector<size_t> rows;
   for (size_t r = 0; r < cc.rows(); ++r)
     if (cc.d(r, "diff_ns") != 0) rows.push_back(r);
@@ -154,12 +164,14 @@ void compare_components_section(Doc& doc, const TableStore& ts) {
     d.categories.push_back(cc.s(r, "run") + ": " + cc.s(r, "component"));
     d.cat_attrs.push_back(fmt::format(" data-run=\"{}\" data-component=\"{}\"", esc(cc.s(r, "run")),
                                       esc(cc.s(r, "component"))));
-    d.values.push_back({cc.d(r, "diff_ns")});
+    const double diff = cc.d(r, "diff_ns");
+    d.values.push_back({diff > 0 ? diff : std::nan(""), diff < 0 ? diff : std::nan("")});
   }
   doc.figure({"fig-compare-diff", "compare_components", "Largest differences from the baseline",
               stacked_bars(d),
               "b_ns − a_ns per component (compare_components.diff_ns), the 16 largest in "
-              "magnitude (zero differences left out); positive = the run spends longer.",
+              "magnitude (zero differences left out); positive (red, right of 0) = the run "
+              "spends longer, negative (blue, left of 0) = shorter.",
               "Comparison", csv_of(cc.table(), rows), "the rows drawn"});
 }
 namespace {
@@ -199,9 +211,8 @@ void compare_list(Doc& doc, const TableStore& ts, const char* id, const char* ti
       }
       t += "<td>" + esc(x) + "</td>";
     }
-    t += fmt::format("<td>{}</td><td>{}</td><td>{:+.3f} ms</td><td>{}</td></tr>",
-                     ms_text(v.d(r, "a_ns")), ms_text(v.d(r, "b_ns")), v.d(r, "diff_ns") / kMs,
-                     esc(v.s(r, "status")));
+    t += fmt::format("<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>", ms_text(v.d(r, "a_ns")),
+                     ms_text(v.d(r, "b_ns")), diff_ms(v.d(r, "diff_ns")), esc(v.s(r, "status")));
   }
   doc.body += t + "</table>\n";
   doc.body += fmt::format(
@@ -243,10 +254,10 @@ void compare_findings_section(Doc& doc, const TableStore& ts) {
   for (size_t r = 0; r < f.rows(); ++r)
     t += fmt::format(
         "<tr data-finding=\"{}\" data-change=\"{}\" data-diff-ns=\"{}\"><td>{}</td><td>{}</td>"
-        "<td>{}</td><td>{}</td><td>{}</td><td>{:+.3f} ms</td></tr>",
+        "<td>{}</td><td>{}</td><td>{}</td><td>{}</td></tr>",
         esc(f.s(r, "finding")), esc(f.s(r, "change")), num(f.d(r, "diff_ns")), esc(f.s(r, "run")),
         esc(f.s(r, "title")), esc(f.s(r, "change")), ms_text(f.d(r, "a_cost_ns")),
-        ms_text(f.d(r, "b_cost_ns")), f.d(r, "diff_ns") / kMs);
+        ms_text(f.d(r, "b_cost_ns")), diff_ms(f.d(r, "diff_ns")));
   doc.body += t + "</table>\n";
 }
 

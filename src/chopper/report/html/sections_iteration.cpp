@@ -162,6 +162,7 @@ void stream_idle_figure(Doc& doc, const TableStore& ts, const ReportInfo& info,
            "Idle by cause (`idle_breakdown`)", csv.text, "idle_breakdown summed over streams"});
     } else {
       Heatmap h = rank_iter_grid(ranks, iters, "host wait (ms)", kMs);
+      h.lo = 0, h.lo_name = "0";
       for (const auto& kv : idle) {
         const auto ri = std::lower_bound(ranks.begin(), ranks.end(), kv.first.first);
         const auto ci = std::lower_bound(iters.begin(), iters.end(), kv.first.second);

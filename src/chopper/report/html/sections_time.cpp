@@ -185,7 +185,7 @@ void findings_section(Doc& doc, const TableStore& ts) {
         100 * f.d(r, "cost_share"),
         f.null(r, "confidence") ? std::string("none: one iteration, no variance")
                                 : fmt::format("{:.0f}%", 100 * f.d(r, "confidence")),
-        f.null(r, "energy_j") ? std::string("–") : fmt::format("{:.1f} J", f.d(r, "energy_j")),
+        f.null(r, "energy_j") ? std::string("–") : label_num(f.d(r, "energy_j")) + " J",
         esc(f.s(r, "evidence")), evidence_figure(key), esc(f.s(r, "suggestion")));
   }
   doc.body += t + "</table>\n";
@@ -339,6 +339,7 @@ RankIterations split_figure(Doc& doc, const TableStore& ts, const ReportInfo& in
          "Temporal breakdown (`temporal_breakdown`, `overlap`)", csv_of(b.table(), order), ""});
   } else if (!rows.empty()) {
     Heatmap h = rank_iter_grid(ranks, iters, "compute share", 1);
+    h.lo = 0, h.hi = 1, h.lo_name = "0 (no compute)", h.hi_name = "1 (all compute)";
     for (size_t r : rows) {
       const size_t ri = static_cast<size_t>(
           std::lower_bound(ranks.begin(), ranks.end(), b.i(r, "rank")) - ranks.begin());
@@ -378,8 +379,10 @@ void throughput_section(Doc& doc, const TableStore& ts) {
   c.series = {std::string(shown.h.name)};
   if (tokens) {
     c.value_label = "tokens per second (tokens/s)";
+    c.series_names = {"tokens per second (tokens/s)"};
   } else {
     c.value_label = "iteration time (ms)";
+    c.series_names = {"iteration time (ms)"};
     c.scale = kMs;
   }
   std::string t =
@@ -426,6 +429,9 @@ const std::array<View<kWaterfallTable>::Col, 6> kPartCols = {"theoretical_ns", "
                                                              "utilization_ns", "overlap_ns",
                                                              "frequency_ns",   "residual_ns"};
 const std::vector<std::string> kParts = col_names(kPartCols);
+const std::vector<std::string> kPartNames = {"theoretical (ms)", "instruction (ms)",
+                                             "utilization (ms)", "overlap (ms)",
+                                             "frequency (ms)",   "residual (ms)"};
 const std::vector<std::string> kPartColors = {"#59a14f", "#b07aa1", "#f28e2b",
                                               "#e15759", "#4e79a7", "#bab0ac"};
 
@@ -446,6 +452,7 @@ void waterfall_section(Doc& doc, const TableStore& ts) {
   c.value_label = "compute time (ms)";
   c.category_label = "iteration · phase";
   c.series = kParts;
+  c.series_names = kPartNames;
   c.series_colors = kPartColors;
   std::vector<size_t> rows;
   for (size_t r = 0; r < w.rows(); ++r) {

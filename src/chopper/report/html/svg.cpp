@@ -172,10 +172,19 @@ std::string num(double v) {
 
 std::string label_num(double v) {
   if (std::isnan(v)) return "–";
+  if (v == 0) return "0";  // −0 too
   const double a = std::fabs(v);
   if (a != 0 && (a < 1e-3 || a >= 1e9)) return fmt::format("{:.3g}", v);
   std::string s = fmt::format("{:.4g}", v);
   if (s.find('e') != std::string::npos) s = fmt::format("{:.0f}", v);
+  return s;
+}
+
+std::string fixed(double v, int decimals, bool plus) {
+  std::string s = fmt::format("{:.{}f}", v, decimals);
+  if (std::isfinite(v) && s.find_first_of("123456789") == std::string::npos)
+    return fmt::format("{:.{}f}", 0.0, decimals);  // rounds to zero: no sign
+  if (plus && v > 0) s.insert(0, "+");
   return s;
 }
 
@@ -215,6 +224,20 @@ std::string sequential(double t) {
   return fmt::format("#{:02x}{:02x}{:02x}", c(0), c(1), c(2));
 }
 
+std::string diverging(double t) {
+  // ColorBrewer RdBu's ends (#2166ac, #b2182b) through a light grey, linear between them
+  static constexpr std::array<std::array<double, 3>, 3> k = {
+      {{33, 102, 172}, {240, 240, 240}, {178, 24, 43}}};
+  if (std::isnan(t)) return "#dddddd";
+  t = std::clamp(t, -1.0, 1.0);
+  const size_t i = t < 0 ? 0 : 1;
+  const double f = t < 0 ? t + 1 : t;
+  auto c = [&](size_t j) {
+    return static_cast<int>(std::lround(k[i][j] + (k[i + 1][j] - k[i][j]) * f));
+  };
+  return fmt::format("#{:02x}{:02x}{:02x}", c(0), c(1), c(2));
+}
+
 double quantile(const std::vector<double>& v, double q) {
   if (v.empty()) return std::nan("");
   const double h = (static_cast<double>(v.size()) - 1) * q;
@@ -233,10 +256,15 @@ std::string stacked_bars(const StackedBars& c) {
     hi = std::max(hi, p);
     lo = std::min(lo, m);
   }
+  if (c.symmetric) lo = -std::max(hi, -lo), hi = -lo;
   std::tie(lo, hi) = range_of(lo, hi);
   const std::vector<double> ticks = nice_ticks(lo, hi);
   lo = std::min(lo, ticks.front());
   hi = std::max(hi, ticks.back());
+  if (c.symmetric) lo = -std::max(hi, -lo), hi = -lo;
+  std::vector<std::string> names = c.series;
+  for (size_t i = 0; i < names.size() && i < c.series_names.size(); ++i)
+    if (!c.series_names[i].empty()) names[i] = c.series_names[i];
   std::vector<std::string> colors = c.series_colors;
   for (size_t i = colors.size(); i < c.series.size(); ++i) colors.emplace_back(palette(i));
   const double band =
@@ -248,17 +276,18 @@ std::string stacked_bars(const StackedBars& c) {
   // room for the labels: the legend's column as wide as its longest name (up to 300 px); below
   // vertical bars, the category labels at 45° (cut at 24 characters) and left of the first one
   double legend_w = 0, cat_w = 0;
-  for (const std::string& k : c.series) legend_w = std::max(legend_w, text_width(k));
+  for (const std::string& k : names) legend_w = std::max(legend_w, text_width(k));
   for (size_t i = 0; i < n; i += label_every)
     cat_w = std::max(cat_w, text_width(shorten(c.categories[i], 24)));
   const double leg = std::clamp(legend_w + 14 + 24, kLegend, 300.0);
   const double diag = cat_w * std::sqrt(0.5) + 8;  // a 45° label's height and width
   const double ml = c.horizontal ? 270 : std::max(kMarginLeft, diag + 4 - band * 0.4);
   const double mb = c.horizontal ? kMarginBottom : std::max(kMarginBottom, diag + 30);
-  // as tall as the legend, and horizontal bars as tall as their axis title (bold, up to 240 px)
-  const double legend_h =
-      std::max(static_cast<double>(c.series.size()) * 16 + 24,
-               c.horizontal ? std::min(240.0, 7.0 / 6.4 * text_width(c.category_label) + 12) : 0.0);
+  // as tall as the legend and as the vertical axis' title (bold, up to 320 px)
+  const double legend_h = std::max(
+      static_cast<double>(c.series.size()) * 16 + 24,
+      std::min(320.0,
+               7.0 / 6.4 * text_width(c.horizontal ? c.category_label : c.value_label) + 12));
   const double w =
       c.horizontal
           ? c.width
@@ -294,8 +323,7 @@ std::string stacked_bars(const StackedBars& c) {
       double& base = d >= 0 ? pos : neg;
       const double a = val(base), b = val(base + d);
       base += d;
-      const std::string tip =
-          fmt::format("{} · {}: {}", c.categories[i], c.series[k], label_num(d));
+      const std::string tip = fmt::format("{} · {}: {}", c.categories[i], names[k], label_num(d));
       if (c.horizontal)
         s += fmt::format(
             "<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"{}\" data-series=\"{}\" "
@@ -327,8 +355,13 @@ std::string stacked_bars(const StackedBars& c) {
     s += axis_title_y(y0, y1, c.value_label, h);
     s += axis_title_x(x0, x1, h - 4, c.category_label);
   }
+  if (!c.horizontal) {  // the legend as the stack reads: its top (the last series) first
+    colors.resize(names.size());
+    std::reverse(names.begin(), names.end());
+    std::reverse(colors.begin(), colors.end());
+  }
   if (c.series.size() > 1 || !c.series.empty())
-    s += legend(x1 + 16, y0 + 4, c.series, colors, leg - 20);
+    s += legend(x1 + 16, y0 + 4, names, colors, leg - 20);
   return s + "</svg>";
 }
 
@@ -467,6 +500,9 @@ std::string heatmap(const Heatmap& c) {
   s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"14\" height=\"12\" fill=\"#dddddd\"/>", px(lx),
                    px(y0 + 150));
   s += text(lx + 18, y0 + 160, "none", "start");
+  // the colour scale's ends, in the table's unit (a test checks they are anchored, not fitted)
+  s += fmt::format("<g class=\"colour-scale\" data-lo=\"{}\" data-hi=\"{}\"></g>",
+                   num(lo * c.scale), num(hi * c.scale));
   return s + "</svg>";
 }
 

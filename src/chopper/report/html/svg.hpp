@@ -17,14 +17,21 @@ std::string esc(std::string_view s);
 // The shortest text that reads back as the same double (Python's repr, fmt's {}); integers
 // without a fraction. NaN = "".
 std::string num(double v);
-// A tick or tooltip label: up to 4 significant digits, no exponent for 1e-3..1e9.
+// A tick or tooltip label: up to 4 significant digits, no exponent for 1e-3..1e9; zero "0".
 std::string label_num(double v);
+// `v` with `decimals` places ("{:.3f}"), with a leading "+" on positives when `plus` (a signed
+// difference); a value that rounds to zero prints unsigned, "0.000" (never "-0.000", "+0.000").
+// Every fixed-point number of the report (ms_text, the differences) goes through it.
+std::string fixed(double v, int decimals, bool plus = false);
 // "Nice" ticks (1, 2, 5 × 10^k) covering [lo, hi], about `n` of them.
 std::vector<double> nice_ticks(double lo, double hi, int n = 5);
 // Categorical palette colour i (Tableau 10, cycled).
 std::string_view palette(size_t i);
 // A sequential colour (viridis-like) for t in [0, 1].
 std::string sequential(double t);
+// A diverging colour for a signed difference, t in [-1, 1]: blue (negative: less, faster) through
+// light grey at 0 to red (positive: more, slower).
+std::string diverging(double t);
 
 // Stacked bars (one bar per category; series stack on it; negatives stack below zero).
 struct StackedBars {
@@ -32,13 +39,17 @@ struct StackedBars {
   std::string category_label;  // e.g. "rank / iteration"
   double scale = 1;            // displayed = value / scale
   std::vector<std::string> categories;
-  std::vector<std::string> cat_attrs;  // extra attributes per category (` data-rank="3"`)
-  std::vector<std::string> series;
-  std::vector<std::string> series_colors;   // optional, parallel to series
+  std::vector<std::string> cat_attrs;      // extra attributes per category (` data-rank="3"`)
+  std::vector<std::string> series;         // keys (data-series)
+  std::vector<std::string> series_names;   // optional, parallel: legend and tooltip names (human,
+                                           // with unit where the series differ in it); default keys
+  std::vector<std::string> series_colors;  // optional, parallel to series
   std::vector<std::vector<double>> values;  // [category][series], in the table's unit; NaN = none
   bool horizontal = false;                  // bars along x, categories down the y axis
+  bool symmetric = false;  // value axis −m..m (a signed difference: 0 in the middle)
   double width = 900;
 };
+// The legend lists the series as they are drawn: for vertical bars the top of the stack first.
 std::string stacked_bars(const StackedBars& c);
 
 // A waterfall (cascade): additive parts as floating horizontal bars, each starting where the parts
