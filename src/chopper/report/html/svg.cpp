@@ -617,6 +617,22 @@ Extent data_extent(const Lines& c) {
   return {xl, xh, yl, yh};
 }
 
+// The x ticks of a line chart over [xl, xh] (chart units): powers of 10 or 2 on a log axis; over
+// iterations (whole x, no bands, no offset) whole numbers only, as many as there are up to 8 with
+// a step of at least 1, so that each is exact (5 and 6, not 5 and 5.999...); else nice ticks.
+std::vector<double> line_x_ticks(const Lines& c, double xl, double xh) {
+  if (c.x_log) return log_x_ticks(xl, xh, c.x_bytes);
+  bool integral_x = c.bands.empty() && c.x_origin == 0 && c.x_scale == 1;
+  for (const Line& l : c.lines)
+    for (double x : l.x) integral_x = integral_x && x == std::floor(x);
+  if (!integral_x) return nice_ticks(xl, xh, 8);
+  std::vector<double> xt = nice_ticks(xl, xh, static_cast<int>(std::clamp(xh - xl, 1.0, 8.0)));
+  xt.erase(std::remove_if(xt.begin(), xt.end(),
+                          [](double t) { return std::fabs(t - std::round(t)) > 1e-9; }),
+           xt.end());
+  return xt;
+}
+
 }  // namespace
 
 std::string lines(const Lines& c) {
@@ -633,20 +649,8 @@ std::string lines(const Lines& c) {
   }
   if (yl == yh) yl -= 1, yh += 1;
   const std::vector<double> yt = nice_ticks(yl, yh);
-  bool integral_x = !c.x_log && c.bands.empty() && c.x_origin == 0 && c.x_scale == 1;
-  for (const Line& l : c.lines)
-    for (double x : l.x) integral_x = integral_x && x == std::floor(x);
-  // iterations: ticks at whole numbers only, as many as there are up to 8 (a step of at least 1,
-  // so that each tick is exact: 5 and 6, not 5 and 5.999...)
-  std::vector<double> xt = c.x_log ? log_x_ticks(xl, xh, c.x_bytes)
-                           : integral_x
-                               ? nice_ticks(xl, xh, static_cast<int>(std::clamp(xh - xl, 1.0, 8.0)))
-                               : nice_ticks(xl, xh, 8);
+  const std::vector<double> xt = line_x_ticks(c, xl, xh);
   if (c.x_log) xl = std::min(xl, xt.front()), xh = std::max(xh, xt.back());
-  if (integral_x)
-    xt.erase(std::remove_if(xt.begin(), xt.end(),
-                            [](double t) { return std::fabs(t - std::round(t)) > 1e-9; }),
-             xt.end());
   yl = std::min(yl, yt.front()), yh = std::max(yh, yt.back());
   const double w = c.width, h = c.height, x0 = kMarginLeft, x1 = w - kLegend, y0 = kMarginTop,
                y1 = h - kMarginBottom;
