@@ -13,7 +13,6 @@
 #include "chopper/base/phase_log.hpp"
 #include "chopper/base/progress.hpp"
 #include "chopper/base/terminal.hpp"
-#include "chopper/base/thread_pool.hpp"
 #include "chopper/base/version.hpp"
 #include "chopper/cli/commands.hpp"
 #include "chopper/cli/common.hpp"
@@ -32,7 +31,6 @@
 #include "chopper/report/html/report_html.hpp"
 #include "chopper/report/output_dir.hpp"
 #include "chopper/report/rank_tables.hpp"
-#include "chopper/report/sqlite_shards.hpp"
 #include "chopper/report/sqlite_sink.hpp"
 #include "chopper/report/threaded_sink.hpp"
 
@@ -142,21 +140,14 @@ int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRu
   std::string html_doc;
   size_t html_figures = 0;
   try {
-    // A run kept in memory is written by two SQLite writers when there are two threads: the
-    // database's single writer was the last to finish (report/sqlite_shards.hpp).
-    const bool kept = dynamic_cast<const KeptRows*>(sr.rows.get()) != nullptr;
-    const unsigned threads = o.run.threads == 0 ? default_threads() : o.run.threads;
-    const size_t db_shards = kept && threads >= 2 ? 2 : 1;
-    ShardedSqlite dbs(outdir.stage("chopper.sqlite"), db_shards);
-    SqliteSink& db = dbs.db();
+    SqliteSink db(outdir.stage("chopper.sqlite"));
     std::optional<CsvSink> csv;
     if (!o.no_csv) csv.emplace(o.out, &outdir);
-    // The database filled on threads of its own, as the CSV files are on theirs, from one copy
-    // of the rows: they are made on this one. The writers of the database may be a table apart
-    // (up to 48 batches of at most 512 KiB each in flight).
-    std::vector<TableSink*> formats = dbs.sinks();
+    // The database filled on a thread of its own, as the CSV files are on theirs, from one copy
+    // of the rows: they are made on this one.
+    std::vector<TableSink*> formats = {&db};
     if (csv) formats.push_back(&*csv);
-    ThreadedSink written(formats, 4096, db_shards > 1 ? 48 : 2);
+    ThreadedSink written(formats);
     ProgressSink named;
     FanoutSink sink;
     sink.add(named);
@@ -169,7 +160,6 @@ int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRu
     progress_phase("writing tables: finishing chopper.sqlite" +
                    std::string(o.no_csv ? "" : " and the CSV files"));
     written.finish();
-    dbs.finish();
     db.describe_run(run_description(o, sr));
     phase_mark("all tables written");
     if (store) {

@@ -45,20 +45,9 @@ SqliteSink::SqliteSink(std::string path) : path_(std::move(path)) {
     fs::remove(path_ + suffix, ec);
     if (ec) throw Error(fmt::format("{}{}: cannot remove: {}", path_, suffix, ec.message()));
   }
-  // URIs are on (copy_tables attaches a database in memory by its URI): a relative path that
-  // would read as one gets "./" before it.
-  if (path_.starts_with("file:")) path_ = "./" + path_;
-  open(SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI);
-}
-
-SqliteSink::SqliteSink(const std::string& name, InMemory)
-    : path_("file:" + name + "?mode=memory&cache=shared") {
-  open(SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_URI |
-       SQLITE_OPEN_SHAREDCACHE);
-}
-
-void SqliteSink::open(int flags) {
-  if (sqlite3_open_v2(path_.c_str(), &db_, flags, nullptr) != SQLITE_OK) {
+  if (sqlite3_open_v2(path_.c_str(), &db_,
+                      SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE | SQLITE_OPEN_NOMUTEX,
+                      nullptr) != SQLITE_OK) {
     std::string msg = fmt::format("{}: cannot open database: {}", path_,
                                   db_ ? sqlite3_errmsg(db_) : "out of memory");
     sqlite3_close_v2(db_);
@@ -111,31 +100,6 @@ void SqliteSink::describe_run(const std::vector<std::pair<std::string, std::stri
   }
   exec("COMMIT");
   in_table_ = false;
-}
-
-void SqliteSink::copy_tables(const std::string& other, const std::vector<std::string>& tables) {
-  if (in_table_) throw Error(fmt::format("{}: copy_tables inside a table", path_));
-  std::string attach = "ATTACH DATABASE '";
-  for (char ch : other) {
-    if (ch == '\'') attach.push_back('\'');
-    attach.push_back(ch);
-  }
-  exec(attach + "' AS shard");
-  try {
-    exec("BEGIN");
-    in_table_ = true;
-    // SQLite copies the records as they are into a table that is empty and declared alike.
-    for (const std::string& t : tables)
-      exec("INSERT INTO main." + quote_ident(t) + " SELECT * FROM shard." + quote_ident(t));
-    exec("COMMIT");
-    in_table_ = false;
-  } catch (...) {
-    if (in_table_) sqlite3_exec(db_, "ROLLBACK", nullptr, nullptr, nullptr);
-    in_table_ = false;
-    sqlite3_exec(db_, "DETACH DATABASE shard", nullptr, nullptr, nullptr);
-    throw;
-  }
-  exec("DETACH DATABASE shard");
 }
 
 sqlite3_stmt* SqliteSink::prepare(const std::string& sql) {

@@ -27,10 +27,6 @@ namespace chopper {
 class SqliteSink : public TableSink {
  public:
   explicit SqliteSink(std::string path);
-  // A database in memory that another SqliteSink of this process can copy tables from
-  // (copy_tables with its path()): named `name`, gone when this sink is destroyed.
-  struct InMemory {};
-  SqliteSink(const std::string& name, InMemory);
   ~SqliteSink() override;
   SqliteSink(const SqliteSink&) = delete;
   SqliteSink& operator=(const SqliteSink&) = delete;
@@ -40,12 +36,6 @@ class SqliteSink : public TableSink {
   void end() override;
 
   const std::string& path() const { return path_; }
-
-  // Fills `tables`, each already written here and empty, with the rows of the tables of the same
-  // names in the database `other` (the path() of another SqliteSink, in memory or a file, that
-  // wrote them: the same schema, no table of it open), in one
-  // transaction, row ids and all (report/sqlite_shards.hpp). Between tables.
-  void copy_tables(const std::string& other, const std::vector<std::string>& tables);
 
   // Writes chopper_run(name TEXT PRIMARY KEY, value TEXT): what the tables are the analysis of
   // (`chopper report DIR` titles its report with them; read back by read_run_info in
@@ -61,7 +51,6 @@ class SqliteSink : public TableSink {
   void exec(const std::string& sql);
   sqlite3_stmt* prepare(const std::string& sql);
   [[noreturn]] void fail(std::string_view what);
-  void open(int flags);  // opens path_ and sets the pragmas and the documentation tables
 
   std::string path_;
   sqlite3* db_ = nullptr;

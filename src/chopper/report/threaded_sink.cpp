@@ -17,10 +17,9 @@ void ThreadedSink::Batch::clear() {
 ThreadedSink::ThreadedSink(TableSink& inner, size_t batch_rows)
     : ThreadedSink(std::vector<TableSink*>{&inner}, batch_rows) {}
 
-ThreadedSink::ThreadedSink(std::vector<TableSink*> inners, size_t batch_rows, size_t max_queued)
+ThreadedSink::ThreadedSink(std::vector<TableSink*> inners, size_t batch_rows)
     : inners_(std::move(inners)),
       batch_rows_(batch_rows == 0 ? 1 : batch_rows),
-      max_queued_(max_queued == 0 ? 1 : max_queued),
       cur_(std::make_shared<Batch>()),
       queues_(inners_.size()) {
   for (size_t k = 0; k < inners_.size(); ++k) threads_.emplace_back([this, k] { run(k); });
@@ -82,9 +81,8 @@ void ThreadedSink::submit() {
   {
     std::unique_lock<std::mutex> lock(m_);
     cv_.wait(lock, [&] {
-      return error_ ||
-             std::all_of(queues_.begin(), queues_.end(),
-                         [&](const std::deque<BatchPtr>& q) { return q.size() < max_queued_; });
+      return error_ || std::all_of(queues_.begin(), queues_.end(),
+                                   [](const std::deque<BatchPtr>& q) { return q.size() < 2; });
     });
     if (!spare_.empty()) {
       next = std::move(spare_.back());

@@ -20,17 +20,14 @@ namespace chopper {
 // Calls are copied (text included) into batches of rows (batch_rows, and at most kBatchBytes of
 // cells and text) that a thread per inner sink hands to it in the order they were made; every
 // inner sink gets the same batches (the rows are copied once however many sinks there are), and
-// at most two batches (or `max_queued`) wait for each, so memory stays bounded however fast the
-// caller is and however wide the rows (a few more when asked for). An exception thrown by an inner
-// sink ends the work of every one and is rethrown to the caller: by the next begin/row/end, or at
-// the latest by finish(). The inner sinks must outlive this one.
+// at most two batches wait for each, so memory stays bounded however fast the caller is and
+// however wide the rows. An exception thrown by an inner sink ends the work of every one and is
+// rethrown to the caller: by the next begin/row/end, or at the latest by finish(). The inner
+// sinks must outlive this one.
 class ThreadedSink : public TableSink {
  public:
   explicit ThreadedSink(TableSink& inner, size_t batch_rows = 4096);
-  // `max_queued` batches may wait for each inner sink (the caller waits when one has that many):
-  // more lets sinks that share the work (report/sqlite_shards.hpp) be further apart.
-  explicit ThreadedSink(std::vector<TableSink*> inners, size_t batch_rows = 4096,
-                        size_t max_queued = 2);
+  explicit ThreadedSink(std::vector<TableSink*> inners, size_t batch_rows = 4096);
   // A batch is handed over when it holds this much (4,096 rows of gpu_activities with their
   // kernel names took 4 MiB a batch, 25 MiB with the batches in flight and spare).
   static constexpr size_t kBatchBytes = 512 << 10;
@@ -67,7 +64,6 @@ class ThreadedSink : public TableSink {
 
   std::vector<TableSink*> inners_;
   const size_t batch_rows_;
-  const size_t max_queued_;
   BatchPtr cur_;
   bool finished_ = false;
   std::mutex m_;
