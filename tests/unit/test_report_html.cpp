@@ -4,12 +4,14 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <functional>
 #include <regex>
 #include <string>
 #include <vector>
 
 #include "chopper/report/compare_report.hpp"
 #include "chopper/report/hardware_report.hpp"
+#include "chopper/report/html/html_common.hpp"
 #include "chopper/report/html/report_html.hpp"
 #include "chopper/report/html/svg.hpp"
 #include "chopper/report/rank_tables.hpp"
@@ -449,4 +451,52 @@ TEST(ReportHtml, CompareDifferencesDiverge) {
 }
 
 }  // namespace
+}  // namespace chopper::html
+
+// The report's sections are drawn on Docs of their own and joined (render_report): the page is
+// the one the same calls make on one Doc, whatever a part starts with (a section, a note before
+// its section, a figure) and with empty parts between.
+namespace chopper::html {
+
+TEST(ReportDoc, PartsJoinedAsIfDrawnOnOneDoc) {
+  const Figure fig{"fig-a", "t", "A", "<svg></svg>", "caption", "End to end", "x\n1\n", ""};
+  const std::vector<std::function<void(Doc&)>> calls = {
+      [](Doc&) {},  // a section with nothing to draw
+      [&](Doc& d) {
+        d.section("one", "One");
+        d.figure(fig);
+      },
+      [&](Doc& d) {
+        d.empty_note("before two");
+        d.section("two", "Two", "intro");
+        d.empty_note("no data");
+      },
+      [](Doc&) {},
+      [&](Doc& d) {
+        d.figure(fig);  // a figure before its section
+        d.section("three", "Three");
+      },
+      [&](Doc& d) { d.section("four", "Four"); }};
+  Doc one;
+  for (const auto& call : calls) call(one);
+  for (size_t first = 0; first < calls.size(); ++first) {  // each prefix left out: other starts
+    Doc whole, joined;
+    for (size_t k = first; k < calls.size(); ++k) {
+      calls[k](whole);
+      Doc part;
+      calls[k](part);
+      joined.append(std::move(part));
+    }
+    EXPECT_EQ(joined.body, whole.body) << "from part " << first;
+    EXPECT_EQ(joined.ids, whole.ids);
+    EXPECT_EQ(joined.toc, whole.toc);
+    EXPECT_EQ(joined.first_open, whole.first_open);
+  }
+  // Hand-checked: the note before "two" stays inside "one", then "one" closes.
+  EXPECT_NE(one.body.find("before two</p>\n</section>\n<section id=\"two\">"), std::string::npos)
+      << one.body;
+  EXPECT_EQ(one.toc.size(), 4u);
+  EXPECT_EQ(one.ids, (std::vector<std::string>{"fig-a", "fig-a"}));
+}
+
 }  // namespace chopper::html

@@ -157,21 +157,27 @@ int write_streamed(const AnalyzeOptions& o, const Taxonomy& taxonomy, StreamedRu
     std::optional<html::TableStore> store;
     if (!o.html.empty()) sink.add(store.emplace(html::report_tables()));
     out = write_analysis_tables(o, taxonomy, sr, sink, nullptr);
-    progress_phase("writing tables: finishing chopper.sqlite" +
-                   std::string(o.no_csv ? "" : " and the CSV files"));
-    written.finish();
-    db.describe_run(run_description(o, sr));
-    phase_mark("all tables written");
+    // The report is drawn while the database's and the CSV files' threads finish: every row has
+    // been handed to them (and kept in `store`), and at the end the database's thread was
+    // working alone.
     if (store) {
+      written.flush();
       progress_phase("drawing the report");
       html::ReportInfo info;
+      info.threads = o.run.threads;
       info.title = run_description(o, sr)[1].second;
       if (sr.ra.device != nullptr) info.device = std::string(sr.ra.device->marketing_name);
       info.command = fmt::format("chopper analyze {} -o {} --html {}", info.title, o.out, o.html);
       std::vector<std::string> ids;
       html_doc = html::render_report(*store, info, &ids);
       html_figures = ids.size();
+      phase_mark("report drawn");
     }
+    progress_phase("writing tables: finishing chopper.sqlite" +
+                   std::string(o.no_csv ? "" : " and the CSV files"));
+    written.finish();
+    db.describe_run(run_description(o, sr));
+    phase_mark("all tables written");
   } catch (const std::exception& e) {
     progress.reset();
     fmt::print(stderr, "chopper analyze: {}\n", terminal_safe(e.what()));

@@ -62,6 +62,7 @@ int report_database(const ReportCliOptions& o, const std::string& db) {
     for (Table& t : read_sqlite_tables(db, html::report_tables(), threads)) store.add(std::move(t));
     const std::map<std::string, std::string> run = read_run_info(db);
     html::ReportInfo info;
+    info.threads = threads;
     if (auto it = run.find("inputs"); it != run.end()) info.title = it->second;
     if (auto it = run.find("device"); it != run.end()) info.device = it->second;
     if (info.title.empty()) info.title = o.run.paths.front();
@@ -113,6 +114,7 @@ int report_run(const ReportCliOptions& o) {
     progress_phase("analysing");
     html::TableStore store(html::report_tables());
     html::ReportInfo info;
+    info.threads = o.run.threads;
     for (const std::string& p : o.run.paths) info.title += (info.title.empty() ? "" : " ") + p;
     info.command = "chopper report " + info.title;
     Findings findings;

@@ -98,6 +98,11 @@ void ThreadedSink::submit() {
   cur_->clear();
 }
 
+void ThreadedSink::flush() {
+  check_error();
+  submit();
+}
+
 void ThreadedSink::finish() {
   if (finished_) return;
   bool failed = false;

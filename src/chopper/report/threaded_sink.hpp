@@ -38,6 +38,9 @@ class ThreadedSink : public TableSink {
   void begin(const TableSchema& schema) override;
   void row(std::span<const Cell> cells) override;
   void end() override;
+  // Hands the calls made so far to the threads without waiting for them (the last batch is
+  // otherwise held until it fills or finish()).
+  void flush();
   // Waits until every inner sink has received every call; rethrows the first error one threw.
   // Calls after it throw chopper::Error.
   void finish();

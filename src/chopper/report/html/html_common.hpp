@@ -68,6 +68,8 @@ std::string base64(std::string_view in);
 
 // One CSV field, quoted where it must be.
 std::string csv_field(std::string_view s);
+// csv_field(s) appended to `out` (no string made per field).
+void append_csv_field(std::string& out, std::string_view s);
 
 // The rows of a table as CSV, as the CSV files write them (docs/schema.md): every column, NULL an
 // empty field, empty text "".
@@ -84,13 +86,13 @@ std::vector<size_t> all_rows(const V& v) {
 // A small CSV of derived (aggregated for display) values.
 struct Csv {
   std::string text;
-  explicit Csv(const std::vector<std::string>& header) {
-    for (size_t i = 0; i < header.size(); ++i) text += (i ? "," : "") + csv_field(header[i]);
-    text += "\n";
-  }
+  explicit Csv(const std::vector<std::string>& header) { add(header); }
   void add(const std::vector<std::string>& cells) {
-    for (size_t i = 0; i < cells.size(); ++i) text += (i ? "," : "") + csv_field(cells[i]);
-    text += "\n";
+    for (size_t i = 0; i < cells.size(); ++i) {
+      if (i) text += ',';
+      append_csv_field(text, cells[i]);
+    }
+    text += '\n';
   }
 };
 
@@ -107,9 +109,16 @@ struct Doc {
   std::vector<std::string> ids;
   std::vector<std::pair<std::string, std::string>> toc;  // section id, title
 
+  // Where the first section began when nothing before it had to be closed (the page's first
+  // section, or a part's: append closes the section before it there).
+  size_t first_open = std::string::npos;
+
   void section(const std::string& id, const std::string& title, const std::string& intro = "");
   void figure(const Figure& f);
   void empty_note(const std::string& what) { body += "<p class=\"none\">" + what + "</p>\n"; }
+  // `part` (made on a Doc of its own, e.g. on another thread) as if its calls had been made on
+  // this one: the same bytes, ids and contents.
+  void append(Doc&& part);
 };
 
 // Nanoseconds as "1.234 ms".

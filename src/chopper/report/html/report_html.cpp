@@ -5,9 +5,12 @@
 #include <algorithm>
 #include <cctype>
 #include <cstdint>
+#include <functional>
+#include <iterator>
 #include <map>
 #include <string_view>
 
+#include "chopper/base/thread_pool.hpp"
 #include "chopper/report/analysis_report.hpp"
 #include "chopper/report/compare_report.hpp"
 #include "chopper/report/cpu_report.hpp"
@@ -62,20 +65,20 @@ std::set<std::string> report_tables() {
 
 std::string base64(std::string_view in) {
   static constexpr char k[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
-  std::string o;
-  o.reserve((in.size() + 2) / 3 * 4);
+  std::string o((in.size() + 2) / 3 * 4, '=');
+  char* p = o.data();
   size_t i = 0;
-  for (; i + 2 < in.size(); i += 3) {
+  for (; i + 2 < in.size(); i += 3, p += 4) {
     const uint32_t v = (static_cast<uint8_t>(in[i]) << 16) |
                        (static_cast<uint8_t>(in[i + 1]) << 8) | static_cast<uint8_t>(in[i + 2]);
-    o += k[v >> 18], o += k[(v >> 12) & 63], o += k[(v >> 6) & 63], o += k[v & 63];
+    p[0] = k[v >> 18], p[1] = k[(v >> 12) & 63], p[2] = k[(v >> 6) & 63], p[3] = k[v & 63];
   }
-  if (i + 1 == in.size()) {
+  if (i + 1 == in.size()) {  // one byte left: two characters and "=="
     const uint32_t v = static_cast<uint8_t>(in[i]) << 16;
-    o += k[v >> 18], o += k[(v >> 12) & 63], o += "==";
-  } else if (i + 2 == in.size()) {
+    p[0] = k[v >> 18], p[1] = k[(v >> 12) & 63];
+  } else if (i + 2 == in.size()) {  // two: three characters and "="
     const uint32_t v = (static_cast<uint8_t>(in[i]) << 16) | (static_cast<uint8_t>(in[i + 1]) << 8);
-    o += k[v >> 18], o += k[(v >> 12) & 63], o += k[(v >> 6) & 63], o += '=';
+    p[0] = k[v >> 18], p[1] = k[(v >> 12) & 63], p[2] = k[(v >> 6) & 63];
   }
   return o;
 }
@@ -127,11 +130,26 @@ std::string sha256(std::string_view in) {
   return out;
 }
 
+void append_csv_field(std::string& out, std::string_view s) {
+  // One pass over the text (find_first_of with a set calls memchr once per character).
+  bool plain = true;
+  for (const char c : s) plain &= !(c == ',' || c == '"' || c == '\n' || c == '\r');
+  if (plain) {
+    out += s;
+    return;
+  }
+  out += '"';
+  for (const char c : s) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  out += '"';
+}
+
 std::string csv_field(std::string_view s) {
-  if (s.find_first_of(",\"\n\r") == std::string_view::npos) return std::string(s);
-  std::string o = "\"";
-  for (char c : s) o += c == '"' ? std::string("\"\"") : std::string(1, c);
-  return o + "\"";
+  std::string o;
+  append_csv_field(o, s);
+  return o;
 }
 
 // The rows of a table as CSV, as the CSV files write them (docs/schema.md): every column, NULL an
@@ -178,16 +196,39 @@ std::string metric_link(std::string_view section) {
 }  // namespace
 
 void Doc::section(const std::string& id, const std::string& title, const std::string& intro) {
-  if (!ids.empty() || !toc.empty()) body += "</section>\n";
+  if (!ids.empty() || !toc.empty())
+    body += "</section>\n";
+  else
+    first_open = body.size();
   body += fmt::format("<section id=\"{}\"><h2>{}</h2>\n", id, esc(title));
   if (!intro.empty()) body += "<p>" + intro + "</p>\n";
   toc.emplace_back(id, title);
 }
 
+void Doc::append(Doc&& part) {
+  const bool open = !ids.empty() || !toc.empty();  // part's first section closes the one open
+  const size_t at = body.size();
+  if (open && part.first_open != std::string::npos) {
+    body.append(part.body, 0, part.first_open);
+    body += "</section>\n";
+    body.append(part.body, part.first_open);
+  } else {
+    body += part.body;
+    if (first_open == std::string::npos && part.first_open != std::string::npos)
+      first_open = at + part.first_open;
+  }
+  ids.insert(ids.end(), std::make_move_iterator(part.ids.begin()),
+             std::make_move_iterator(part.ids.end()));
+  toc.insert(toc.end(), std::make_move_iterator(part.toc.begin()),
+             std::make_move_iterator(part.toc.end()));
+}
+
 void Doc::figure(const Figure& f) {
   ids.push_back(f.id);
   const size_t lines = static_cast<size_t>(std::count(f.csv.begin(), f.csv.end(), '\n'));
-  body += fmt::format(
+  // Into the page as it is (a figure's chart can be a megabyte: no copy of it on the way).
+  fmt::format_to(
+      std::back_inserter(body),
       "<figure id=\"{}\" data-table=\"{}\"><h3>{}</h3>\n<div class=\"plot\">{}</div>\n"
       "<figcaption>{} Definition: {}. <a class=\"csv\" download=\"{}.csv\" "
       "href=\"data:text/csv;base64,{}\">Download the data (CSV, {} rows{})</a></figcaption>"
@@ -306,22 +347,22 @@ std::string page(Doc& doc, const char* heading, const ReportInfo& info,
 
 std::string render_report(const TableStore& ts, const ReportInfo& info,
                           std::vector<std::string>* figure_ids) {
+  // The sections only read the tables: each is drawn on a Doc of its own, side by side, and
+  // the parts joined in the page's order (the same page as drawn one after another).
+  const std::vector<std::function<void(Doc&)>> sections = {
+      [&](Doc& d) { summary_section(d, ts, info); }, [&](Doc& d) { findings_section(d, ts); },
+      [&](Doc& d) { time_section(d, ts, info); },    [&](Doc& d) { throughput_section(d, ts); },
+      [&](Doc& d) { kernels_section(d, ts, info); }, [&](Doc& d) { waterfall_section(d, ts); },
+      [&](Doc& d) { launch_section(d, ts); },        [&](Doc& d) { distributions_section(d, ts); },
+      [&](Doc& d) { collectives_section(d, ts); },   [&](Doc& d) { stragglers_section(d, ts); },
+      [&](Doc& d) { overlap_section(d, ts); },       [&](Doc& d) { hardware_section(d, ts, info); },
+      [&](Doc& d) { counters_section(d, ts); },      [&](Doc& d) { cpu_section(d, ts); },
+      [&](Doc& d) { coverage_section(d, ts); }};
+  std::vector<Doc> parts(sections.size());
+  parallel_for(sections.size(), info.threads == 0 ? default_threads() : info.threads,
+               [&](size_t i) { sections[i](parts[i]); });
   Doc doc;
-  summary_section(doc, ts, info);
-  findings_section(doc, ts);
-  time_section(doc, ts, info);
-  throughput_section(doc, ts);
-  kernels_section(doc, ts, info);
-  waterfall_section(doc, ts);
-  launch_section(doc, ts);
-  distributions_section(doc, ts);
-  collectives_section(doc, ts);
-  stragglers_section(doc, ts);
-  overlap_section(doc, ts);
-  hardware_section(doc, ts, info);
-  counters_section(doc, ts);
-  cpu_section(doc, ts);
-  coverage_section(doc, ts);
+  for (Doc& part : parts) doc.append(std::move(part));
   return page(doc, "chopper report", info, figure_ids);
 }
 

@@ -41,7 +41,8 @@ struct ReportInfo {
   std::string device;   // device name ("" = unknown)
   std::string command;  // how it was made
   size_t many_ranks =
-      64;  // above this many ranks: heatmaps and quantile bands, not a mark per rank
+      64;                // above this many ranks: heatmaps and quantile bands, not a mark per rank
+  unsigned threads = 0;  // sections drawn side by side on this many threads (0: every core)
 };
 
 // The whole HTML document; `figure_ids` (may be null) receives the ids of the figures drawn.
