@@ -81,7 +81,16 @@ std::vector<TableSchema> read_schemas(const Db& db) {
 }
 
 // One table's rows, as stored.
-Table read_table(const Db& db, const TableSchema& schema) {
+// The rows a table has, from its last row id (analyze's tables are only appended to: the count;
+// otherwise an estimate, for reserving and for reading the largest first).
+size_t row_estimate(const Db& db, const TableSchema& schema) {
+  Stmt st(db, "SELECT max(rowid) FROM " + quoted(schema.name));
+  return sqlite3_step(st.s) == SQLITE_ROW
+             ? static_cast<size_t>(std::max<sqlite3_int64>(sqlite3_column_int64(st.s, 0), 0))
+             : 0;
+}
+
+Table read_table(const Db& db, const TableSchema& schema, size_t rows) {
   std::string sql = "SELECT ";
   for (size_t c = 0; c < schema.columns.size(); ++c)
     sql += (c ? ", " : "") + quoted(schema.columns[c].name);
@@ -89,6 +98,7 @@ Table read_table(const Db& db, const TableSchema& schema) {
   Stmt st(db, sql);
   std::vector<Cell> cells(schema.columns.size());
   Table t(schema);
+  t.reserve(std::min<size_t>(rows, size_t{1} << 22));  // a row id far beyond the rows: grown
   int rc = 0;
   while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
     for (size_t c = 0; c < cells.size(); ++c) {
@@ -153,12 +163,21 @@ bool is_sqlite_file(const std::string& path) {
 std::vector<Table> read_sqlite_tables(const std::string& path, const std::set<std::string>& keep,
                                       unsigned threads) {
   std::vector<TableSchema> schemas;
+  std::vector<size_t> rows;
   {
     Db db;
     open_chopper_db(db, path);
     for (TableSchema& s : read_schemas(db))
-      if (keep.empty() || keep.count(s.name) != 0) schemas.push_back(std::move(s));
+      if (keep.empty() || keep.count(s.name) != 0) {
+        rows.push_back(row_estimate(db, s));
+        schemas.push_back(std::move(s));
+      }
   }
+  // The largest tables first, so that the threads finish together.
+  std::vector<size_t> order(schemas.size());
+  for (size_t k = 0; k < order.size(); ++k) order[k] = k;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return rows[a] > rows[b]; });
   std::vector<std::optional<Table>> read(schemas.size());
   const size_t conns = std::min<size_t>(std::max(threads, 1U), schemas.size());
   std::vector<Db> dbs(conns);
@@ -166,8 +185,10 @@ std::vector<Table> read_sqlite_tables(const std::string& path, const std::set<st
   std::atomic<size_t> next{0};
   // Each thread its own connection, taking the next table until none is left.
   parallel_for(conns, static_cast<unsigned>(conns), [&](size_t c) {
-    for (size_t k = next.fetch_add(1); k < schemas.size(); k = next.fetch_add(1))
-      read[k].emplace(read_table(dbs[c], schemas[k]));
+    for (size_t i = next.fetch_add(1); i < schemas.size(); i = next.fetch_add(1)) {
+      const size_t k = order[i];
+      read[k].emplace(read_table(dbs[c], schemas[k], rows[k]));
+    }
   });
   std::vector<Table> tables;
   tables.reserve(read.size());
