@@ -168,6 +168,10 @@ void OutputFile::put(const uint8_t* p, size_t n, bool last) {
 
 void OutputFile::write(std::string_view bytes) {
   in_ += bytes.size();
+  if (buf_.empty() && bytes.size() >= (4u << 20)) {  // a whole large text: no copy on the way
+    put(reinterpret_cast<const uint8_t*>(bytes.data()), bytes.size(), false);
+    return;
+  }
   buf_.append(bytes);
   if (buf_.size() >= (4u << 20)) {
     put(reinterpret_cast<const uint8_t*>(buf_.data()), buf_.size(), false);
