@@ -57,6 +57,8 @@ class View {
     return t_->is_null(r, c.h.index) ? kNull : t_->get_int(r, c.h.index);
   }
   std::string s(size_t r, Col c) const { return std::string(t_->get_text(r, c.h.index)); }
+  // The text without a copy: valid while the table is (the report only reads its tables).
+  std::string_view sv(size_t r, Col c) const { return t_->get_text(r, c.h.index); }
   const Table* table() const { return t_; }
 
  private:

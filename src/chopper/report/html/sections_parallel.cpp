@@ -39,22 +39,23 @@ void distributions_section(Doc& doc, const TableStore& ts) {
                               "Vector operations (norm, elementwise, "
                               "attention, embedding, loss)",
                               {"norm", "elementwise", "attention", "embedding", "loss"}}}) {
-    std::map<std::string, double> total;
-    std::map<std::pair<std::string, std::string>, std::vector<double>> groups;
+    // Keyed by the tables' own text (views, ordered as the strings would be): no copy a row.
+    std::map<std::string_view, double> total;
+    std::map<std::pair<std::string_view, std::string_view>, std::vector<double>> groups;
     std::vector<size_t> rows;
     for (size_t r = 0; r < o.rows(); ++r) {
       if (o.null(r, "op_class") || o.null(r, "operation") || o.null(r, "phase")) continue;
-      const std::string cls = o.s(r, "op_class"), ph = o.s(r, "phase");
+      const std::string_view cls = o.sv(r, "op_class"), ph = o.sv(r, "phase");
       if (std::find(sp.classes.begin(), sp.classes.end(), cls) == sp.classes.end()) continue;
       if (ph != "forward" && ph != "backward") continue;
-      const std::string op = o.s(r, "operation");
+      const std::string_view op = o.sv(r, "operation");
       total[op] += o.d(r, "kernel_ns");
       groups[{op, ph}].push_back(o.d(r, "kernel_ns"));
       rows.push_back(r);
     }
     if (groups.empty()) continue;
     std::vector<std::pair<double, std::string>> top;
-    for (const auto& kv : total) top.emplace_back(-kv.second, kv.first);
+    for (const auto& kv : total) top.emplace_back(-kv.second, std::string(kv.first));
     std::sort(top.begin(), top.end());
     if (top.size() > 12) top.resize(12);
     BoxPlot b;
@@ -64,7 +65,7 @@ void distributions_section(Doc& doc, const TableStore& ts) {
     b.legend = {"forward", "backward"};
     for (const auto& t : top)
       for (const char* ph : {"forward", "backward"}) {
-        auto g = groups.find({t.second, ph});
+        auto g = groups.find({std::string_view(t.second), std::string_view(ph)});
         if (g == groups.end()) continue;
         b.groups.push_back(
             {t.second + " · " + ph,

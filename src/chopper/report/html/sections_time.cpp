@@ -528,12 +528,12 @@ void launch_section(Doc& doc, const TableStore& ts) {
   const std::array<View<kLaunchOverheadTable>::Col, 6> part_cols = {
       "prep_ns", "call_ns", "wait_ns", "graph_gap_ns", "gpu_wait_ns", "no_launch_ns"};
   const std::vector<std::string> parts = col_names(part_cols);
-  std::map<std::string, std::vector<double>> ops;
+  std::map<std::string_view, std::vector<double>> ops;  // the table's own text, not copied
   std::vector<int64_t> ranks, iters;
   for (size_t r = 0; r < l.rows(); ++r) {
     ranks.push_back(l.i(r, "rank"));
     if (!l.null(r, "iteration")) iters.push_back(l.i(r, "iteration"));
-    auto& v = ops[l.null(r, "operation") ? std::string("(none)") : l.s(r, "operation")];
+    auto& v = ops[l.null(r, "operation") ? std::string_view("(none)") : l.sv(r, "operation")];
     v.resize(parts.size() + 2);
     for (size_t k = 0; k < parts.size(); ++k) v[k] += l.d(r, part_cols[k]);
     v[parts.size()] += l.d(r, "launch_overhead_ns");
@@ -546,7 +546,7 @@ void launch_section(Doc& doc, const TableStore& ts) {
   for (const auto& kv : ops) {
     double gap = 0;
     for (size_t k = 0; k < parts.size(); ++k) gap += kv.second[k];
-    if (gap > 0) top.push_back(kv);
+    if (gap > 0) top.emplace_back(std::string(kv.first), kv.second);
   }
   std::stable_sort(top.begin(), top.end(), [&parts](const auto& a, const auto& b) {
     double ga = 0, gb = 0;
