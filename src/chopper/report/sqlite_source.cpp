@@ -102,24 +102,26 @@ Table read_table(const Db& db, const TableSchema& schema, size_t rows) {
   int rc = 0;
   while ((rc = sqlite3_step(st.s)) == SQLITE_ROW) {
     for (size_t c = 0; c < cells.size(); ++c) {
-      const int k = static_cast<int>(c);
+      // The column's value once (sqlite3_column_* each find it again and check the statement),
+      // then read as its type.
+      sqlite3_value* v = sqlite3_column_value(st.s, static_cast<int>(c));
       const ColType type = schema.columns[c].type;
-      switch (sqlite3_column_type(st.s, k)) {
+      switch (sqlite3_value_type(v)) {
         case SQLITE_NULL:
           cells[c] = Cell::null();
           break;
         case SQLITE_INTEGER:
           cells[c] = type == ColType::kReal
-                         ? Cell::of(sqlite3_column_double(st.s, k))
-                         : Cell::of(static_cast<int64_t>(sqlite3_column_int64(st.s, k)));
+                         ? Cell::of(sqlite3_value_double(v))
+                         : Cell::of(static_cast<int64_t>(sqlite3_value_int64(v)));
           break;
         case SQLITE_FLOAT:
-          cells[c] = Cell::of(sqlite3_column_double(st.s, k));
+          cells[c] = Cell::of(sqlite3_value_double(v));
           break;
         default: {
-          const unsigned char* p = sqlite3_column_text(st.s, k);
+          const unsigned char* p = sqlite3_value_text(v);
           cells[c] = Cell::of(std::string_view(reinterpret_cast<const char*>(p),
-                                               static_cast<size_t>(sqlite3_column_bytes(st.s, k))));
+                                               static_cast<size_t>(sqlite3_value_bytes(v))));
         }
       }
     }
