@@ -59,24 +59,28 @@ void CsvSink::begin(const TableSchema& schema) {
   buf_.push_back('\n');
 }
 
+void append_csv_field(std::string& out, std::string_view s) {
+  // One pass over the text (find_first_of with a set calls memchr once per character).
+  bool plain = true;
+  for (const char ch : s) plain &= !(ch == ',' || ch == '"' || ch == '\r' || ch == '\n');
+  if (plain) {
+    out.append(s);
+    return;
+  }
+  out.push_back('"');
+  for (char ch : s) {
+    if (ch == '"') out.push_back('"');
+    out.push_back(ch);
+  }
+  out.push_back('"');
+}
+
 void CsvSink::append_field(std::string_view s) {
   if (s.empty()) {
     buf_ += "\"\"";  // empty text, as opposed to NULL (an empty field)
     return;
   }
-  // One pass over the text (find_first_of with a set calls memchr once per character).
-  bool plain = true;
-  for (const char ch : s) plain &= !(ch == ',' || ch == '"' || ch == '\r' || ch == '\n');
-  if (plain) {
-    buf_.append(s);
-    return;
-  }
-  buf_.push_back('"');
-  for (char ch : s) {
-    if (ch == '"') buf_.push_back('"');
-    buf_.push_back(ch);
-  }
-  buf_.push_back('"');
+  append_csv_field(buf_, s);
 }
 
 // The shortest text that reads back as the same double ({fmt}'s "{}"), formatted on the stack

@@ -15,6 +15,10 @@ namespace chopper {
 // the file. A table name must be usable as a file name (no '/', not "." or "..").
 class OutputDir;
 
+// `s` as one CSV field (RFC 4180) appended to `out`: as it is, or in double quotes (inner ones
+// doubled) when it holds a comma, a quote or a line break. Empty text appends nothing.
+void append_csv_field(std::string& out, std::string_view s);
+
 class CsvSink : public TableSink {
  public:
   // With `staging`, each file is written to staging->stage("<name>.csv") (a temporary name in

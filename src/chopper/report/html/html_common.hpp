@@ -15,6 +15,7 @@
 #include "chopper/base/error.hpp"
 #include "chopper/model/table.hpp"
 #include "chopper/model/table_def.hpp"
+#include "chopper/report/csv_sink.hpp"  // append_csv_field
 #include "chopper/report/html/report_html.hpp"
 #include "chopper/report/html/svg.hpp"
 
@@ -70,8 +71,6 @@ std::string base64(std::string_view in);
 
 // One CSV field, quoted where it must be.
 std::string csv_field(std::string_view s);
-// csv_field(s) appended to `out` (no string made per field).
-void append_csv_field(std::string& out, std::string_view s);
 
 // The rows of a table as CSV, as the CSV files write them (docs/schema.md): every column, NULL an
 // empty field, empty text "".

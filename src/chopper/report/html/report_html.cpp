@@ -14,6 +14,7 @@
 #include "chopper/report/analysis_report.hpp"
 #include "chopper/report/compare_report.hpp"
 #include "chopper/report/cpu_report.hpp"
+#include "chopper/report/csv_sink.hpp"
 #include "chopper/report/diagnostics_report.hpp"
 #include "chopper/report/findings_report.hpp"
 #include "chopper/report/hardware_report.hpp"
@@ -128,22 +129,6 @@ std::string sha256(std::string_view in) {
   for (uint32_t x : h)
     for (int b = 3; b >= 0; --b) out += static_cast<char>((x >> (b * 8)) & 0xff);
   return out;
-}
-
-void append_csv_field(std::string& out, std::string_view s) {
-  // One pass over the text (find_first_of with a set calls memchr once per character).
-  bool plain = true;
-  for (const char c : s) plain &= !(c == ',' || c == '"' || c == '\n' || c == '\r');
-  if (plain) {
-    out += s;
-    return;
-  }
-  out += '"';
-  for (const char c : s) {
-    if (c == '"') out += '"';
-    out += c;
-  }
-  out += '"';
 }
 
 std::string csv_field(std::string_view s) {
