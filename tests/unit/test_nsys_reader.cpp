@@ -39,6 +39,18 @@ fs::path test_dir() {
   return d;
 }
 
+// The folder goes when the test process ends (ctest runs each test in its own process).
+class RemoveTestDir : public ::testing::Environment {
+ public:
+  void TearDown() override {
+    std::error_code ec;
+    fs::remove_all(fs::temp_directory_path() / ("chopper_nsys_test_" + std::to_string(::getpid())),
+                   ec);
+  }
+};
+[[maybe_unused]] ::testing::Environment* const kRemoveTestDir =
+    ::testing::AddGlobalTestEnvironment(new RemoveTestDir);
+
 // The fixture as a .sqlite (afresh), plus `extra` SQL run on it.
 std::string make_export(const std::string& name, const std::string& extra = "") {
   const std::string db = (test_dir() / name).string();
