@@ -458,6 +458,49 @@ TEST(ReportHtml, CompareDifferencesDiverge) {
 // its section, a figure) and with empty parts between.
 namespace chopper::html {
 
+// The report keeps of the launch_overhead table only the columns report_tables names: a row
+// written whole is kept as those cells; a View reads a kept column by its declared name, and a
+// column not kept is an error that names it (never a silent 0).
+TEST(ReportStore, KeepsTheSelectedColumns) {
+  const TableSelection sel = report_tables();
+  ASSERT_EQ(sel.count(std::string(kLaunchOverheadTable.name)), 1u);
+  const std::vector<std::string>& cols = sel.at(std::string(kLaunchOverheadTable.name));
+  TableStore store(sel);
+  const TableSchema schema = kLaunchOverheadTable.schema();
+  std::vector<Cell> row;
+  for (size_t c = 0; c < schema.columns.size(); ++c)
+    row.push_back(schema.columns[c].type == ColType::kText
+                      ? Cell::of("op")
+                      : Cell::of(static_cast<int64_t>(c + 1)));  // column k holds k + 1
+  store.begin(schema);
+  store.row(row);
+  store.end();
+  const Table* t = store.get(std::string(kLaunchOverheadTable.name));
+  ASSERT_NE(t, nullptr);
+  ASSERT_EQ(t->cols(), cols.size());
+  ASSERT_LT(cols.size(), schema.columns.size());
+  const View<kLaunchOverheadTable> v(store);
+  EXPECT_EQ(v.i(0, "rank"), 1);
+  EXPECT_EQ(v.s(0, "operation"), "op");
+  const size_t overhead = kLaunchOverheadTable.handle("launch_overhead_ns").index;
+  EXPECT_EQ(v.d(0, "launch_overhead_ns"), static_cast<double>(overhead + 1));
+  try {
+    (void)v.d(0, "gap_ns");  // summed by no figure: not kept
+    FAIL() << "a column not kept was read";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("launch_overhead.gap_ns was not kept"), std::string::npos)
+        << e.what();
+  }
+  // The same from a whole Table added (report DIR hands it over as read).
+  Table whole(schema);
+  whole.add_row(row);
+  TableStore from_table(sel);
+  from_table.add(std::move(whole));
+  ASSERT_EQ(from_table.get(std::string(kLaunchOverheadTable.name))->cols(), cols.size());
+  EXPECT_EQ(View<kLaunchOverheadTable>(from_table).d(0, "launch_overhead_ns"),
+            static_cast<double>(overhead + 1));
+}
+
 TEST(ReportDoc, PartsJoinedAsIfDrawnOnOneDoc) {
   const Figure fig{"fig-a", "t", "A", "<svg></svg>", "caption", "End to end", "x\n1\n", ""};
   const std::vector<std::function<void(Doc&)>> calls = {

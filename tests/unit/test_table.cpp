@@ -372,9 +372,24 @@ TEST_F(TableSinkTest, SqliteReadBackEqualsWritten) {
       }
     EXPECT_EQ(back[2].get_text(0, 1), "it's");
   }
-  const std::vector<Table> only = read_sqlite_tables(db_path.string(), {"empty"});
+  const std::vector<Table> only = read_sqlite_tables(db_path.string(), {{"empty", {}}});
   ASSERT_EQ(only.size(), 1u);
   EXPECT_EQ(only[0].name(), "empty");
+  // A selection of columns: only those, in the table's order (not the selection's), the same
+  // cells; a name that is not a column is left out.
+  const std::vector<Table> some =
+      read_sqlite_tables(db_path.string(), {{"mixed", {"label", "id", "no_such"}}});
+  ASSERT_EQ(some.size(), 1u);
+  ASSERT_EQ(some[0].cols(), 2u);
+  EXPECT_EQ(some[0].schema().columns[0].name, "id");
+  EXPECT_EQ(some[0].schema().columns[1].name, "label");
+  ASSERT_EQ(some[0].rows(), mixed.rows());
+  for (size_t r = 0; r < mixed.rows(); ++r) {
+    EXPECT_EQ(some[0].cell(r, 0).kind, mixed.cell(r, 0).kind) << r;
+    EXPECT_EQ(some[0].cell(r, 0).i, mixed.cell(r, 0).i) << r;
+    EXPECT_EQ(some[0].cell(r, 1).kind, mixed.cell(r, 2).kind) << r;
+    EXPECT_EQ(some[0].cell(r, 1).s, mixed.cell(r, 2).s) << r;
+  }
   EXPECT_EQ(read_run_info(db_path.string()),
             (std::map<std::string, std::string>{{"inputs", "a.json b.json"}, {"device", "H100"}}));
   EXPECT_TRUE(is_sqlite_file(db_path.string()));

@@ -66,6 +66,26 @@ void validate_row(const TableSchema& schema, std::span<const Cell> cells) {
   }
 }
 
+bool selects_table(const TableSelection& selection, std::string_view name) {
+  return selection.empty() || selection.find(name) != selection.end();
+}
+
+TableSchema select_columns(const TableSchema& schema, const TableSelection& selection,
+                           std::vector<size_t>* kept) {
+  auto it = selection.find(schema.name);
+  const bool whole = it == selection.end() || it->second.empty();
+  TableSchema out{schema.name, schema.doc, {}};
+  if (kept) kept->clear();
+  for (size_t c = 0; c < schema.columns.size(); ++c) {
+    if (!whole &&
+        std::find(it->second.begin(), it->second.end(), schema.columns[c].name) == it->second.end())
+      continue;
+    out.columns.push_back(schema.columns[c]);
+    if (kept) kept->push_back(c);
+  }
+  return out;
+}
+
 Table::Table(TableSchema schema) : schema_(std::move(schema)) {
   validate_schema(schema_);
   columns_.resize(schema_.columns.size());

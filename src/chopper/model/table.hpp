@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
+#include <map>
 #include <span>
 #include <string>
 #include <string_view>
@@ -54,6 +55,20 @@ struct TableSchema {
 // Throws chopper::Error unless the table name is non-empty and the column names are non-empty and
 // distinct (every sink and Table check this in begin()/their constructor).
 void validate_schema(const TableSchema& schema);
+
+// Which tables a reader keeps, and of each which columns: an empty selection keeps every table
+// whole; a table mapped to no columns is kept whole, else only the columns named (in the table's
+// own order). The report keeps what it draws (report/html/report_html.hpp, report_tables).
+using TableSelection = std::map<std::string, std::vector<std::string>, std::less<>>;
+
+// Whether `selection` keeps the table called `name`.
+bool selects_table(const TableSelection& selection, std::string_view name);
+
+// `schema` with only the columns `selection` keeps of it, in the schema's order; `kept` (may be
+// null) receives the index in `schema` of each column kept. A name that is not a column is not an
+// error (an older file may lack it): the reader of the table finds it missing.
+TableSchema select_columns(const TableSchema& schema, const TableSelection& selection,
+                           std::vector<size_t>* kept = nullptr);
 
 // One value of a row. A view: text cells point at bytes owned by the caller, which must stay valid
 // until the cell has been handed to Table::add_row or TableSink::row.

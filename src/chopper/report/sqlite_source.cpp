@@ -162,7 +162,7 @@ bool is_sqlite_file(const std::string& path) {
   return std::memcmp(head, "SQLite format 3", 16) == 0;
 }
 
-std::vector<Table> read_sqlite_tables(const std::string& path, const std::set<std::string>& keep,
+std::vector<Table> read_sqlite_tables(const std::string& path, const TableSelection& keep,
                                       unsigned threads) {
   std::vector<TableSchema> schemas;
   std::vector<size_t> rows;
@@ -170,9 +170,9 @@ std::vector<Table> read_sqlite_tables(const std::string& path, const std::set<st
     Db db;
     open_chopper_db(db, path);
     for (TableSchema& s : read_schemas(db))
-      if (keep.empty() || keep.count(s.name) != 0) {
+      if (selects_table(keep, s.name)) {  // only the columns kept are read
         rows.push_back(row_estimate(db, s));
-        schemas.push_back(std::move(s));
+        schemas.push_back(select_columns(s, keep));
       }
   }
   // The largest tables first, so that the threads finish together.

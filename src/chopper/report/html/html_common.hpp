@@ -6,7 +6,9 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
+#include <span>
 #include <string>
 #include <string_view>
 #include <utility>
@@ -26,7 +28,9 @@ constexpr int64_t kNull = std::numeric_limits<int64_t>::min();
 
 // A table read through its declaration (model/table_def.hpp): columns by typed handle, so a name
 // that is not a column of the table does not compile (View<kXxxTable>::Col is made at compile
-// time). A missing table has no rows; a table whose columns are not the declaration's is an error.
+// time). A missing table has no rows. The table may hold a selection of the declaration's columns
+// (report_tables): reading one it does not hold is an error naming it, as is a table whose
+// columns are not the declaration's.
 template <const auto& Def>
 class View {
  public:
@@ -40,31 +44,70 @@ class View {
   explicit View(const Table* t) : t_(t) {
     if (t_ == nullptr) return;
     const auto& cols = t_->schema().columns;
-    bool same = t_->name() == Def.name && cols.size() == Def.columns.size();
-    for (size_t k = 0; same && k < cols.size(); ++k) same = cols[k].name == Def.columns[k].name;
+    // The table's columns are the declaration's, or some of them in the same order.
+    at_.assign(Def.columns.size(), kAbsent);
+    size_t k = 0;
+    bool same = t_->name() == Def.name;
+    for (size_t c = 0; same && c < cols.size(); ++c) {
+      while (k < Def.columns.size() && Def.columns[k].name != cols[c].name) ++k;
+      same = k < Def.columns.size();
+      if (same) at_[k++] = c;
+    }
     if (!same)
       throw Error(fmt::format("report: table {} is not as declared ({} columns)", t_->name(),
                               Def.columns.size()));
   }
   size_t rows() const { return t_ ? t_->rows() : 0; }
-  bool null(size_t r, Col c) const { return t_->is_null(r, c.h.index); }
+  bool null(size_t r, Col c) const { return t_->is_null(r, at(c)); }
   double d(size_t r, Col c) const {
-    const Cell x = t_->cell(r, c.h.index);
+    const Cell x = t_->cell(r, at(c));
     return x.kind == Cell::kInt    ? static_cast<double>(x.i)
            : x.kind == Cell::kReal ? x.r
                                    : std::nan("");
   }
   int64_t i(size_t r, Col c) const {
-    return t_->is_null(r, c.h.index) ? kNull : t_->get_int(r, c.h.index);
+    const size_t k = at(c);
+    return t_->is_null(r, k) ? kNull : t_->get_int(r, k);
   }
-  std::string s(size_t r, Col c) const { return std::string(t_->get_text(r, c.h.index)); }
+  std::string s(size_t r, Col c) const { return std::string(t_->get_text(r, at(c))); }
   // The text without a copy: valid while the table is (the report only reads its tables).
-  std::string_view sv(size_t r, Col c) const { return t_->get_text(r, c.h.index); }
+  std::string_view sv(size_t r, Col c) const { return t_->get_text(r, at(c)); }
   const Table* table() const { return t_; }
+  // A text column as its dictionary (model/table.hpp): per row its entry (Table::kNoText where
+  // NULL), the number of entries, and an entry's text. Grouping rows by entry compares no text.
+  std::span<const uint32_t> codes(Col c) const {
+    return t_ ? t_->text_codes(at(c)) : std::span<const uint32_t>();
+  }
+  size_t entries(Col c) const { return t_ ? t_->text_ends(at(c)).size() : 0; }
+  std::string_view entry(Col c, uint32_t k) const {
+    const size_t col = at(c);
+    const std::span<const uint64_t> ends = t_->text_ends(col);
+    const uint64_t b = k ? ends[k - 1] : 0;
+    return t_->text_bytes(col).substr(b, ends[k] - b);
+  }
 
  private:
+  static constexpr size_t kAbsent = SIZE_MAX;
+  // The table's index of the declared column `c`.
+  size_t at(Col c) const {
+    const size_t k = at_[c.h.index];
+    if (k == kAbsent)
+      throw Error(fmt::format("report: column {}.{} was not kept (report_tables)", Def.name,
+                              c.h.name));
+    return k;
+  }
   const Table* t_;
+  std::vector<size_t> at_;  // per declared column, its index in the table (kAbsent: not kept)
 };
+
+// The columns of Def that `cols` name (checked when compiled), as a TableSelection entry.
+template <const auto& Def>
+std::pair<std::string, std::vector<std::string>> columns_of(
+    std::initializer_list<typename View<Def>::Col> cols) {
+  std::vector<std::string> names;
+  for (const auto& c : cols) names.emplace_back(c.h.name);
+  return {std::string(Def.name), std::move(names)};
+}
 
 // Base64 (RFC 4648, with padding) of `in`.
 std::string base64(std::string_view in);

@@ -28,18 +28,36 @@ namespace chopper::html {
 
 void TableStore::begin(const TableSchema& schema) {
   cur_ = nullptr;
-  if (!keep_.empty() && keep_.count(schema.name) == 0) return;
+  if (!selects_table(keep_, schema.name)) return;
+  const TableSchema kept = select_columns(schema, keep_, &kept_);
+  if (kept_.size() == schema.columns.size()) kept_.clear();  // every column: no gather a row
   tables_.erase(schema.name);
-  cur_ = &tables_.emplace(schema.name, Table(schema)).first->second;
+  cur_ = &tables_.emplace(schema.name, Table(kept)).first->second;
 }
 void TableStore::row(std::span<const Cell> cells) {
-  if (cur_ != nullptr) cur_->add_row(cells);
+  if (cur_ == nullptr) return;
+  if (kept_.empty()) return cur_->add_row(cells);
+  cells_.resize(kept_.size());
+  for (size_t k = 0; k < kept_.size(); ++k) cells_[k] = cells[kept_[k]];
+  cur_->add_row(cells_);
 }
 void TableStore::end() {
   cur_ = nullptr;
 }
 void TableStore::add(Table t) {
-  if (!keep_.empty() && keep_.count(t.name()) == 0) return;
+  if (!selects_table(keep_, t.name())) return;
+  std::vector<size_t> kept;
+  const TableSchema schema = select_columns(t.schema(), keep_, &kept);
+  if (kept.size() != t.cols()) {  // the columns not kept dropped
+    Table p(schema);
+    p.reserve(t.rows());
+    std::vector<Cell> cells(kept.size());
+    for (size_t r = 0; r < t.rows(); ++r) {
+      for (size_t k = 0; k < kept.size(); ++k) cells[k] = t.cell(r, kept[k]);
+      p.add_row(cells);
+    }
+    t = std::move(p);
+  }
   const std::string name = t.name();
   tables_.erase(name);
   tables_.emplace(name, std::move(t));
@@ -49,18 +67,28 @@ const Table* TableStore::get(const std::string& name) const {
   return it == tables_.end() ? nullptr : &it->second;
 }
 
-std::set<std::string> report_tables() {
-  std::set<std::string> out;
+TableSelection report_tables() {
+  TableSelection out;
   for (std::string_view t :
-       {kTemporalBreakdownTable.name,  kRankComponentsTable.name,   kIdleBreakdownTable.name,
-        kOperationInstancesTable.name, kLaunchOverheadTable.name,   kCollectivesTable.name,
-        kStragglersTable.name,         kIterationsTable.name,       kEndToEndTable.name,
-        kTelemetryTable.name,          kPowerEnergyTable.name,      kWaterfallTable.name,
-        kFindingsTable.name,           kLabelCoverageTable.name,    kDiagnosticsTable.name,
-        kClockOffsetsTable.name,       kCpuUtilizationTable.name,   kTelemetryAlignmentTable.name,
-        kCollectiveSummaryTable.name,  kTopKernelsTable.name,       kRooflineTable.name,
-        kKernelDurationsTable.name,    kCounterOperationsTable.name})
-    out.emplace(t);
+       {kTemporalBreakdownTable.name, kRankComponentsTable.name,  kIdleBreakdownTable.name,
+        kCollectivesTable.name,       kStragglersTable.name,      kIterationsTable.name,
+        kEndToEndTable.name,          kTelemetryTable.name,       kPowerEnergyTable.name,
+        kFindingsTable.name,          kLabelCoverageTable.name,   kDiagnosticsTable.name,
+        kClockOffsetsTable.name,      kCpuUtilizationTable.name,  kTelemetryAlignmentTable.name,
+        kCollectiveSummaryTable.name, kTopKernelsTable.name,      kRooflineTable.name,
+        kKernelDurationsTable.name,   kCounterOperationsTable.name})
+    out.emplace(t, std::vector<std::string>{});
+  // The three tables with a row per operation instance (most of the cells at scale): the columns
+  // the figures draw and those that name the row.
+  out.emplace(columns_of<kOperationInstancesTable>({"rank", "iteration", "phase", "layer",
+                                                    "operation", "op_class", "kernel_ns",
+                                                    "overlap_ratio"}));
+  out.emplace(columns_of<kLaunchOverheadTable>(
+      {"rank", "iteration", "operation", "kernels", "gpu_wait_ns", "prep_ns", "call_ns", "wait_ns",
+       "graph_gap_ns", "no_launch_ns", "launch_overhead_ns"}));
+  out.emplace(columns_of<kWaterfallTable>(
+      {"rank", "iteration", "phase", "operation", "kernels", "observed_ns", "theoretical_ns",
+       "instruction_ns", "utilization_ns", "overlap_ns", "frequency_ns", "residual_ns"}));
   return out;
 }
 
@@ -337,19 +365,37 @@ std::string page(Doc& doc, const char* heading, const ReportInfo& info,
 std::string render_report(const TableStore& ts, const ReportInfo& info,
                           std::vector<std::string>* figure_ids) {
   // The sections only read the tables: each is drawn on a Doc of its own, side by side, and
-  // the parts joined in the page's order (the same page as drawn one after another).
-  const std::vector<std::function<void(Doc&)>> sections = {
-      [&](Doc& d) { summary_section(d, ts, info); }, [&](Doc& d) { findings_section(d, ts); },
-      [&](Doc& d) { time_section(d, ts, info); },    [&](Doc& d) { throughput_section(d, ts); },
-      [&](Doc& d) { kernels_section(d, ts, info); }, [&](Doc& d) { waterfall_section(d, ts); },
-      [&](Doc& d) { launch_section(d, ts); },        [&](Doc& d) { distributions_section(d, ts); },
-      [&](Doc& d) { collectives_section(d, ts); },   [&](Doc& d) { stragglers_section(d, ts); },
-      [&](Doc& d) { overlap_section(d, ts); },       [&](Doc& d) { hardware_section(d, ts, info); },
-      [&](Doc& d) { counters_section(d, ts); },      [&](Doc& d) { cpu_section(d, ts); },
-      [&](Doc& d) { coverage_section(d, ts); }};
+  // the parts joined in the page's order (the same page as drawn one after another). The heavier
+  // (their work measured on a 64-rank run: the GPU × time heatmaps, then the sections with a row
+  // per operation instance) are started first, so that the threads finish together.
+  struct Part {
+    int weight;  // 0: light
+    std::function<void(Doc&)> draw;
+  };
+  const std::vector<Part> sections = {
+      {0, [&](Doc& d) { summary_section(d, ts, info); }},
+      {0, [&](Doc& d) { findings_section(d, ts); }},
+      {2, [&](Doc& d) { time_section(d, ts, info); }},
+      {0, [&](Doc& d) { throughput_section(d, ts); }},
+      {0, [&](Doc& d) { kernels_section(d, ts, info); }},
+      {1, [&](Doc& d) { waterfall_section(d, ts); }},
+      {2, [&](Doc& d) { launch_section(d, ts); }},
+      {1, [&](Doc& d) { distributions_section(d, ts); }},
+      {0, [&](Doc& d) { collectives_section(d, ts); }},
+      {0, [&](Doc& d) { stragglers_section(d, ts); }},
+      {1, [&](Doc& d) { overlap_section(d, ts); }},
+      {3, [&](Doc& d) { hardware_section(d, ts, info); }},
+      {0, [&](Doc& d) { counters_section(d, ts); }},
+      {0, [&](Doc& d) { cpu_section(d, ts); }},
+      {0, [&](Doc& d) { coverage_section(d, ts); }}};
+  std::vector<size_t> order(sections.size());
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(), [&sections](size_t a, size_t b) {
+    return sections[a].weight > sections[b].weight;
+  });
   std::vector<Doc> parts(sections.size());
   parallel_for(sections.size(), info.threads == 0 ? default_threads() : info.threads,
-               [&](size_t i) { sections[i](parts[i]); });
+               [&](size_t k) { sections[order[k]].draw(parts[order[k]]); });
   Doc doc;
   size_t bytes = 0;
   for (const Doc& part : parts) bytes += part.body.size() + 16;  // and a "</section>" each

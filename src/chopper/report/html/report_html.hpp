@@ -15,26 +15,31 @@
 
 namespace chopper::html {
 
-// A sink that keeps tables in memory: those named in `keep` (empty = every table).
+// A sink that keeps tables in memory: the tables and columns `keep` selects (empty = every table
+// whole).
 class TableStore : public TableSink {
  public:
-  explicit TableStore(std::set<std::string> keep = {}) : keep_(std::move(keep)) {}
+  explicit TableStore(TableSelection keep = {}) : keep_(std::move(keep)) {}
   void begin(const TableSchema& schema) override;
   void row(std::span<const Cell> cells) override;
   void end() override;
-  // A whole table, as if written row by row (kept or not as `keep` says).
+  // A whole table, as if written row by row (kept or not, and its columns, as `keep` says).
   void add(Table t);
   // The table called `name`, or nullptr when it was not written (or not kept).
   const Table* get(const std::string& name) const;
 
  private:
-  std::set<std::string> keep_;
+  TableSelection keep_;
   std::map<std::string, Table> tables_;
   Table* cur_ = nullptr;
+  std::vector<size_t> kept_;  // the current table's columns kept (empty: all of them)
+  std::vector<Cell> cells_;   // a row's kept cells
 };
 
-// The tables the report draws from.
-std::set<std::string> report_tables();
+// The tables the report draws from, and of the largest the columns it draws (a figure's data
+// download holds the columns kept): `report DIR` reads no more of chopper.sqlite, and
+// `analyze --html` copies no more of the rows.
+TableSelection report_tables();
 
 struct ReportInfo {
   std::string title;    // the run (its paths)

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <map>
 #include <string>
@@ -39,23 +40,36 @@ void distributions_section(Doc& doc, const TableStore& ts) {
                               "Vector operations (norm, elementwise, "
                               "attention, embedding, loss)",
                               {"norm", "elementwise", "attention", "embedding", "loss"}}}) {
-    // Keyed by the tables' own text (views, ordered as the strings would be): no copy a row.
-    std::map<std::string_view, double> total;
-    std::map<std::pair<std::string_view, std::string_view>, std::vector<double>> groups;
+    // Grouped by the text columns' dictionary entries (no text compared a row): per operation
+    // its total and its values per phase (0 forward, 1 backward).
+    const std::span<const uint32_t> cls = o.codes("op_class"), opc = o.codes("operation"),
+                                    phc = o.codes("phase");
+    std::vector<char> in_spec(o.entries("op_class"), 0);
+    for (uint32_t k = 0; k < in_spec.size(); ++k)
+      in_spec[k] = std::find(sp.classes.begin(), sp.classes.end(), o.entry("op_class", k)) !=
+                   sp.classes.end();
+    std::vector<int> phase_of(o.entries("phase"), -1);
+    for (uint32_t k = 0; k < phase_of.size(); ++k)
+      phase_of[k] = o.entry("phase", k) == "forward" ? 0 : o.entry("phase", k) == "backward" ? 1 : -1;
+    const size_t n_ops = o.entries("operation");
+    std::vector<double> total(n_ops, 0);
+    std::vector<std::array<std::vector<double>, 2>> values(n_ops);
+    std::vector<char> seen(n_ops, 0);
     std::vector<size_t> rows;
     for (size_t r = 0; r < o.rows(); ++r) {
-      if (o.null(r, "op_class") || o.null(r, "operation") || o.null(r, "phase")) continue;
-      const std::string_view cls = o.sv(r, "op_class"), ph = o.sv(r, "phase");
-      if (std::find(sp.classes.begin(), sp.classes.end(), cls) == sp.classes.end()) continue;
-      if (ph != "forward" && ph != "backward") continue;
-      const std::string_view op = o.sv(r, "operation");
-      total[op] += o.d(r, "kernel_ns");
-      groups[{op, ph}].push_back(o.d(r, "kernel_ns"));
+      if (cls[r] == Table::kNoText || opc[r] == Table::kNoText || phc[r] == Table::kNoText ||
+          !in_spec[cls[r]] || phase_of[phc[r]] < 0)
+        continue;
+      const double v = o.d(r, "kernel_ns");
+      total[opc[r]] += v;
+      values[opc[r]][static_cast<size_t>(phase_of[phc[r]])].push_back(v);
+      seen[opc[r]] = 1;
       rows.push_back(r);
     }
-    if (groups.empty()) continue;
+    if (rows.empty()) continue;
     std::vector<std::pair<double, std::string>> top;
-    for (const auto& kv : total) top.emplace_back(-kv.second, std::string(kv.first));
+    for (uint32_t k = 0; k < n_ops; ++k)
+      if (seen[k]) top.emplace_back(-total[k], std::string(o.entry("operation", k)));
     std::sort(top.begin(), top.end());
     if (top.size() > 12) top.resize(12);
     BoxPlot b;
@@ -63,14 +77,19 @@ void distributions_section(Doc& doc, const TableStore& ts) {
     b.scale = 1e3;
     b.log = true;
     b.legend = {"forward", "backward"};
+    std::map<std::string_view, uint32_t> op_entry;
+    for (uint32_t k = 0; k < n_ops; ++k)
+      if (seen[k]) op_entry.emplace(o.entry("operation", k), k);
     for (const auto& t : top)
-      for (const char* ph : {"forward", "backward"}) {
-        auto g = groups.find({std::string_view(t.second), std::string_view(ph)});
-        if (g == groups.end()) continue;
-        b.groups.push_back(
-            {t.second + " · " + ph,
-             fmt::format(" data-operation=\"{}\" data-phase=\"{}\"", esc(t.second), ph),
-             std::string_view(ph) == "forward" ? 0u : 1u, g->second});
+      for (size_t ph : {0, 1}) {
+        std::vector<double>& v = values[op_entry.at(t.second)][ph];
+        if (v.empty()) continue;
+        std::sort(v.begin(), v.end());  // sorted once: the box's quartiles and the CSV's
+        const char* name = ph == 0 ? "forward" : "backward";
+        b.groups.push_back({t.second + " · " + name,
+                            fmt::format(" data-operation=\"{}\" data-phase=\"{}\"",
+                                        esc(t.second), name),
+                            static_cast<unsigned>(ph), std::move(v)});
       }
     std::string csv;
     std::string note;
@@ -79,8 +98,7 @@ void distributions_section(Doc& doc, const TableStore& ts) {
     } else {
       Csv q({"operation", "phase", "n", "min_ns", "q1_ns", "median_ns", "q3_ns", "max_ns"});
       for (const BoxGroup& g : b.groups) {
-        std::vector<double> v = g.values;
-        std::sort(v.begin(), v.end());
+        const std::vector<double>& v = g.values;  // sorted
         q.add({g.label.substr(0, g.label.rfind(" · ")), g.color == 0 ? "forward" : "backward",
                std::to_string(v.size()), num(v.front()), num(quantile(v, 0.25)),
                num(quantile(v, 0.5)), num(quantile(v, 0.75)), num(v.back())});

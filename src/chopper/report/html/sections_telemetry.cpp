@@ -4,6 +4,7 @@
 // temperature and utilization, power bursts per iteration, link bandwidth over time and bus
 // bandwidth against message size. Everything drawn is a table value, a mean of table values in a
 // time bin, or the difference of a cumulative counter's consecutive samples (docs/report.md).
+#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -345,11 +346,20 @@ void heatmap_figure(Doc& doc, const TableStore& ts, const View<kTelemetryTable>&
       row.flags.push_back(m ? throttle_names(m) : std::string());
       row.flag_attrs.push_back(m ? fmt::format(" data-mask=\"{}\"", m) : std::string());
       flagged = flagged || m != 0;
-      if (acc[b].second > 0 || m != 0)
-        csv.add({std::to_string(rk), node >= 0 ? std::to_string(node) : std::string(),
-                 std::to_string(b), std::to_string(g.t0 + static_cast<int64_t>(b) * g.bin_ns),
-                 std::to_string(g.t0 + static_cast<int64_t>(b + 1) * g.bin_ns),
-                 num(row.values.back()), num(acc[b].second), m ? row.flags.back() : std::string()});
+      if (acc[b].second > 0 || m != 0) {  // as Csv::add would write it, without a string a cell
+        std::string& o = csv.text;
+        fmt::format_to(std::back_inserter(o), FMT_COMPILE("{},"), rk);
+        if (node >= 0) fmt::format_to(std::back_inserter(o), FMT_COMPILE("{}"), node);
+        fmt::format_to(std::back_inserter(o), FMT_COMPILE(",{},{},{},"), b,
+                       g.t0 + static_cast<int64_t>(b) * g.bin_ns,
+                       g.t0 + static_cast<int64_t>(b + 1) * g.bin_ns);
+        o += num(row.values.back());
+        o += ',';
+        o += num(acc[b].second);
+        o += ',';
+        if (m) append_csv_field(o, row.flags.back());
+        o += '\n';
+      }
     }
     h.rows.push_back(std::move(row));
   }
@@ -632,11 +642,22 @@ void telemetry_figures(Doc& doc, const TableStore& ts, const ReportInfo& info) {
   const View<kTelemetryTable> t(ts);
   const DeviceSpec* dev = report_device(info);
   const TimeAxis ax = iteration_axis(ts);
-  std::map<std::string, std::vector<size_t>> by_metric;
+  // The rows of each metric, grouped by its dictionary entry (no text compared a row).
+  std::vector<std::vector<size_t>> of_entry(t.entries("metric"));
+  const std::span<const uint32_t> mc = t.codes("metric");
   std::vector<int64_t> ranks;
+  std::vector<size_t> unnamed;  // a NULL metric: read as "", as an empty name would be
   for (size_t r = 0; r < t.rows(); ++r) {
-    by_metric[t.s(r, "metric")].push_back(r);
+    (mc[r] != Table::kNoText ? of_entry[mc[r]] : unnamed).push_back(r);
     ranks.push_back(t.i(r, "rank"));
+  }
+  std::map<std::string, std::vector<size_t>> by_metric;
+  for (uint32_t k = 0; k < of_entry.size(); ++k)
+    if (!of_entry[k].empty()) by_metric.emplace(t.entry("metric", k), std::move(of_entry[k]));
+  if (!unnamed.empty()) {
+    std::vector<size_t>& v = by_metric[""];
+    v.insert(v.end(), unnamed.begin(), unnamed.end());
+    std::sort(v.begin(), v.end());  // in table order
   }
   ranks = sorted_unique(ranks);
   const double tdp = dev != nullptr && dev->tdp_w > 0 ? dev->tdp_w : NAN;

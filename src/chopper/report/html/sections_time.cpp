@@ -7,6 +7,7 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
+#include <span>
 #include <set>
 #include <string>
 #include <utility>
@@ -477,7 +478,8 @@ void waterfall_section(Doc& doc, const TableStore& ts) {
                 "instruction overhead, matrix-unit/memory under-use, slowdown beside "
                 "communication, clock below maximum (DVFS) and the residual; the parts add up to "
                 "observed_ns (waterfall, phase rows). Without telemetry or counters the parts "
-                "that need them are 0 and their kernels counted in unknown_*.",
+                "that need them are 0 and their kernels counted in the table's unknown_* columns "
+                "(chopper.sqlite).",
                 "Waterfall (`waterfall`)", csv_of(w.table(), rows), ""});
   // per operation: the slowest rank of the last iteration, summed over layers
   if (slow.empty()) return;
@@ -528,17 +530,30 @@ void launch_section(Doc& doc, const TableStore& ts) {
   const std::array<View<kLaunchOverheadTable>::Col, 6> part_cols = {
       "prep_ns", "call_ns", "wait_ns", "graph_gap_ns", "gpu_wait_ns", "no_launch_ns"};
   const std::vector<std::string> parts = col_names(part_cols);
-  std::map<std::string_view, std::vector<double>> ops;  // the table's own text, not copied
+  // Summed per operation's dictionary entry (the last slot: no operation), no text compared a
+  // row; then by name, as "(none)" for the rows without one.
+  const std::span<const uint32_t> opc = l.codes("operation");
+  const size_t n_ops = l.entries("operation");
+  std::vector<std::vector<double>> sums(n_ops + 1);
   std::vector<int64_t> ranks, iters;
   for (size_t r = 0; r < l.rows(); ++r) {
     ranks.push_back(l.i(r, "rank"));
     if (!l.null(r, "iteration")) iters.push_back(l.i(r, "iteration"));
-    auto& v = ops[l.null(r, "operation") ? std::string_view("(none)") : l.sv(r, "operation")];
+    auto& v = sums[opc[r] == Table::kNoText ? n_ops : opc[r]];
     v.resize(parts.size() + 2);
     for (size_t k = 0; k < parts.size(); ++k) v[k] += l.d(r, part_cols[k]);
     v[parts.size()] += l.d(r, "launch_overhead_ns");
     v[parts.size() + 1] += l.d(r, "kernels");
   }
+  std::map<std::string_view, std::vector<double>> ops;  // the table's own text, not copied
+  for (size_t k = 0; k <= n_ops; ++k)
+    if (!sums[k].empty()) {
+      const std::string_view name =
+          k == n_ops ? std::string_view("(none)") : l.entry("operation", static_cast<uint32_t>(k));
+      auto [it, fresh] = ops.try_emplace(name, sums[k]);
+      if (!fresh)  // an operation called "(none)" and rows without one: one bar, as named
+        for (size_t j = 0; j < it->second.size(); ++j) it->second[j] += sums[k][j];
+    }
   const double n = static_cast<double>(sorted_unique(ranks).size() *
                                        std::max<size_t>(1, sorted_unique(iters).size()));
   // the operations with the largest gaps (all causes), those with none left out
