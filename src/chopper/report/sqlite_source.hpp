@@ -19,12 +19,12 @@ bool is_chopper_database(const std::string& path);
 
 // Every result table of the database at `path` (all but chopper_tables, chopper_columns and
 // chopper_run), or only the tables and columns `keep` selects (model/table.hpp) when it is not
-// empty, in the order they were written; on up to `threads` threads, a table each (a connection each). A cell is read as its
-// column is declared: an integer stored in a REAL column is a real. Throws Error naming the file
-// when it cannot be opened, is not chopper's (no chopper_tables), or a table or column it
-// documents cannot be read.
-std::vector<Table> read_sqlite_tables(const std::string& path,
-                                      const TableSelection& keep = {}, unsigned threads = 1);
+// empty, in the order they were written; on up to `threads` threads, a table each (a connection
+// each). A cell is read as its column is declared: an integer stored in a REAL column is a real.
+// Throws Error naming the file when it cannot be opened, is not chopper's (no chopper_tables), or a
+// table or column it documents cannot be read.
+std::vector<Table> read_sqlite_tables(const std::string& path, const TableSelection& keep = {},
+                                      unsigned threads = 1);
 
 // The database's chopper_run(name, value) rows (report/sqlite_sink.hpp, describe_run): what the
 // tables are the analysis of ("inputs", "device", "chopper_version"). Empty when the database has

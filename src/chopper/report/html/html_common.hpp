@@ -92,8 +92,8 @@ class View {
   size_t at(Col c) const {
     const size_t k = at_[c.h.index];
     if (k == kAbsent)
-      throw Error(fmt::format("report: column {}.{} was not kept (report_tables)", Def.name,
-                              c.h.name));
+      throw Error(
+          fmt::format("report: column {}.{} was not kept (report_tables)", Def.name, c.h.name));
     return k;
   }
   const Table* t_;

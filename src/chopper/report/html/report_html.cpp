@@ -70,19 +70,19 @@ const Table* TableStore::get(const std::string& name) const {
 TableSelection report_tables() {
   TableSelection out;
   for (std::string_view t :
-       {kTemporalBreakdownTable.name, kRankComponentsTable.name,  kIdleBreakdownTable.name,
-        kCollectivesTable.name,       kStragglersTable.name,      kIterationsTable.name,
-        kEndToEndTable.name,          kTelemetryTable.name,       kPowerEnergyTable.name,
-        kFindingsTable.name,          kLabelCoverageTable.name,   kDiagnosticsTable.name,
-        kClockOffsetsTable.name,      kCpuUtilizationTable.name,  kTelemetryAlignmentTable.name,
-        kCollectiveSummaryTable.name, kTopKernelsTable.name,      kRooflineTable.name,
+       {kTemporalBreakdownTable.name, kRankComponentsTable.name,   kIdleBreakdownTable.name,
+        kCollectivesTable.name,       kStragglersTable.name,       kIterationsTable.name,
+        kEndToEndTable.name,          kTelemetryTable.name,        kPowerEnergyTable.name,
+        kFindingsTable.name,          kLabelCoverageTable.name,    kDiagnosticsTable.name,
+        kClockOffsetsTable.name,      kCpuUtilizationTable.name,   kTelemetryAlignmentTable.name,
+        kCollectiveSummaryTable.name, kTopKernelsTable.name,       kRooflineTable.name,
         kKernelDurationsTable.name,   kCounterOperationsTable.name})
     out.emplace(t, std::vector<std::string>{});
   // The three tables with a row per operation instance (most of the cells at scale): the columns
   // the figures draw and those that name the row.
-  out.emplace(columns_of<kOperationInstancesTable>({"rank", "iteration", "phase", "layer",
-                                                    "operation", "op_class", "kernel_ns",
-                                                    "overlap_ratio"}));
+  out.emplace(
+      columns_of<kOperationInstancesTable>({"rank", "iteration", "phase", "layer", "operation",
+                                            "op_class", "kernel_ns", "overlap_ratio"}));
   out.emplace(columns_of<kLaunchOverheadTable>(
       {"rank", "iteration", "operation", "kernels", "gpu_wait_ns", "prep_ns", "call_ns", "wait_ns",
        "graph_gap_ns", "no_launch_ns", "launch_overhead_ns"}));
@@ -372,22 +372,21 @@ std::string render_report(const TableStore& ts, const ReportInfo& info,
     int weight;  // 0: light
     std::function<void(Doc&)> draw;
   };
-  const std::vector<Part> sections = {
-      {0, [&](Doc& d) { summary_section(d, ts, info); }},
-      {0, [&](Doc& d) { findings_section(d, ts); }},
-      {2, [&](Doc& d) { time_section(d, ts, info); }},
-      {0, [&](Doc& d) { throughput_section(d, ts); }},
-      {0, [&](Doc& d) { kernels_section(d, ts, info); }},
-      {1, [&](Doc& d) { waterfall_section(d, ts); }},
-      {2, [&](Doc& d) { launch_section(d, ts); }},
-      {1, [&](Doc& d) { distributions_section(d, ts); }},
-      {0, [&](Doc& d) { collectives_section(d, ts); }},
-      {0, [&](Doc& d) { stragglers_section(d, ts); }},
-      {1, [&](Doc& d) { overlap_section(d, ts); }},
-      {3, [&](Doc& d) { hardware_section(d, ts, info); }},
-      {0, [&](Doc& d) { counters_section(d, ts); }},
-      {0, [&](Doc& d) { cpu_section(d, ts); }},
-      {0, [&](Doc& d) { coverage_section(d, ts); }}};
+  const std::vector<Part> sections = {{0, [&](Doc& d) { summary_section(d, ts, info); }},
+                                      {0, [&](Doc& d) { findings_section(d, ts); }},
+                                      {2, [&](Doc& d) { time_section(d, ts, info); }},
+                                      {0, [&](Doc& d) { throughput_section(d, ts); }},
+                                      {0, [&](Doc& d) { kernels_section(d, ts, info); }},
+                                      {1, [&](Doc& d) { waterfall_section(d, ts); }},
+                                      {2, [&](Doc& d) { launch_section(d, ts); }},
+                                      {1, [&](Doc& d) { distributions_section(d, ts); }},
+                                      {0, [&](Doc& d) { collectives_section(d, ts); }},
+                                      {0, [&](Doc& d) { stragglers_section(d, ts); }},
+                                      {1, [&](Doc& d) { overlap_section(d, ts); }},
+                                      {3, [&](Doc& d) { hardware_section(d, ts, info); }},
+                                      {0, [&](Doc& d) { counters_section(d, ts); }},
+                                      {0, [&](Doc& d) { cpu_section(d, ts); }},
+                                      {0, [&](Doc& d) { coverage_section(d, ts); }}};
   std::vector<size_t> order(sections.size());
   for (size_t i = 0; i < order.size(); ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(), [&sections](size_t a, size_t b) {

@@ -50,7 +50,9 @@ void distributions_section(Doc& doc, const TableStore& ts) {
                    sp.classes.end();
     std::vector<int> phase_of(o.entries("phase"), -1);
     for (uint32_t k = 0; k < phase_of.size(); ++k)
-      phase_of[k] = o.entry("phase", k) == "forward" ? 0 : o.entry("phase", k) == "backward" ? 1 : -1;
+      phase_of[k] = o.entry("phase", k) == "forward"    ? 0
+                    : o.entry("phase", k) == "backward" ? 1
+                                                        : -1;
     const size_t n_ops = o.entries("operation");
     std::vector<double> total(n_ops, 0);
     std::vector<std::array<std::vector<double>, 2>> values(n_ops);
@@ -86,10 +88,10 @@ void distributions_section(Doc& doc, const TableStore& ts) {
         if (v.empty()) continue;
         std::sort(v.begin(), v.end());  // sorted once: the box's quartiles and the CSV's
         const char* name = ph == 0 ? "forward" : "backward";
-        b.groups.push_back({t.second + " · " + name,
-                            fmt::format(" data-operation=\"{}\" data-phase=\"{}\"",
-                                        esc(t.second), name),
-                            static_cast<unsigned>(ph), std::move(v)});
+        b.groups.push_back(
+            {t.second + " · " + name,
+             fmt::format(" data-operation=\"{}\" data-phase=\"{}\"", esc(t.second), name),
+             static_cast<unsigned>(ph), std::move(v)});
       }
     std::string csv;
     std::string note;

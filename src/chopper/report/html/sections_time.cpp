@@ -7,8 +7,8 @@
 #include <cmath>
 #include <cstdint>
 #include <map>
-#include <span>
 #include <set>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
