@@ -8,6 +8,7 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -69,9 +70,9 @@ void distributions_section(Doc& doc, const TableStore& ts) {
       rows.push_back(r);
     }
     if (rows.empty()) continue;
-    std::vector<std::pair<double, std::string>> top;
+    std::vector<std::tuple<double, std::string, uint32_t>> top;  // (−total, name, entry)
     for (uint32_t k = 0; k < n_ops; ++k)
-      if (seen[k]) top.emplace_back(-total[k], std::string(o.entry("operation", k)));
+      if (seen[k]) top.emplace_back(-total[k], std::string(o.entry("operation", k)), k);
     std::sort(top.begin(), top.end());
     if (top.size() > 12) top.resize(12);
     BoxPlot b;
@@ -79,19 +80,15 @@ void distributions_section(Doc& doc, const TableStore& ts) {
     b.scale = 1e3;
     b.log = true;
     b.legend = {"forward", "backward"};
-    std::map<std::string_view, uint32_t> op_entry;
-    for (uint32_t k = 0; k < n_ops; ++k)
-      if (seen[k]) op_entry.emplace(o.entry("operation", k), k);
-    for (const auto& t : top)
+    for (const auto& [minus_total, op, entry] : top)
       for (size_t ph : {0, 1}) {
-        std::vector<double>& v = values[op_entry.at(t.second)][ph];
+        std::vector<double>& v = values[entry][ph];
         if (v.empty()) continue;
         std::sort(v.begin(), v.end());  // sorted once: the box's quartiles and the CSV's
         const char* name = ph == 0 ? "forward" : "backward";
-        b.groups.push_back(
-            {t.second + " · " + name,
-             fmt::format(" data-operation=\"{}\" data-phase=\"{}\"", esc(t.second), name),
-             static_cast<unsigned>(ph), std::move(v)});
+        b.groups.push_back({op + " · " + name,
+                            fmt::format(" data-operation=\"{}\" data-phase=\"{}\"", esc(op), name),
+                            static_cast<unsigned>(ph), std::move(v)});
       }
     std::string csv;
     std::string note;

@@ -4,7 +4,6 @@
 // temperature and utilization, power bursts per iteration, link bandwidth over time and bus
 // bandwidth against message size. Everything drawn is a table value, a mean of table values in a
 // time bin, or the difference of a cumulative counter's consecutive samples (docs/report.md).
-#include <fmt/compile.h>
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -346,20 +345,11 @@ void heatmap_figure(Doc& doc, const TableStore& ts, const View<kTelemetryTable>&
       row.flags.push_back(m ? throttle_names(m) : std::string());
       row.flag_attrs.push_back(m ? fmt::format(" data-mask=\"{}\"", m) : std::string());
       flagged = flagged || m != 0;
-      if (acc[b].second > 0 || m != 0) {  // as Csv::add would write it, without a string a cell
-        std::string& o = csv.text;
-        fmt::format_to(std::back_inserter(o), FMT_COMPILE("{},"), rk);
-        if (node >= 0) fmt::format_to(std::back_inserter(o), FMT_COMPILE("{}"), node);
-        fmt::format_to(std::back_inserter(o), FMT_COMPILE(",{},{},{},"), b,
-                       g.t0 + static_cast<int64_t>(b) * g.bin_ns,
-                       g.t0 + static_cast<int64_t>(b + 1) * g.bin_ns);
-        o += num(row.values.back());
-        o += ',';
-        o += num(acc[b].second);
-        o += ',';
-        if (m) append_csv_field(o, row.flags.back());
-        o += '\n';
-      }
+      if (acc[b].second > 0 || m != 0)
+        csv.add({std::to_string(rk), node >= 0 ? std::to_string(node) : std::string(),
+                 std::to_string(b), std::to_string(g.t0 + static_cast<int64_t>(b) * g.bin_ns),
+                 std::to_string(g.t0 + static_cast<int64_t>(b + 1) * g.bin_ns),
+                 num(row.values.back()), num(acc[b].second), m ? row.flags.back() : std::string()});
     }
     h.rows.push_back(std::move(row));
   }
