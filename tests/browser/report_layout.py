@@ -13,6 +13,8 @@ every <text> of every chart (<svg> in a <figure>) and writes what it found into
   - a chart reaches outside its figure's box (the <figure> element) at a 1400 px wide window;
   - two texts of one legend (<g class="legend">) overlap, or a legend's text or swatch overlaps
     a text outside the legend (a tick label, an axis title);
+  - two other texts of a chart overlap by more than a pixel each way (a value-axis tick label
+    touching the first label under the axis at the corner);
   - a chart of lines over a few iterations (x axis title "iteration...", up to 8 values) has no
     tick label at one of them.
 Each offender is printed with its figure id, text and overflow in px (OUTDIR/layout.json).
@@ -213,12 +215,15 @@ def main():
     for o in res["overlap"]:
         bad.append(f"{o['figure']}: text {o['text']!r} overlaps {o['other']!r} by "
                    f"{o['overlap_px']} px (one of them in a legend)")
+    for o in res["other_overlap"]:
+        bad.append(f"{o['figure']}: text {o['text']!r} overlaps {o['other']!r} by "
+                   f"{o['overlap_px']} px")
     if shotdir:
         screenshots(exe, report, res, shotdir, ids or sorted(res["sizes"]))
     if bad:
         print(f"FAIL: {len(bad)} layout offenders\n  " + "\n  ".join(bad[:200]))
         return 1
-    print("PASS: no text outside its chart, no chart outside its figure, no legend overlap")
+    print("PASS: no text outside its chart, no chart outside its figure, no text overlap")
     return 0
 
 

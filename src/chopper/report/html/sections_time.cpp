@@ -96,6 +96,11 @@ void summary_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
       kv("MFU",
          fmt::format("not given: FLOPs known for only {:.0f}% of compute time (below {:.0f}%)",
                      100 * cov / n, 100 * kMfuMinCoverage));
+  } else if (View<kTemporalBreakdownTable>(ts).rows() == 0) {
+    // no GPU timeline at all: ProfilerStep ranges may be there, but nothing ran on a GPU in them
+    kv("iterations",
+       "none: the trace holds host operations only (no kernel, copy or memset), "
+       "so there is no GPU time to break down and the figures are empty");
   } else {
     kv("iterations", "none found (no ProfilerStep#N ranges): the per-iteration figures are empty");
   }

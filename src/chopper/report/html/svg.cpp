@@ -41,12 +41,12 @@ std::vector<double> log_ticks(double lo, double hi) {
 }
 
 // Ticks of a log x axis covering [lo, hi] (lo > 0): powers of ten, or powers of two (bytes),
-// at most about 8, from the one at or below lo to the one at or above hi.
-std::vector<double> log_x_ticks(double lo, double hi, bool bytes) {
+// at most about max_ticks, from the one at or below lo to the one at or above hi.
+std::vector<double> log_x_ticks(double lo, double hi, bool bytes, int max_ticks) {
   const double base = bytes ? 2 : 10;
   const double e0 = std::floor(std::log(lo) / std::log(base) + 1e-9);
   const double e1 = std::ceil(std::log(hi) / std::log(base) - 1e-9);
-  const double step = std::max(1.0, std::ceil((e1 - e0) / 8));
+  const double step = std::max(1.0, std::ceil((e1 - e0) / std::max(max_ticks, 1)));
   std::vector<double> t;
   for (double e = std::floor(e0 / step) * step; e < e1 + step; e += step)
     t.push_back(std::pow(base, e));
@@ -59,12 +59,39 @@ std::string text(double x, double y, std::string_view s, std::string_view anchor
                      extra, esc(s));
 }
 
-// At most n characters (UTF-8 aware), with an ellipsis when cut.
+// The advance widths of DejaVu Sans, Debian's default and the widest of the common sans-serif
+// fonts, for the printable ASCII characters (0x20–0x7E), in 1/2048 em (the font's hmtx table).
+constexpr std::array<uint16_t, 95> kAdvance = {
+    651,  821,  942,  1716, 1303, 1946, 1597, 563,  799,  799,  1024, 1716, 651,  739,  651,  690,
+    1303, 1303, 1303, 1303, 1303, 1303, 1303, 1303, 1303, 1303, 690,  690,  1716, 1716, 1716, 1087,
+    2048, 1401, 1405, 1430, 1577, 1294, 1178, 1587, 1540, 604,  604,  1343, 1141, 1767, 1532, 1612,
+    1235, 1612, 1423, 1300, 1251, 1499, 1401, 2025, 1403, 1251, 1403, 799,  690,  799,  1716, 1024,
+    1024, 1255, 1300, 1126, 1300, 1260, 721,  1300, 1298, 569,  569,  1186, 569,  1995, 1298, 1253,
+    1300, 1300, 842,  1067, 803,  1298, 1212, 1675, 1212, 1212, 1075, 1303, 690,  1303, 1716};
+
+// The width of the character starting at s[i] in an 11 px text (a character outside ASCII: 1 em);
+// 0 for a UTF-8 continuation byte.
+double char_px(unsigned char ch) {
+  if ((ch & 0xC0) == 0x80) return 0;
+  if (ch >= 0x20 && ch < 0x7F) return kAdvance[ch - 0x20] * (11.0 / 2048);
+  return 11;
+}
+
+// At most n average characters wide (n × 6.4 px of an 11 px text, measured character by
+// character: "iiii" fits where "MMMM" does not), with an ellipsis when cut.
 std::string shorten(const std::string& s, size_t n) {
-  size_t chars = 0, i = 0;
-  for (; i < s.size(); ++i)
-    if ((static_cast<unsigned char>(s[i]) & 0xC0) != 0x80 && ++chars > n) break;
-  return i < s.size() ? s.substr(0, i) + "…" : s;
+  const double budget = 6.4 * static_cast<double>(n);
+  double w = 0;
+  for (char ch : s) w += char_px(static_cast<unsigned char>(ch));
+  if (w <= budget) return s;
+  w = 11;  // the ellipsis
+  size_t i = 0;
+  for (; i < s.size(); ++i) {
+    const double cw = char_px(static_cast<unsigned char>(s[i]));
+    if (cw > 0 && w + cw > budget) break;
+    w += cw;
+  }
+  return s.substr(0, i) + "…";
 }
 
 // A text of at most n characters; when cut (ellipsis), the full text is its <title> (tooltip).
@@ -76,33 +103,46 @@ std::string label(double x, double y, const std::string& s, size_t n,
                      px(x), px(y), anchor, extra, esc(cut), esc(s));
 }
 
-// The characters of an 11 px sans-serif text that fit in `width` px (6.4 px a character, wide
-// enough for DejaVu Sans, the widest of the common sans-serif fonts), at least 4.
+// The average characters of an 11 px sans-serif text that fit in `width` px (6.4 px a character;
+// shorten() measures each character), at least 4.
 size_t chars_in(double width) {
   return static_cast<size_t>(std::max(4.0, width / 6.4));
 }
-// The width an 11 px sans-serif text of s takes at most (6.4 px a character).
+// The width an 11 px sans-serif text of s takes at most (DejaVu Sans' advances).
 double text_width(std::string_view s) {
-  size_t chars = 0;
-  for (char ch : s) chars += (static_cast<unsigned char>(ch) & 0xC0) != 0x80;
-  return 6.4 * static_cast<double>(chars);
+  double w = 0;
+  for (char ch : s) w += char_px(static_cast<unsigned char>(ch));
+  return w;
 }
 
-// The bold characters that fit in `len` px (7 px a character), at least 8.
+// A value-axis tick label left of the vertical axis at x0, centred on its grid line at y; one at
+// the bottom of the axis (y1) is raised to sit on its line, clear of the first label below the
+// axis (an 11 px text's box reaches ~7 px under its baseline and ~10 px above it).
+std::string y_tick(double x0, double y, double y1, const std::string& s) {
+  return text(x0 - 4, std::min(y + 4, y1 - 1), s, "end");
+}
+// A tick label under a horizontal axis ending at x1, centred on its tick at x; one that would
+// reach more than 6 px past the axis' end (where the legend's column starts) ends there instead.
+std::string x_tick(double x, double y, double x1, const std::string& s) {
+  const double half = text_width(s) / 2;
+  return x + half > x1 + 6 ? text(x1 + 6, y, s, "end") : text(x, y, s);
+}
+
+// The average characters of a bold 11 px text that fit in `len` px, at least 8: DejaVu Sans Bold
+// is up to 1.2 × as wide as the regular face shorten() measures (1.14 × on English words).
 size_t bold_chars_in(double len) {
-  return static_cast<size_t>(std::max(8.0, len / 7.0));
+  return static_cast<size_t>(std::max(8.0, len / (6.4 * 1.2)));
 }
 
 // Axis titles (value axis vertical or horizontal), cut to the axis' length (the full title in
 // the tooltip).
 std::string axis_title_x(double x0, double x1, double y, const std::string& s) {
-  return label((x0 + x1) / 2, y, s, bold_chars_in(x1 - x0 + 40), "middle", " class=\"axis-title\"");
+  return label((x0 + x1) / 2, y, s, bold_chars_in(x1 - x0 + 20), "middle", " class=\"axis-title\"");
 }
 // The vertical title is centred on y0..y1 and may extend beyond it, within the chart's height h:
 // cut to h, moved down or up as far as it must to stay inside.
 std::string axis_title_y(double y0, double y1, const std::string& s, double h) {
-  const double len =
-      7.0 * static_cast<double>(std::min(s.size(), bold_chars_in(h - 4)) + 1);  // bold, at most
+  const double len = std::min(1.2 * text_width(s), h - 4) + 8;  // bold, at most, and its ellipsis
   const double y =
       std::clamp((y0 + y1) / 2, std::min(len / 2 + 2, h / 2), std::max(h - len / 2 - 2, h / 2));
   return label(14, y, s, bold_chars_in(h - 4), "middle",
@@ -205,6 +245,23 @@ std::vector<double> nice_ticks(double lo, double hi, int n) {
   return t;
 }
 
+namespace {
+
+// The ticks of a value axis over [lo, hi]: nice ticks, one more step at an end the data reach
+// beyond the last tick, so that the axis ends at a labelled value rather than at the data's
+// extreme; an end fixed by an anchor (0, a device's limit) is not extended.
+std::vector<double> axis_ticks(double lo, double hi, bool fixed_lo = false, bool fixed_hi = false) {
+  std::vector<double> t = nice_ticks(lo, hi);
+  if (t.size() < 2) return t;
+  const double step = t[1] - t[0];
+  if (!fixed_hi && t.back() < hi - step * 1e-9) t.push_back(t.back() + step);
+  if (!fixed_lo && t.front() > lo + step * 1e-9)
+    t.insert(t.begin(), std::fabs(t.front() - step) < step * 1e-9 ? 0.0 : t.front() - step);
+  return t;
+}
+
+}  // namespace
+
 std::string_view palette(size_t i) {
   static constexpr std::array<std::string_view, 10> k = {"#4e79a7", "#f28e2b", "#e15759", "#76b7b2",
                                                          "#59a14f", "#edc948", "#b07aa1", "#ff9da7",
@@ -260,7 +317,7 @@ std::string stacked_bars(const StackedBars& c) {
   }
   if (c.symmetric) lo = -std::max(hi, -lo), hi = -lo;
   std::tie(lo, hi) = range_of(lo, hi);
-  const std::vector<double> ticks = nice_ticks(lo, hi);
+  const std::vector<double> ticks = axis_ticks(lo, hi);
   lo = std::min(lo, ticks.front());
   hi = std::max(hi, ticks.back());
   if (c.symmetric) lo = -std::max(hi, -lo), hi = -lo;
@@ -288,13 +345,11 @@ std::string stacked_bars(const StackedBars& c) {
   // as tall as the legend and as the vertical axis' title (bold, up to 320 px)
   const double legend_h = std::max(
       static_cast<double>(c.series.size()) * 16 + 24,
-      std::min(320.0,
-               7.0 / 6.4 * text_width(c.horizontal ? c.category_label : c.value_label) + 12));
+      std::min(320.0, 1.2 * text_width(c.horizontal ? c.category_label : c.value_label) + 12));
   const double w =
       c.horizontal
           ? c.width
-          : ml + std::max({plot_len, 240.0, 7.0 * text_width(c.category_label) / 6.4 - 40}) + leg +
-                20;
+          : ml + std::max({plot_len, 240.0, 1.2 * text_width(c.category_label) - 16}) + leg + 20;
   const double h = c.horizontal ? std::max(kMarginTop + plot_len + kMarginBottom, legend_h)
                                 : std::max(260.0 - kMarginBottom + mb, legend_h);
   const double x0 = ml, x1 = w - leg, y0 = kMarginTop, y1 = c.horizontal ? y0 + plot_len : h - mb;
@@ -306,11 +361,11 @@ std::string stacked_bars(const StackedBars& c) {
     if (c.horizontal)
       s += fmt::format("<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" class=\"grid\"/>", px(p),
                        px(y0), px(y1)) +
-           text(p, y1 + 14, label_num(t));
+           x_tick(p, y1 + 14, x1, label_num(t));
     else
       s += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" class=\"grid\"/>", px(x0),
                        px(x1), px(p)) +
-           text(x0 - 4, p + 4, label_num(t), "end");
+           y_tick(x0, p, y1, label_num(t));
   }
   for (size_t i = 0; i < n; ++i) {
     const double b0 = (c.horizontal ? y0 : x0) + band * static_cast<double>(i);
@@ -380,7 +435,7 @@ std::string waterfall(const Waterfall& c) {
       if (std::isfinite(x)) lo = std::min(lo, x), hi = std::max(hi, x);
   }
   std::tie(lo, hi) = range_of(lo, hi);
-  const std::vector<double> ticks = nice_ticks(lo, hi);
+  const std::vector<double> ticks = axis_ticks(lo, hi);
   lo = std::min(lo, ticks.front());
   hi = std::max(hi, ticks.back());
   const double band = 26, ml = 230, w = c.width;
@@ -422,7 +477,9 @@ std::string waterfall(const Waterfall& c) {
     if (i + 1 < n && !c.steps[i + 1].total)
       s += fmt::format("<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" class=\"marker\"/>",
                        px(b), px(b0 + (band + bw) / 2), px(b0 + band + (band - bw) / 2));
-    s += label(x0 - 4, ym + 4, st.name, 36, "end", st.total ? " font-weight=\"bold\"" : "");
+    // a bold name (a total) is about 15% wider
+    s += label(x0 - 4, ym + 4, st.name, chars_in((x0 - 10) / (st.total ? 1.15 : 1)), "end",
+               st.total ? " font-weight=\"bold\"" : "");
     // the value right of the bar and its whisker
     double right = std::max(a, b);
     if (std::isfinite(wh)) right = std::max(right, wh);
@@ -535,7 +592,7 @@ std::string box_plot(const BoxPlot& c) {
     ticks = log_ticks(lo, hi);
   } else {
     std::tie(lo, hi) = range_of(std::min(lo, 0.0), hi);
-    ticks = nice_ticks(lo, hi);
+    ticks = axis_ticks(lo, hi);
     lo = std::min(lo, ticks.front()), hi = std::max(hi, ticks.back());
   }
   const double row = 20, ml = 230;
@@ -574,7 +631,7 @@ std::string box_plot(const BoxPlot& c) {
           "<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" stroke=\"#222\" stroke-width=\"2\"/>",
           px(X(q.md)), px(y + 2), px(y + row - 2));
     }
-    s += "</g>" + label(x0 - 4, ym + 4, g.label, 36, "end");
+    s += "</g>" + label(x0 - 4, ym + 4, g.label, chars_in(x0 - 10), "end");
   }
   s += axis_title_x(x0, x1, yb + kMarginBottom - 10, c.value_label + (c.log ? " (log scale)" : ""));
   if (!c.legend.empty()) {
@@ -620,7 +677,9 @@ Extent data_extent(const Lines& c) {
 // iterations (whole x, no bands, no offset) whole numbers only, as many as there are up to 8 with
 // a step of at least 1, so that each is exact (5 and 6, not 5 and 5.999...); else nice ticks.
 std::vector<double> line_x_ticks(const Lines& c, double xl, double xh) {
-  if (c.x_log) return log_x_ticks(xl, xh, c.x_bytes);
+  // as many as their labels fit side by side ("128 MiB" is 48 px, "1e+06" 35 px), up to 8
+  const int fit = static_cast<int>((c.width - kLegend - kMarginLeft) / (c.x_bytes ? 60 : 44));
+  if (c.x_log) return log_x_ticks(xl, xh, c.x_bytes, std::clamp(fit, 2, 8));
   bool integral_x = c.bands.empty() && c.x_origin == 0 && c.x_scale == 1;
   for (const Line& l : c.lines)
     for (double x : l.x) integral_x = integral_x && x == std::floor(x);
@@ -647,7 +706,7 @@ std::string lines(const Lines& c) {
     std::tie(xl, xh) = range_of(xl, xh);
   }
   if (yl == yh) yl -= 1, yh += 1;
-  const std::vector<double> yt = nice_ticks(yl, yh);
+  const std::vector<double> yt = axis_ticks(yl, yh, !std::isnan(c.y_min), !std::isnan(c.y_max));
   const std::vector<double> xt = line_x_ticks(c, xl, xh);
   if (c.x_log) xl = std::min(xl, xt.front()), xh = std::max(xh, xt.back());
   yl = std::min(yl, yt.front()), yh = std::max(yh, yt.back());
@@ -660,8 +719,8 @@ std::string lines(const Lines& c) {
   for (double t : yt)
     s += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" class=\"grid\"/>", px(x0),
                      px(x1), px(Y(t))) +
-         text(x0 - 4, Y(t) + 4, label_num(t), "end");
-  for (double t : xt) s += text(X(t), y1 + 14, c.x_bytes ? bytes_text(t) : label_num(t));
+         y_tick(x0, Y(t), y1, label_num(t));
+  for (double t : xt) s += x_tick(X(t), y1 + 14, x1, c.x_bytes ? bytes_text(t) : label_num(t));
   for (const Marker& m : c.markers) {
     const double p = xp(m.x);
     if (p < x0 - 0.5 || p > x1 + 0.5) continue;
@@ -781,7 +840,7 @@ std::string roofline(const Roofline& c) {
   for (double t : log_ticks(yl, yh))
     s += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" class=\"grid\"/>", px(x0),
                      px(x1), px(Y(t))) +
-         text(x0 - 4, Y(t) + 4, label_num(t), "end");
+         y_tick(x0, Y(t), y1, label_num(t));
   for (double t : log_ticks(xl, xh))
     s += fmt::format("<line x1=\"{0}\" x2=\"{0}\" y1=\"{1}\" y2=\"{2}\" class=\"grid\"/>", px(X(t)),
                      px(y0), px(y1)) +
@@ -854,7 +913,7 @@ std::string violins(const Violins& c) {
     for (double t : log_ticks(lo, hi))
       s += fmt::format("<line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" class=\"grid\"/>", px(x0),
                        px(x1), px(Y(t))) +
-           text(x0 - 4, Y(t) + 4, label_num(t), "end");
+           y_tick(x0, Y(t), py1, label_num(t));
     const std::string col(palette(p.color));
     for (size_t vi = 0; vi < p.violins.size(); ++vi) {
       const Violin& v = p.violins[vi];
