@@ -542,4 +542,70 @@ TEST(ReportDoc, PartsJoinedAsIfDrawnOnOneDoc) {
   EXPECT_EQ(one.ids, (std::vector<std::string>{"fig-a", "fig-a"}));
 }
 
+// 200 GPUs, more than the 128 rows a GPU × time heatmap draws: 25 nodes of 8 (telemetry_alignment),
+// three power and three clock samples each 100 µs apart; rank r draws 100 + r W and 2000 − r MHz.
+// Folded per node, a power cell is the node's highest GPU (its last rank, 100 + 8n + 7 W) and a
+// clock cell its lowest (the same GPU, 2000 − (8n + 7) MHz); rank 13 power-capped in bin 1 marks
+// node 1's row. Without nodes, blocks of ⌈200 / 128⌉ = 2 GPUs.
+TEST(ReportHtml, TelemetryHeatmapFoldsManyGpus) {
+  auto run = [](bool with_nodes) {
+    TableStore ts(report_tables());
+    Table t(rank_table_schema(RankStream::kTelemetry));
+    for (int64_t r = 0; r < 200; ++r)
+      for (int64_t k = 0; k < 3; ++k) {
+        t.add_row({Cell::of(r), Cell::of(r), Cell::of("power_w"), Cell::of(k * 100000),
+                   Cell::of(100.0 + static_cast<double>(r))});
+        t.add_row({Cell::of(r), Cell::of(r), Cell::of("sm_clock_mhz"), Cell::of(k * 100000),
+                   Cell::of(2000.0 - static_cast<double>(r))});
+      }
+    t.add_row({Cell::of(int64_t{13}), Cell::of(int64_t{13}), Cell::of("throttle_reasons"),
+               Cell::of(int64_t{200000}), Cell::of(4.0)});
+    write_table(t, ts);
+    Table al(kTelemetryAlignmentTable.schema());
+    for (int64_t n = 0; with_nodes && n < 25; ++n) {
+      std::string ranks;
+      for (int64_t g = 0; g < 8; ++g) ranks += (g ? "," : "") + std::to_string(8 * n + g);
+      al.add_row({Cell::of(fmt::format("node{}.csv", n)), Cell::of("nvidia-smi"), Cell::of(n),
+                  Cell::of(ranks), Cell::of("relative"), Cell::of(int64_t{0}), Cell::of(int64_t{0}),
+                  Cell::of(int64_t{100000}), Cell(), Cell::of("test"), Cell::of(int64_t{2})});
+    }
+    write_table(al, ts);
+    ReportInfo info;
+    info.device = "NVIDIA H100 80GB HBM3";
+    return render_report(ts, info);
+  };
+  auto figure = [](const std::string& s, const std::string& id) {
+    const std::string h = s.substr(s.find("<figure id=\"" + id + "\""));
+    return h.substr(0, h.find("</figure>"));
+  };
+  const std::string s = run(true);
+  const std::string power = figure(s, "fig-power-heatmap"), clock = figure(s, "fig-clock-heatmap");
+  EXPECT_EQ(attrs(power, "data-fold"), (std::vector<std::string>{"max"}));
+  EXPECT_EQ(attrs(clock, "data-fold"), (std::vector<std::string>{"min"}));
+  const std::vector<std::string> ranks = attrs(power, "data-ranks"),
+                                 gpus = attrs(power, "data-gpus");
+  ASSERT_EQ(ranks.size(), 25u);
+  EXPECT_EQ(ranks[3], "24-31");
+  EXPECT_EQ(gpus[3], "8");
+  // 2 bins (span 200,001 ns over the 100 µs period); node 3's cells: rank 31's 131 W, 1969 MHz
+  const std::vector<std::string> pv = attrs(power, "data-value"), cv = attrs(clock, "data-value");
+  ASSERT_EQ(pv.size(), 50u);
+  EXPECT_EQ(pv[6], "131");
+  EXPECT_EQ(cv[6], "1969");
+  EXPECT_EQ(attrs(power, "data-at-rank")[6], "31");
+  EXPECT_EQ(attrs(clock, "data-at-rank")[6], "31");
+  EXPECT_NE(power.find(">n3: 131 (rank 31)<"), std::string::npos);
+  // rank 13's power cap: one mark, on node 1's row, bin 1
+  EXPECT_EQ(attrs(power, "data-mask"), (std::vector<std::string>{"4"}));
+  EXPECT_NE(power.find("<title>n1: sw_power_cap</title>"), std::string::npos);
+  EXPECT_NE(power.find("200 GPUs, more than 128: each row a node's GPUs"), std::string::npos);
+  // without nodes: 100 blocks of 2 GPUs, the first "r0–r1" at 101 W from rank 1
+  const std::string b = figure(run(false), "fig-power-heatmap");
+  const std::vector<std::string> br = attrs(b, "data-ranks");
+  ASSERT_EQ(br.size(), 100u);
+  EXPECT_EQ(br[0], "0-1");
+  EXPECT_EQ(attrs(b, "data-value")[0], "101");
+  EXPECT_NE(b.find("each row a block of 2 GPUs"), std::string::npos);
+}
+
 }  // namespace chopper::html

@@ -285,20 +285,28 @@ struct HeatSpec {
   std::vector<std::string> metrics;
   const char* title;
   const char* label;  // value with unit
+  bool low_is_worse;  // a folded row shows its lowest GPU (clocks), else its highest
 };
 
-void heatmap_figure(Doc& doc, const TableStore& ts, const View<kTelemetryTable>& t,
-                    const std::map<std::string, std::vector<size_t>>& by_metric, const HeatSpec& sp,
-                    const TimeAxis& ax, const Grid& g, const Anchor& anchor,
-                    const std::map<int64_t, int64_t>& nodes) {
-  const std::string metric = first_metric(by_metric, sp.metrics);
-  if (metric.empty()) {
-    doc.empty_note(fmt::format("{}: no {} telemetry.", sp.id, sp.metrics.front()));
-    return;
-  }
-  (void)ts;
+// Above this many GPUs the GPU × time heatmaps draw a row per node (or per block of GPUs) instead
+// of a row per GPU: 1,024 rows were 3,500 px tall and 8 MB a figure.
+constexpr size_t kHeatRows = 128;
+
+// One GPU's row of a GPU × time heatmap: per bin, the mean of its samples (NaN: none), how many,
+// and the throttle reasons other than idle OR-ed over the bin.
+struct GpuRow {
+  int64_t rank = 0, node = -1;
+  std::vector<double> mean;
+  std::vector<int64_t> samples;
+  std::vector<uint32_t> mask;
+};
+
+// The GPUs' rows of one metric, grouped by node (unknown node last), by rank within a node.
+std::vector<GpuRow> gpu_rows(const View<kTelemetryTable>& t,
+                             const std::map<std::string, std::vector<size_t>>& by_metric,
+                             const std::string& metric, const Grid& g,
+                             const std::map<int64_t, int64_t>& nodes) {
   const PerRank per = samples_of(t, by_metric.at(metric));
-  // throttle reasons other than idle, OR-ed per rank and bin
   std::map<int64_t, std::vector<uint32_t>> thr;
   if (auto it = by_metric.find("throttle_reasons"); it != by_metric.end())
     for (size_t r : it->second) {
@@ -307,15 +315,81 @@ void heatmap_figure(Doc& doc, const TableStore& ts, const View<kTelemetryTable>&
       v.resize(g.bins);
       v[static_cast<size_t>((t.i(r, "t_ns") - g.t0) / g.bin_ns)] |= m;
     }
-  std::vector<std::pair<std::pair<int64_t, int64_t>, int64_t>> order;  // ((node key, rank), node)
-  for (const auto& kv : per) {
-    auto n = nodes.find(kv.first);
-    const int64_t node = n == nodes.end() ? -1 : n->second;
-    order.push_back({{node < 0 ? std::numeric_limits<int64_t>::max() : node, kv.first}, node});
+  std::vector<GpuRow> rows;
+  for (const auto& [rk, smp] : per) {
+    GpuRow row;
+    row.rank = rk;
+    if (auto n = nodes.find(rk); n != nodes.end()) row.node = n->second;
+    std::vector<double> sum(g.bins);
+    row.samples.assign(g.bins, 0);
+    for (size_t k = 0; k < smp.t.size(); ++k) {
+      const size_t b = static_cast<size_t>((smp.t[k] - g.t0) / g.bin_ns);
+      sum[b] += smp.v[k], row.samples[b] += 1;
+    }
+    for (size_t b = 0; b < g.bins; ++b)
+      row.mean.push_back(row.samples[b] > 0 ? sum[b] / static_cast<double>(row.samples[b])
+                                            : std::nan(""));
+    const auto th = thr.find(rk);
+    row.mask = th != thr.end() ? th->second : std::vector<uint32_t>(g.bins, 0);
+    rows.push_back(std::move(row));
   }
-  std::sort(order.begin(), order.end());
+  auto key = [](const GpuRow& r) {
+    return std::pair(r.node < 0 ? std::numeric_limits<int64_t>::max() : r.node, r.rank);
+  };
+  std::sort(rows.begin(), rows.end(),
+            [&](const GpuRow& a, const GpuRow& b) { return key(a) < key(b); });
+  return rows;
+}
+
+// Consecutive GPU rows drawn as one row: [first, last) of the sorted rows.
+struct Fold {
+  size_t first = 0, last = 0;
+};
+
+// The folds of n sorted rows into at most kHeatRows: a fold per node when every GPU's node is
+// known and there are at most kHeatRows nodes, else blocks of ⌈n / kHeatRows⌉ consecutive GPUs;
+// a fold per row up to kHeatRows rows.
+std::vector<Fold> heat_folds(const std::vector<GpuRow>& rows) {
+  std::vector<Fold> f;
+  const size_t n = rows.size();
+  if (n <= kHeatRows) {
+    for (size_t i = 0; i < n; ++i) f.push_back({i, i + 1});
+    return f;
+  }
+  size_t node_folds = 0;
+  bool known = true;
+  for (size_t i = 0; i < n; ++i) {
+    known = known && rows[i].node >= 0;
+    node_folds += i == 0 || rows[i].node != rows[i - 1].node;
+  }
+  if (known && node_folds <= kHeatRows) {
+    for (size_t i = 0; i < n; ++i)
+      if (i == 0 || rows[i].node != rows[i - 1].node)
+        f.push_back({i, i + 1});
+      else
+        f.back().last = i + 1;
+    return f;
+  }
+  const size_t k = (n + kHeatRows - 1) / kHeatRows;
+  for (size_t i = 0; i < n; i += k) f.push_back({i, std::min(n, i + k)});
+  return f;
+}
+
+void heatmap_figure(Doc& doc, const View<kTelemetryTable>& t,
+                    const std::map<std::string, std::vector<size_t>>& by_metric, const HeatSpec& sp,
+                    const TimeAxis& ax, const Grid& g, const Anchor& anchor,
+                    const std::map<int64_t, int64_t>& nodes) {
+  const std::string metric = first_metric(by_metric, sp.metrics);
+  if (metric.empty()) {
+    doc.empty_note(fmt::format("{}: no {} telemetry.", sp.id, sp.metrics.front()));
+    return;
+  }
+  const std::vector<GpuRow> gpus = gpu_rows(t, by_metric, metric, g, nodes);
+  const std::vector<Fold> folds = heat_folds(gpus);
+  const bool folded = folds.size() < gpus.size();
+  const char* worst = sp.low_is_worse ? "lowest" : "highest";
   TimeHeatmap h;
-  h.row_label = "node · rank";
+  h.row_label = folded ? "node · GPUs" : "node · rank";
   h.value_label = sp.label;
   h.x_label = "time since the first iteration's start (s)";
   h.lo = anchor.lo, h.hi = anchor.hi, h.lo_name = anchor.lo_name, h.hi_name = anchor.hi_name;
@@ -324,32 +398,65 @@ void heatmap_figure(Doc& doc, const TableStore& ts, const View<kTelemetryTable>&
   h.markers = ax.marks;
   h.attrs = fmt::format(" data-metric=\"{}\" data-t0-ns=\"{}\" data-bin-ns=\"{}\" data-bins=\"{}\"",
                         esc(metric), g.t0, g.bin_ns, g.bins);
-  Csv csv({"rank", "node", "bin", "start_ns", "end_ns", "mean", "samples", "throttle_reasons"});
+  if (folded) h.attrs += fmt::format(" data-fold=\"{}\"", sp.low_is_worse ? "min" : "max");
+  Csv csv = folded ? Csv({"ranks", "node", "gpus", "bin", "start_ns", "end_ns", worst, "at_rank",
+                          "gpus_with_sample", "throttle_reasons"})
+                   : Csv({"rank", "node", "bin", "start_ns", "end_ns", "mean", "samples",
+                          "throttle_reasons"});
   bool flagged = false;
-  for (const auto& [key, node] : order) {
-    const int64_t rk = key.second;
-    const Samples& s = per.at(rk);
+  std::string rows_words = "Each row a GPU (rows grouped by node, telemetry_alignment)";
+  for (const Fold& f : folds) {
+    const GpuRow& a = gpus[f.first];
+    const GpuRow& z = gpus[f.last - 1];
+    const size_t n = f.last - f.first;
+    const bool one_node = a.node >= 0 && a.node == z.node;
+    if (folded && &f == &folds.front())
+      rows_words = fmt::format(
+          "{} GPUs, more than {}: each row {} (telemetry_alignment), each cell the {} of its "
+          "GPUs' means (the GPU in the cell's tooltip and data-at-rank)",
+          gpus.size(), kHeatRows, one_node ? "a node's GPUs" : fmt::format("a block of {} GPUs", n),
+          worst);
     TimeRow row;
-    row.label = node >= 0 ? fmt::format("n{} r{}", node, rk) : fmt::format("r{}", rk);
-    row.attrs = fmt::format(" data-rank=\"{}\" data-node=\"{}\"", rk, node);
-    row.group = node;
-    std::vector<std::pair<double, double>> acc(g.bins);
-    for (size_t k = 0; k < s.t.size(); ++k) {
-      auto& a = acc[static_cast<size_t>((s.t[k] - g.t0) / g.bin_ns)];
-      a.first += s.v[k], a.second += 1;
+    if (!folded) {
+      row.label = a.node >= 0 ? fmt::format("n{} r{}", a.node, a.rank) : fmt::format("r{}", a.rank);
+      row.attrs = fmt::format(" data-rank=\"{}\" data-node=\"{}\"", a.rank, a.node);
+    } else {
+      row.label = one_node ? fmt::format("n{}", a.node) : fmt::format("r{}–r{}", a.rank, z.rank);
+      row.attrs = fmt::format(" data-ranks=\"{}-{}\" data-node=\"{}\" data-gpus=\"{}\"", a.rank,
+                              z.rank, one_node ? a.node : -1, n);
     }
-    const auto th = thr.find(rk);
+    row.group = a.node;
     for (size_t b = 0; b < g.bins; ++b) {
-      row.values.push_back(acc[b].second > 0 ? acc[b].first / acc[b].second : std::nan(""));
-      const uint32_t m = th != thr.end() ? th->second[b] : 0;
+      // the row's value: the GPU's mean, or the worst of the fold's GPUs' means and whose it is
+      double v = std::nan("");
+      int64_t at = -1, with = 0;
+      uint32_t m = 0;
+      for (size_t i = f.first; i < f.last; ++i) {
+        const GpuRow& r = gpus[i];
+        m |= r.mask[b];
+        if (r.samples[b] == 0) continue;
+        ++with;
+        if (std::isnan(v) || (sp.low_is_worse ? r.mean[b] < v : r.mean[b] > v))
+          v = r.mean[b], at = r.rank;
+      }
+      row.values.push_back(v);
+      if (folded) row.at_rank.push_back(at);
       row.flags.push_back(m ? throttle_names(m) : std::string());
       row.flag_attrs.push_back(m ? fmt::format(" data-mask=\"{}\"", m) : std::string());
       flagged = flagged || m != 0;
-      if (acc[b].second > 0 || m != 0)
-        csv.add({std::to_string(rk), node >= 0 ? std::to_string(node) : std::string(),
-                 std::to_string(b), std::to_string(g.t0 + static_cast<int64_t>(b) * g.bin_ns),
-                 std::to_string(g.t0 + static_cast<int64_t>(b + 1) * g.bin_ns),
-                 num(row.values.back()), num(acc[b].second), m ? row.flags.back() : std::string()});
+      if (!std::isnan(v) || m != 0) {
+        const std::string start = std::to_string(g.t0 + static_cast<int64_t>(b) * g.bin_ns),
+                          end = std::to_string(g.t0 + static_cast<int64_t>(b + 1) * g.bin_ns),
+                          node = one_node ? std::to_string(a.node) : std::string(),
+                          reasons = m ? row.flags.back() : std::string();
+        if (folded)
+          csv.add({fmt::format("{}-{}", a.rank, z.rank), node, std::to_string(n), std::to_string(b),
+                   start, end, num(v), at >= 0 ? std::to_string(at) : std::string(),
+                   std::to_string(with), reasons});
+        else
+          csv.add({std::to_string(a.rank), node, std::to_string(b), start, end, num(v),
+                   num(static_cast<double>(a.samples[b])), reasons});
+      }
     }
     h.rows.push_back(std::move(row));
   }
@@ -357,11 +464,10 @@ void heatmap_figure(Doc& doc, const TableStore& ts, const View<kTelemetryTable>&
   doc.figure(
       {sp.id, "telemetry", sp.title, time_heatmap(h),
        fmt::format(
-           "Each row a GPU (rows grouped by node, telemetry_alignment), each column {} of the "
-           "run: the mean of the GPU's {} samples in it (telemetry; grey: no sample). Colour "
-           "scale fixed from {}. {}Dashed lines: the iteration starts of rank {} "
-           "(temporal_breakdown).",
-           ms_text(static_cast<double>(g.bin_ns)), metric, anchor.words,
+           "{}, each column {} of the run: the mean of the GPU's {} samples in it (telemetry; "
+           "grey: no sample). Colour scale fixed from {}. {}Dashed lines: the iteration starts "
+           "of rank {} (temporal_breakdown).",
+           rows_words, ms_text(static_cast<double>(g.bin_ns)), metric, anchor.words,
            flagged ? "A dark bar under a cell: a throttle reason other than idle was active in "
                      "a sample of the bin (telemetry metric throttle_reasons; the reasons in "
                      "its tooltip). "
@@ -675,15 +781,15 @@ void telemetry_figures(Doc& doc, const TableStore& ts, const ReportInfo& info) {
                 ax, ta);
     const Grid g = time_grid(ts, t, ranks.size());
     const std::map<int64_t, int64_t> nodes = rank_nodes(ts);
-    heatmap_figure(doc, ts, t, by_metric,
-                   {"fig-power-heatmap", power, "Board power, GPU × time", "power (W)"}, ax, g, pa,
-                   nodes);
-    heatmap_figure(doc, ts, t, by_metric,
-                   {"fig-clock-heatmap", clock, "SM/GFX clock, GPU × time", "clock (MHz)"}, ax, g,
-                   ca, nodes);
-    heatmap_figure(doc, ts, t, by_metric,
-                   {"fig-temp-heatmap", temp, "Temperature, GPU × time", "temperature (°C)"}, ax, g,
-                   ta, nodes);
+    heatmap_figure(doc, t, by_metric,
+                   {"fig-power-heatmap", power, "Board power, GPU × time", "power (W)", false}, ax,
+                   g, pa, nodes);
+    heatmap_figure(doc, t, by_metric,
+                   {"fig-clock-heatmap", clock, "SM/GFX clock, GPU × time", "clock (MHz)", true},
+                   ax, g, ca, nodes);
+    heatmap_figure(doc, t, by_metric,
+                   {"fig-temp-heatmap", temp, "Temperature, GPU × time", "temperature (°C)", false},
+                   ax, g, ta, nodes);
     memory_figure(doc, t, by_metric, ax, dev);
   }
   burst_figure(doc, ts, dev);

@@ -511,7 +511,7 @@ std::string heatmap(const Heatmap& c) {
   const double w = c.width, x0 = kMarginLeft, x1 = w - kLegend, y0 = kMarginTop;
   const double cell_w = (x1 - x0) / static_cast<double>(std::max<size_t>(nc, 1));
   std::string s = svg_open(w, h, "chart heatmap");
-  const size_t row_every = std::max<size_t>(1, static_cast<size_t>(std::ceil(12 / cell_h)));
+  const size_t row_every = std::max<size_t>(1, static_cast<size_t>(std::ceil(14 / cell_h)));
   const size_t col_every = std::max<size_t>(1, static_cast<size_t>(std::ceil(40 / cell_w)));
   for (size_t i = 0; i < nr; ++i) {
     const double y = y0 + cell_h * static_cast<double>(i);
@@ -1013,7 +1013,7 @@ std::string time_heatmap(const TimeHeatmap& c) {
   // grey where a row has no sample in a bin (those cells are not drawn)
   s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#dddddd\"/>", px(x0),
                    px(y0), px(x1 - x0), px(plot_h));
-  const size_t row_every = std::max<size_t>(1, static_cast<size_t>(std::ceil(11 / cell_h)));
+  const size_t row_every = std::max<size_t>(1, static_cast<size_t>(std::ceil(14 / cell_h)));
   const double flag_h = std::clamp(cell_h * 0.2, 1.0, 3.0);  // a thin underline: the colour shows
   double y = y0;
   for (size_t i = 0; i < nr; ++i) {
@@ -1027,14 +1027,21 @@ std::string time_heatmap(const TimeHeatmap& c) {
                                              px(cell_w + 0.5), px(cell_h + 0.3));
     for (size_t k = 0; k < nb && k < r.values.size(); ++k) {
       const double v = r.values[k];
-      if (std::isnan(v)) continue;  // the grey background shows through
-      fmt::format_to(
-          std::back_inserter(s),
-          FMT_COMPILE(
-              "<rect x=\"{:.1f}\" {} fill=\"{}\" data-bin=\"{}\" data-value=\"{}\"><title>{}: "
-              "{}</title></rect>"),
-          x0 + cell_w * static_cast<double>(k), cell_yhw, sequential((v - c.lo) / range), k, num(v),
-          row_title, label_num(v / c.scale));
+      if (std::isnan(v)) continue;                    // the grey background shows through
+      if (k < r.at_rank.size() && r.at_rank[k] >= 0)  // a row of several GPUs: whose value
+        fmt::format_to(
+            std::back_inserter(s),
+            FMT_COMPILE("<rect x=\"{:.1f}\" {} fill=\"{}\" data-bin=\"{}\" data-value=\"{}\" "
+                        "data-at-rank=\"{}\"><title>{}: {} (rank {})</title></rect>"),
+            x0 + cell_w * static_cast<double>(k), cell_yhw, sequential((v - c.lo) / range), k,
+            num(v), r.at_rank[k], row_title, label_num(v / c.scale), r.at_rank[k]);
+      else
+        fmt::format_to(
+            std::back_inserter(s),
+            FMT_COMPILE("<rect x=\"{:.1f}\" {} fill=\"{}\" data-bin=\"{}\" data-value=\"{}\">"
+                        "<title>{}: {}</title></rect>"),
+            x0 + cell_w * static_cast<double>(k), cell_yhw, sequential((v - c.lo) / range), k,
+            num(v), row_title, label_num(v / c.scale));
     }
     const std::string flag_yhw =
         fmt::format("y=\"{}\" width=\"{}\" height=\"{}\"", px(y + cell_h - flag_h),

@@ -208,6 +208,7 @@ struct TimeRow {
   std::vector<double> values;           // [bin], in the table's unit
   std::vector<std::string> flags;       // [bin] ("" = none), e.g. "sw_power_cap"
   std::vector<std::string> flag_attrs;  // [bin] extra attributes of the flag mark
+  std::vector<int64_t> at_rank;  // [bin] a row of several GPUs: the GPU its value is from (−1)
 };
 struct TimeHeatmap {
   std::string row_label, value_label;  // value_label with unit
