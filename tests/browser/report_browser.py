@@ -300,12 +300,18 @@ def compare(figs, report, db, outdir):
         count("fig-idle-streams", len(got))
     # throughput
     if "fig-throughput" in figs:
-        want = dict(q("SELECT iteration, tokens_per_s FROM iterations"))
+        # tokens per second, or the iteration time where the tokens are unknown (no
+        # --tokens-per-step: the real traces); the bar's data-series names the column
+        want = {c: dict(q(f"SELECT iteration, {c} FROM iterations"))
+                for c in ("tokens_per_s", "time_ns")}
         n = 0
         for g, inner in groups(figs["fig-throughput"][1], "bar"):
             for r in tags(inner, "rect"):
-                check(float(r["data-value"]) == want[int(g["data-iteration"])], "tokens_per_s")
+                col = r["data-series"]
+                check(col in want and
+                      float(r["data-value"]) == want[col][int(g["data-iteration"])], col)
                 n += 1
+        want = want["time_ns"]
         check(n == len(want), "fig-throughput: not every iteration")
         count("fig-throughput", n)
     # heatmaps: rank x iteration
@@ -389,14 +395,19 @@ def compare(figs, report, db, outdir):
                   f"launch overhead of {g['data-operation']}")
             n += 1
         count("fig-launch", n)
-    # distributions: quantiles of kernel_ns per (operation, phase)
-    for fid in ("fig-dist-gemm", "fig-dist-vector"):
+    # distributions: quantiles of kernel_ns per (operation, phase), over the instances of the
+    # figure's classes (an operation's instances may differ in class: on a real ResNet trace 24 of
+    # aten::relu_'s 27 backward instances are conv, drawn in neither figure)
+    for fid, classes in (("fig-dist-gemm", ("gemm",)),
+                         ("fig-dist-vector", ("norm", "elementwise", "attention", "embedding",
+                                              "loss"))):
         if fid not in figs:
             continue
         n = 0
         for g, _ in groups(figs[fid][1], "boxplot"):
             v = [x for (x,) in q("SELECT kernel_ns FROM operation_instances WHERE operation = ? "
-                                 "AND phase = ?", g["data-operation"], g["data-phase"])]
+                                 "AND phase = ? AND op_class IN (%s)" % ",".join("?" * len(classes)),
+                                 g["data-operation"], g["data-phase"], *classes)]
             check(int(g["data-n"]) == len(v), f"{fid} {g['data-group']}: n")
             for k, qq in (("data-min", 0), ("data-q1", .25), ("data-median", .5), ("data-q3", .75),
                           ("data-max", 1)):

@@ -3,6 +3,9 @@
 // known for a minority of its compute time gets no MFU.
 #include <gtest/gtest.h>
 
+#include <map>
+#include <utility>
+
 #include "chopper/analysis/analysis.hpp"
 #include "chopper/hierarchy/label.hpp"
 #include "chopper/pipeline/load.hpp"
@@ -91,4 +94,30 @@ TEST(RealDevices, MfuOnlyWithEnoughFlopCoverage) {
     EXPECT_GT(it.flops_coverage, 0.5);
     EXPECT_GT(it.mfu, 0);
   }
+}
+
+// A GPU-only trace (TraceLens' MI210 sample: kernels and ProfilerStep, no CPU operation): its 562
+// kernels belong to no operation. Their waterfall rows are per class under the operation
+// "(unlabelled)", so the rows with no operation are exactly the phase's and the iteration's, one
+// each per (rank, iteration, phase) (before, four class rows read as four more forward rows), and
+// the class rows add up to the phase row.
+TEST(RealDevices, WaterfallRowsOfUnlabelledKernelsApart) {
+  if (!test::have_shared_traces())
+    GTEST_SKIP() << "../shared/traces is absent: real-trace device test skipped";
+  const RunAnalysis ra = analyze_real("tracelens_mi210_gpu_only.json.gz");
+  std::map<std::pair<int64_t, Phase>, int> group_rows;
+  std::map<std::pair<int64_t, Phase>, Ns> op_sum, group_ns;
+  for (const WaterfallRow& w : ra.waterfall) {
+    const auto k = std::pair(w.key.iteration, w.key.phase);
+    if (w.key.operation.empty()) {
+      ++group_rows[k];
+      group_ns[k] = w.observed_ns;
+    } else {
+      EXPECT_EQ(w.key.operation, kUnlabelledOperation);
+      op_sum[k] += w.observed_ns;
+    }
+  }
+  ASSERT_FALSE(group_rows.empty());
+  for (const auto& [k, n] : group_rows) EXPECT_EQ(n, 1) << "iteration " << k.first;
+  for (const auto& [k, ns] : op_sum) EXPECT_EQ(ns, group_ns[k]) << "iteration " << k.first;
 }

@@ -101,6 +101,9 @@ struct HwLevelRow {
   double max_temp_c = std::numeric_limits<double>::quiet_NaN();
 };
 
+// The operation of the waterfall's rows of kernels that no operation launched.
+inline constexpr std::string_view kUnlabelledOperation = "(unlabelled)";
+
 // Waterfall parts summed over a group (an operation instance, a phase of an iteration).
 struct WaterfallRow {
   int64_t rank = -1;

@@ -186,9 +186,13 @@ class WaterfallFinalize {
     for (RankAnalysis& r : ra_.ranks) {
       for (WaterfallUnit& u : r.units) {
         finish_unit(u);
-        WaterfallRow& a = by_op_[{r.rank, u.key, u.op_class}];
+        // Kernels of no operation get an operation row of their own per class, named so: with
+        // operation NULL it would read as the phase's row (or, unphased, the iteration's).
+        LabelKey op_key = u.key;
+        if (op_key.operation.empty()) op_key.operation = kUnlabelledOperation;
+        WaterfallRow& a = by_op_[{r.rank, op_key, u.op_class}];
         a.rank = r.rank;
-        a.key = u.key;
+        a.key = op_key;
         a.op_class = u.op_class;
         add(a, u);
         WaterfallRow& b = by_phase_[{r.rank, u.key.iteration, u.key.phase}];

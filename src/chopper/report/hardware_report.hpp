@@ -199,7 +199,8 @@ inline constexpr auto kWaterfallTable = table<WaterfallRow>(
     "waterfall",
     "The gap from theoretical to observed compute time, per operation instance, per phase of an "
     "iteration (operation NULL) and per iteration (phase and operation NULL); the parts add up to "
-    "observed_ns",
+    "observed_ns. The kernels no operation launched have a row per class, operation "
+    "'(unlabelled)'",
     column<&WaterfallRow::rank>("rank", "rank", kNever), label_columns<&WaterfallRow::key>(),
     column<WaterfallRow>("op_class", ColType::kText, "class of the operation",
                          "not an operation row (operation NULL), or the operation has no class",
