@@ -69,8 +69,8 @@ constexpr std::array<uint16_t, 95> kAdvance = {
     1024, 1255, 1300, 1126, 1300, 1260, 721,  1300, 1298, 569,  569,  1186, 569,  1995, 1298, 1253,
     1300, 1300, 842,  1067, 803,  1298, 1212, 1675, 1212, 1212, 1075, 1303, 690,  1303, 1716};
 
-// The width of the character starting at s[i] in an 11 px text (a character outside ASCII: 1 em);
-// 0 for a UTF-8 continuation byte.
+// The width in an 11 px text of the character a UTF-8 byte starts (outside ASCII: 1 em), 0 for a
+// continuation byte.
 double char_px(unsigned char ch) {
   if ((ch & 0xC0) == 0x80) return 0;
   if (ch >= 0x20 && ch < 0x7F) return kAdvance[ch - 0x20] * (11.0 / 2048);
