@@ -268,6 +268,38 @@ TEST(RealHierarchy, SampledCollectiveOperation) {
   }
 }
 
+// Activation checkpointing (TraceLens' MI300X ResNet, torchvision blocks under checkpoint_wrapper):
+// the forward of a block runs again inside the backward op that unpacks its activations
+// (ReluBackward0 > torch/utils/checkpoint.py(1111): unpack_hook > ...(1500): recompute_fn >
+// aten::batch_norm). Those kernels are the recomputed op's, not the backward op's forward op's:
+// batch_norm_collect_statistics (a forward-only kernel) in the backward phase is aten::batch_norm
+// by rule checkpoint_recompute: 57 of the trace's 156, the ones whose launch lies in a
+// recompute_fn frame (counted in the JSON with Python), and no backward kernel of aten::relu_ is
+// a batch norm or a convolution's transpose.
+TEST(RealHierarchy, CheckpointRecomputeIsItsOwnOperation) {
+  if (!chopper::test::have_shared_traces()) GTEST_SKIP() << "../shared/traces is absent";
+  chopper::Run run = load_labelled("tracelens_mi300x_resnet_ddp_rank0.json.gz");
+  const RankTrace& t = run.ranks.at(0).trace;
+  const std::vector<std::string> rules = Taxonomy::builtin().label_rule_names();
+  size_t recomputed = 0;
+  for (size_t i = 0; i < t.gpu.size(); ++i) {
+    if (t.gpu.phase[i] != Phase::kBackward) continue;
+    const std::string_view name = t.strings.str(t.gpu.name[i]);
+    const std::string_view op = t.strings.str(t.gpu.operation[i]);
+    if (name.find("batch_norm_collect_statistics") != std::string_view::npos) {
+      ++recomputed;
+      EXPECT_EQ(op, "aten::batch_norm");
+      EXPECT_EQ(rules.at(t.gpu.operation_rule[i]), "checkpoint_recompute");
+    }
+    if (op == "aten::relu_") {
+      EXPECT_TRUE(name.find("batch_norm") == std::string_view::npos &&
+                  name.find("transpose") == std::string_view::npos)
+          << name;
+    }
+  }
+  EXPECT_EQ(recomputed, 57u);
+}
+
 // ---- Coverage of the GPU time inside profiled steps, per real trace with ProfilerStep.
 //
 // "Inside profiled steps" is measured here, independently of label.cpp's rules, as: a GPU activity

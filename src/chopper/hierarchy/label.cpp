@@ -161,6 +161,15 @@ void Labeller::build_contexts() {
     own_phase(u, nm, c);
     own_layer(nm, c);
     own_operation(i, nm, c);
+    if (nm.recompute_frame && c.phase == Phase::kBackward) {
+      // Activation checkpointing: below runs the forward again, each op its own forward op's
+      // labels (the backward op above is only what asked for the activations).
+      c.fwd = kNoRow;
+      c.op_rule = kNoRule;
+      c.top = kNoRow;
+      c.anchor = kNoRow;
+      c.recompute = true;
+    }
     if (c.phase == Phase::kBackward && c.fwd == kNoRow) take_forward_labels(i, nm, c);
     remember_forward_op(i, c);
     ctx_[u] = c;
@@ -246,12 +255,13 @@ void Labeller::take_forward_labels(int32_t i, const NameMatch& nm, Ctx& c) {
   c.fwd = f;
   // The forward op's layer, unless it has none (then what the backward op's own ranges say
   // stands).
+  const uint16_t rule = c.recompute ? r_.recompute : r_.forward_op;
   if (nm.layer_rule == kNoRule && (fc.layer >= 0 || fc.layer_rule != kNoRule)) {
     c.layer = fc.layer;
-    c.layer_rule = r_.forward_op;
+    c.layer_rule = rule;
   }
   c.op = operation_of(f);
-  c.op_rule = r_.forward_op;
+  c.op_rule = rule;
   if (fc.cls != OpClass::kNone) {
     c.cls = fc.cls;
     c.cls_rule = fc.cls_rule;
@@ -402,9 +412,9 @@ void Labeller::labels_from_launching_op(size_t a, CollType ctype) {
   } else if (comm) {
     g_.operation[a] = t_.strings.intern(coll_type_name(ctype));
     g_.operation_rule[a] = r_.coll;
-  } else if (c.top != kNoRow) {
+  } else if (c.top != kNoRow) {  // recomputed by a checkpoint: its own outermost op, so named
     g_.operation[a] = h_.name[static_cast<size_t>(c.top)];
-    g_.operation_rule[a] = r_.top;
+    g_.operation_rule[a] = c.recompute ? r_.recompute : r_.top;
   } else {
     g_.operation[a] = h_.name[static_cast<size_t>(hop)];
     g_.operation_rule[a] = r_.leaf;

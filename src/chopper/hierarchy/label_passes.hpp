@@ -36,6 +36,7 @@ struct Ctx {
   uint16_t cls_rule = kNoRule;
   Phase phase = Phase::kNone;
   OpClass cls = OpClass::kNone;
+  bool recompute = false;  // below a checkpoint's recompute_fn in a backward op
 };
 static_assert(sizeof(Ctx) <= 32);
 
@@ -65,6 +66,7 @@ struct InferredRules {
         seed(tx.inferred_index("backward_seed")),
         transfer(tx.inferred_index("transfer_outside_phases")),
         forward_op(tx.inferred_index("forward_op")),
+        recompute(tx.inferred_index("checkpoint_recompute")),
         bucket(tx.inferred_index("ddp_bucket_layer")),
         coll(tx.inferred_index("collective_type")),
         annot(tx.inferred_index("user_annotation")),
@@ -73,7 +75,7 @@ struct InferredRules {
         kind(tx.inferred_index("kernel_kind")),
         default_class(tx.inferred_index("default_elementwise")) {}
   uint16_t flow, seq, thread, fwd_only, gpu_span, repeated, whole, remainder, seed, transfer,
-      forward_op, bucket, coll, annot, top, leaf, kind, default_class;
+      forward_op, recompute, bucket, coll, annot, top, leaf, kind, default_class;
 };
 
 // An iteration's range on the host clock: a host op an iteration rule matched, or a repeated

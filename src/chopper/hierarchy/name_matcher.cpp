@@ -92,6 +92,7 @@ NameMatch Matcher::match_host(StrId id) {
   // Copy: interning a label may grow the table.
   const std::string name(t_.strings.str(id));
   const std::string_view s = name;
+  m.recompute_frame = s.starts_with("torch/utils/checkpoint.py(") && s.ends_with("): recompute_fn");
   for (size_t r = 0; r < rules_.size(); ++r) {
     const NameRule& rule = rules_[r];
     const auto ri = static_cast<uint16_t>(r);

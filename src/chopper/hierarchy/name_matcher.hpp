@@ -28,6 +28,7 @@ struct NameMatch {
   OpClass op_class = OpClass::kNone;
   uint16_t class_rule = kNoRule;
   OpClass host_class = OpClass::kNone;
+  bool recompute_frame = false;  // torch.utils.checkpoint's recompute_fn (a Python frame)
 };
 
 // The class rule (target "kernel") a kernel name matches.

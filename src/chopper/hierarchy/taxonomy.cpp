@@ -55,6 +55,10 @@ const std::vector<InferredRule>& inferred_rules() {
       {"forward_op", RuleLevel::kLayer,
        "a backward op takes the layer and operation of its forward op (fwdbwd flow, else the same "
        "Sequence number)"},
+      {"checkpoint_recompute", RuleLevel::kOperation,
+       "activation checkpointing: an op that torch.utils.checkpoint recomputes inside a backward "
+       "op (below its recompute_fn frame) takes its own forward op's operation, layer and class, "
+       "not the backward op's"},
       {"ddp_bucket_layer", RuleLevel::kLayer,
        "a backward collective with no layer in its names takes the layer of the last backward "
        "compute launched before it on its thread (the layer whose gradients filled the bucket)"},
