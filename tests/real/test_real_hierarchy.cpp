@@ -300,6 +300,25 @@ TEST(RealHierarchy, CheckpointRecomputeIsItsOwnOperation) {
   EXPECT_EQ(recomputed, 57u);
 }
 
+// A collective whose type nothing tells is named as communication, not "unknown": TraceLens'
+// MI300X ResNet trace has 17 ncclDevKernel_Generic kernels, 12 of them under record_param_comms
+// with a "Collective name" (6 allreduce, 6 broadcast) and 5 launched before the window with
+// nothing above them (RealTraces.Collectives counts the same from the collectives).
+TEST(RealHierarchy, CollectiveOfUnknownTypeNamedAsOne) {
+  if (!chopper::test::have_shared_traces()) GTEST_SKIP() << "../shared/traces is absent";
+  chopper::Run run = load_labelled("tracelens_mi300x_resnet_ddp_rank0.json.gz");
+  const RankTrace& t = run.ranks.at(0).trace;
+  std::map<std::string, int> ops;
+  for (size_t i = 0; i < t.gpu.size(); ++i) {
+    if (t.strings.str(t.gpu.name[i]).find("ncclDevKernel_Generic") == std::string_view::npos)
+      continue;
+    ++ops[std::string(t.strings.str(t.gpu.operation[i]))];
+    EXPECT_NE(t.strings.str(t.gpu.operation[i]), "unknown");
+  }
+  EXPECT_EQ(ops["collective (type unknown)"], 5);
+  EXPECT_EQ(ops["collective (type unknown)"] + ops["all_reduce"] + ops["broadcast"], 17);
+}
+
 // ---- Coverage of the GPU time inside profiled steps, per real trace with ProfilerStep.
 //
 // "Inside profiled steps" is measured here, independently of label.cpp's rules, as: a GPU activity

@@ -389,6 +389,16 @@ void Labeller::class_from_kind(size_t a, CollType ctype) {
   }
 }
 
+// The operation a collective is named when no operation rule names it: its type ("all_reduce"),
+// or, of a type neither its kernel nor a range above it told, "collective (type unknown)" (a bare
+// "unknown" in the top operations read as an unknown operation, not as communication).
+namespace {
+std::string_view collective_operation(CollType t) {
+  return t == CollType::kUnknown ? std::string_view("collective (type unknown)")
+                                 : coll_type_name(t);
+}
+}  // namespace
+
 // Phase, layer, operation and (when the kind gave none) class from the launching op's context. A
 // collective outside every operation is its collective type.
 void Labeller::labels_from_launching_op(size_t a, CollType ctype) {
@@ -396,7 +406,7 @@ void Labeller::labels_from_launching_op(size_t a, CollType ctype) {
   const bool comm = g_.cls[a] == GpuClass::kCommunication;
   if (hop == kNoRow) {
     if (comm) {
-      g_.operation[a] = t_.strings.intern(coll_type_name(ctype));
+      g_.operation[a] = t_.strings.intern(collective_operation(ctype));
       g_.operation_rule[a] = r_.coll;
     }
     return;
@@ -410,7 +420,7 @@ void Labeller::labels_from_launching_op(size_t a, CollType ctype) {
     g_.operation[a] = c.op;
     g_.operation_rule[a] = c.op_rule;
   } else if (comm) {
-    g_.operation[a] = t_.strings.intern(coll_type_name(ctype));
+    g_.operation[a] = t_.strings.intern(collective_operation(ctype));
     g_.operation_rule[a] = r_.coll;
   } else if (c.top != kNoRow) {  // recomputed by a checkpoint: its own outermost op, so named
     g_.operation[a] = h_.name[static_cast<size_t>(c.top)];

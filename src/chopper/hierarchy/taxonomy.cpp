@@ -65,7 +65,8 @@ const std::vector<InferredRule>& inferred_rules() {
       {"collective_type", RuleLevel::kOperation,
        "a communication kernel outside any operation annotation: the operation is the collective "
        "the framework called (record_param_comms args, else an nccl:* range), else the kernel's "
-       "own type (all_gather, reduce_scatter, all_reduce, ...)"},
+       "own type (all_gather, reduce_scatter, all_reduce, ...), \"collective (type unknown)\" "
+       "when none says"},
       {"user_annotation", RuleLevel::kOperation,
        "the innermost user annotation that is not a structural range"},
       {"top_op", RuleLevel::kOperation,
