@@ -741,6 +741,34 @@ TEST(Hostile, NextStartRemovesTemporaryFilesOfDeadProcesses) {
   fs::remove_all(d);
 }
 
+// A rerun replaces the earlier file (removed, then the new one renamed into place: ext4 writes a
+// file renamed over another to disk at once); a symbolic link at the path is replaced, not
+// followed, as a rename alone would.
+TEST(Hostile, OutputFileReplacesTheEarlierFile) {
+  const fs::path d = scratch("replace");
+  const std::string out = (d / "report.html").string();
+  write(out, "an earlier, longer report");
+  {
+    OutputFile f(out, false);
+    f.write("new");
+    f.commit();
+  }
+  EXPECT_EQ(test::read_file(out), "new");
+  write((d / "target").string(), "kept");
+  const std::string link = (d / "link.html").string();
+  ASSERT_EQ(::symlink("target", link.c_str()), 0);
+  {
+    OutputFile f(link, false);
+    f.write("through no link");
+    f.commit();
+  }
+  EXPECT_FALSE(fs::is_symlink(link));
+  EXPECT_EQ(test::read_file(link), "through no link");
+  EXPECT_EQ(test::read_file((d / "target").string()), "kept");
+  EXPECT_EQ(files_in(d), (std::vector<std::string>{"link.html", "report.html", "target"}));
+  fs::remove_all(d);
+}
+
 // `report -o DIR` said "cannot rename into place: Success". Wanted: the path named as a
 // directory, before anything is written.
 TEST(Hostile, OutputFileThatIsADirectorySaysSo) {
