@@ -267,6 +267,35 @@ TEST_F(TableSinkTest, CsvExactBytes) {
   EXPECT_EQ(read_file(dir_ / "out" / "mixed.csv"), kMixedCsv);
 }
 
+// A field is quoted when a comma, quote, CR or LF is anywhere in it: the check runs 16 bytes a
+// step, so each special character is put at every position of fields of 1..40 bytes (the
+// blocks and the tail) and the result compared with the rule applied byte by byte.
+TEST(CsvField, QuotedWhereverTheSpecialCharacterIs) {
+  auto expected = [](const std::string& s) {
+    if (s.find_first_of(",\"\r\n") == std::string::npos) return s;
+    std::string o = "\"";
+    for (char ch : s) o += ch == '"' ? std::string("\"\"") : std::string(1, ch);
+    return o + "\"";
+  };
+  size_t quoted = 0;
+  for (size_t n = 1; n <= 40; ++n) {
+    const std::string base(n, 'k');
+    std::string out;
+    append_csv_field(out, base);
+    EXPECT_EQ(out, base);
+    for (size_t at = 0; at < n; ++at)
+      for (char special : {',', '"', '\r', '\n'}) {
+        std::string s = base;
+        s[at] = special;
+        std::string got;
+        append_csv_field(got, s);
+        EXPECT_EQ(got, expected(s)) << n << " " << at;
+        quoted += got.front() == '"';
+      }
+  }
+  EXPECT_EQ(quoted, 4u * (40u * 41u / 2u));  // every field with a special character
+}
+
 TEST_F(TableSinkTest, SqliteValuesTypesNullsAndDocs) {
   const fs::path db_path = dir_ / "sub" / "r.sqlite";
   fs::create_directories(dir_ / "sub");
