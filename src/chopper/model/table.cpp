@@ -143,14 +143,16 @@ void Table::add_row(std::span<const Cell> cells) {
   ++rows_;
 }
 
-void Table::check(size_t row, size_t col, ColType want) const {
-  if (col >= schema_.columns.size() || row >= rows_)
-    throw Error(fmt::format("table '{}': cell ({}, {}) out of range ({} rows, {} columns)",
-                            schema_.name, row, col, rows_, schema_.columns.size()));
+void Table::fail_range(size_t row, size_t col) const {
+  throw Error(fmt::format("table '{}': cell ({}, {}) out of range ({} rows, {} columns)",
+                          schema_.name, row, col, rows_, schema_.columns.size()));
+}
+
+void Table::fail_check(size_t row, size_t col, ColType want) const {
+  if (col >= schema_.columns.size() || row >= rows_) fail_range(row, col);
   const ColumnSpec& spec = schema_.columns[col];
-  if (spec.type != want)
-    throw Error(fmt::format("table '{}': column '{}' is {}, not {}", schema_.name, spec.name,
-                            col_type_name(spec.type), col_type_name(want)));
+  throw Error(fmt::format("table '{}': column '{}' is {}, not {}", schema_.name, spec.name,
+                          col_type_name(spec.type), col_type_name(want)));
 }
 
 const Table::Column& Table::column(size_t col, ColType want) const {
@@ -191,12 +193,6 @@ uint32_t Table::Column::add_text(std::string_view s) {
   return last = it->second;
 }
 
-std::string_view Table::Column::text_of(uint32_t k) const {
-  if (k == kNoText) return {};
-  const uint64_t b = k ? text_end[k - 1] : 0;
-  return std::string_view(text).substr(b, text_end[k] - b);
-}
-
 std::span<const uint32_t> Table::text_codes(size_t col) const {
   return column(col, ColType::kText).codes;
 }
@@ -207,41 +203,6 @@ std::string_view Table::text_bytes(size_t col) const {
 
 std::span<const uint64_t> Table::text_ends(size_t col) const {
   return column(col, ColType::kText).text_end;
-}
-
-bool Table::is_null(size_t row, size_t col) const {
-  if (col >= schema_.columns.size() || row >= rows_)
-    throw Error(fmt::format("table '{}': cell ({}, {}) out of range ({} rows, {} columns)",
-                            schema_.name, row, col, rows_, schema_.columns.size()));
-  return columns_[col].null[row] != 0;
-}
-
-int64_t Table::get_int(size_t row, size_t col) const {
-  check(row, col, ColType::kInt);
-  return columns_[col].ints[row];
-}
-
-double Table::get_real(size_t row, size_t col) const {
-  check(row, col, ColType::kReal);
-  return columns_[col].reals[row];
-}
-
-std::string_view Table::get_text(size_t row, size_t col) const {
-  check(row, col, ColType::kText);
-  return columns_[col].text_of(columns_[col].codes[row]);
-}
-
-Cell Table::cell(size_t row, size_t col) const {
-  if (is_null(row, col)) return Cell::null();
-  switch (schema_.columns[col].type) {
-    case ColType::kInt:
-      return Cell::of(columns_[col].ints[row]);
-    case ColType::kReal:
-      return Cell::of(columns_[col].reals[row]);
-    case ColType::kText:
-      return Cell::of(get_text(row, col));
-  }
-  return Cell::null();
 }
 
 TableSink::~TableSink() = default;

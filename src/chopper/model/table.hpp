@@ -180,9 +180,21 @@ class Table {
     std::unordered_map<std::string, uint32_t, TextHash, std::equal_to<>> entry;  // text -> entry
     uint32_t last = kNoText;  // the entry of the last text added (rows repeat their neighbour's)
     uint32_t add_text(std::string_view s);
-    std::string_view text_of(uint32_t k) const;
+    std::string_view text_of(uint32_t k) const {
+      if (k == kNoText) return {};
+      const uint64_t b = k ? text_end[k - 1] : 0;
+      return std::string_view(text).substr(b, text_end[k] - b);
+    }
   };
-  void check(size_t row, size_t col, ColType want) const;
+  // Throws unless (row, col) is a cell of a column of type `want`. Inline: the report reads
+  // millions of cells through the getters; the throwing half is out of line.
+  void check(size_t row, size_t col, ColType want) const {
+    if (col >= schema_.columns.size() || row >= rows_ || schema_.columns[col].type != want)
+        [[unlikely]]
+      fail_check(row, col, want);
+  }
+  [[noreturn]] void fail_check(size_t row, size_t col, ColType want) const;
+  [[noreturn]] void fail_range(size_t row, size_t col) const;
   // Throws unless `col` is a column of type `want`.
   const Column& column(size_t col, ColType want) const;
 
@@ -190,6 +202,37 @@ class Table {
   std::vector<Column> columns_;
   size_t rows_ = 0;
 };
+
+inline bool Table::is_null(size_t row, size_t col) const {
+  if (col >= schema_.columns.size() || row >= rows_) [[unlikely]]
+    fail_range(row, col);
+  return columns_[col].null[row] != 0;
+}
+inline int64_t Table::get_int(size_t row, size_t col) const {
+  check(row, col, ColType::kInt);
+  return columns_[col].ints[row];
+}
+inline double Table::get_real(size_t row, size_t col) const {
+  check(row, col, ColType::kReal);
+  return columns_[col].reals[row];
+}
+inline std::string_view Table::get_text(size_t row, size_t col) const {
+  check(row, col, ColType::kText);
+  return columns_[col].text_of(columns_[col].codes[row]);
+}
+inline Cell Table::cell(size_t row, size_t col) const {
+  if (is_null(row, col)) return Cell::null();
+  const Column& c = columns_[col];
+  switch (schema_.columns[col].type) {
+    case ColType::kInt:
+      return Cell::of(c.ints[row]);
+    case ColType::kReal:
+      return Cell::of(c.reals[row]);
+    case ColType::kText:
+      return Cell::of(c.text_of(c.codes[row]));
+  }
+  return Cell::null();
+}
 
 // Where rows go. A sink receives any number of tables in turn: begin(schema), row()... , end().
 // The cells passed to row() are valid only during the call.

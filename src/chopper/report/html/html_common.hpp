@@ -17,7 +17,8 @@
 #include "chopper/base/error.hpp"
 #include "chopper/model/table.hpp"
 #include "chopper/model/table_def.hpp"
-#include "chopper/report/csv_sink.hpp"  // append_csv_field
+#include "chopper/report/csv_sink.hpp"         // append_csv_field
+#include "chopper/report/hardware_report.hpp"  // kPowerEnergyTable
 #include "chopper/report/html/report_html.hpp"
 #include "chopper/report/html/svg.hpp"
 
@@ -138,6 +139,16 @@ struct Csv {
     }
     text += '\n';
   }
+  // The same from views (a figure with a row per heatmap cell builds no strings per row).
+  void add_views(std::initializer_list<std::string_view> cells) {
+    bool first = true;
+    for (std::string_view c : cells) {
+      if (!first) text += ',';
+      first = false;
+      append_csv_field(text, c);
+    }
+    text += '\n';
+  }
 };
 
 // One figure of the page: its chart, caption, definition and data.
@@ -242,6 +253,11 @@ void overlap_section(Doc& doc, const TableStore& ts);
 // sections_hardware.cpp
 void hardware_section(Doc& doc, const TableStore& ts, const ReportInfo& info);
 void coverage_section(Doc& doc, const TableStore& ts);
+// power_energy's whole-window rows (phase NULL) as a rank × iteration heatmap of one column, and
+// the largest value of a heatmap (the power-burst figure's scales).
+Heatmap window_heatmap(const View<kPowerEnergyTable>& pe, View<kPowerEnergyTable>::Col col,
+                       const char* label, double scale);
+double heat_max(const Heatmap& h);
 // sections_telemetry.cpp (called by hardware_section): per-GPU lines or bands of power, clock
 // and temperature, their GPU × time heatmaps, memory, power bursts, links.
 void telemetry_figures(Doc& doc, const TableStore& ts, const ReportInfo& info);

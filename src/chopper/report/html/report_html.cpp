@@ -334,14 +334,12 @@ const std::string& script_hash() {
 
 // The page around the sections: the strict Content-Security-Policy, the style, the script that
 // records errors, the table of contents.
-std::string page(Doc& doc, const char* heading, const ReportInfo& info,
-                 std::vector<std::string>* figure_ids) {
-  doc.body += "</section>\n";
+// The page before its sections: head, style, script, header and the table of contents.
+std::string page_head(const char* heading, const ReportInfo& info,
+                      const std::vector<std::pair<std::string, std::string>>& toc) {
   std::string nav;
-  for (const auto& s : doc.toc)
-    nav += fmt::format("<a href=\"#{}\">{}</a>", s.first, esc(s.second));
-  // The body (megabytes at many ranks) copied once, into a page reserved for it.
-  std::string html = fmt::format(
+  for (const auto& s : toc) nav += fmt::format("<a href=\"#{}\">{}</a>", s.first, esc(s.second));
+  return fmt::format(
       "<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">\n"
       "<meta http-equiv=\"Content-Security-Policy\" content=\"default-src 'none'; style-src "
       "'unsafe-inline'; script-src 'sha256-{}'; img-src data:\">\n"
@@ -350,12 +348,19 @@ std::string page(Doc& doc, const char* heading, const ReportInfo& info,
       "<body data-report=\"chopper\">\n<header><h1>{}</h1><div>{}</div></header>\n"
       "<nav>{}</nav>\n<main>\n",
       script_hash(), heading, esc(info.title), kStyle, kScript, heading, esc(info.title), nav);
-  constexpr std::string_view kEnd =
-      "</main>\n<footer><pre id=\"chopper-errors\" hidden></pre><pre id=\"chopper-load-ms\" "
-      "hidden></pre></footer>\n</body></html>\n";
-  html.reserve(html.size() + doc.body.size() + kEnd.size());
+}
+
+// After the sections: the last one closed, the footer.
+constexpr std::string_view kPageEnd =
+    "</section>\n</main>\n<footer><pre id=\"chopper-errors\" hidden></pre><pre "
+    "id=\"chopper-load-ms\" hidden></pre></footer>\n</body></html>\n";
+
+std::string page(Doc& doc, const char* heading, const ReportInfo& info,
+                 std::vector<std::string>* figure_ids) {
+  std::string html = page_head(heading, info, doc.toc);
+  html.reserve(html.size() + doc.body.size() + kPageEnd.size());
   html += doc.body;
-  html += kEnd;
+  html += kPageEnd;
   if (figure_ids != nullptr) *figure_ids = doc.ids;
   return html;
 }
@@ -395,12 +400,21 @@ std::string render_report(const TableStore& ts, const ReportInfo& info,
   std::vector<Doc> parts(sections.size());
   parallel_for(sections.size(), info.threads == 0 ? default_threads() : info.threads,
                [&](size_t k) { sections[order[k]].draw(parts[order[k]]); });
+  // The parts joined into the page itself, after its head (whose contents list the parts'
+  // sections): the megabytes of the sections copied once.
+  std::vector<std::pair<std::string, std::string>> toc;
+  size_t bytes = kPageEnd.size();
+  for (const Doc& part : parts) {
+    toc.insert(toc.end(), part.toc.begin(), part.toc.end());
+    bytes += part.body.size() + 16;  // and a "</section>" each
+  }
   Doc doc;
-  size_t bytes = 0;
-  for (const Doc& part : parts) bytes += part.body.size() + 16;  // and a "</section>" each
-  doc.body.reserve(bytes);
+  doc.body = page_head("chopper report", info, toc);
+  doc.body.reserve(doc.body.size() + bytes);
   for (Doc& part : parts) doc.append(std::move(part));
-  return page(doc, "chopper report", info, figure_ids);
+  doc.body += kPageEnd;
+  if (figure_ids != nullptr) *figure_ids = std::move(doc.ids);
+  return std::move(doc.body);
 }
 
 std::string render_compare_report(const TableStore& ts, const ReportInfo& info,

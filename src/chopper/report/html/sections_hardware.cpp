@@ -100,6 +100,35 @@ void energy_figure(Doc& doc, const View<kPowerEnergyTable>& pe, bool many) {
 
 }  // namespace
 
+// power_energy's whole-window rows as a rank × iteration heatmap of one column.
+Heatmap window_heatmap(const View<kPowerEnergyTable>& pe, View<kPowerEnergyTable>::Col col,
+                       const char* label, double scale) {
+  std::vector<int64_t> ranks, iters;
+  for (size_t r = 0; r < pe.rows(); ++r)
+    if (!pe.null(r, "iteration") && pe.null(r, "phase"))
+      ranks.push_back(pe.i(r, "rank")), iters.push_back(pe.i(r, "iteration"));
+  ranks = sorted_unique(ranks);
+  iters = sorted_unique(iters);
+  Heatmap h = rank_iter_grid(ranks, iters, label, scale);
+  for (size_t r = 0; r < pe.rows(); ++r) {
+    if (pe.null(r, "iteration") || !pe.null(r, "phase")) continue;
+    const size_t ri = static_cast<size_t>(
+        std::lower_bound(ranks.begin(), ranks.end(), pe.i(r, "rank")) - ranks.begin());
+    const size_t ci = static_cast<size_t>(
+        std::lower_bound(iters.begin(), iters.end(), pe.i(r, "iteration")) - iters.begin());
+    h.values[ri][ci] = pe.d(r, col);
+  }
+  return h;
+}
+
+double heat_max(const Heatmap& h) {
+  double m = -std::numeric_limits<double>::infinity();
+  for (const auto& r : h.values)
+    for (double v : r)
+      if (!std::isnan(v)) m = std::max(m, v);
+  return m;
+}
+
 void hardware_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
   const View<kTelemetryTable> t(ts);
   const View<kPowerEnergyTable> pe(ts);

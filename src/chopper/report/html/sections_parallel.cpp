@@ -233,13 +233,18 @@ std::string cdf_csv(const Lines& l) {
 
 void overlap_section(Doc& doc, const TableStore& ts) {
   const View<kOperationInstancesTable> o(ts);
-  std::map<std::string, std::vector<double>> by;
+  // grouped by the phase's dictionary entry (no text compared a row), then named
+  std::vector<std::vector<double>> of_entry(o.entries("phase"));
+  const std::span<const uint32_t> pc = o.codes("phase");
   std::vector<size_t> rows;
   for (size_t r = 0; r < o.rows(); ++r) {
-    if (o.null(r, "overlap_ratio") || o.null(r, "phase")) continue;
-    by[o.s(r, "phase")].push_back(o.d(r, "overlap_ratio"));
+    if (o.null(r, "overlap_ratio") || pc[r] == Table::kNoText) continue;
+    of_entry[pc[r]].push_back(o.d(r, "overlap_ratio"));
     rows.push_back(r);
   }
+  std::map<std::string, std::vector<double>> by;
+  for (uint32_t k = 0; k < of_entry.size(); ++k)
+    if (!of_entry[k].empty()) by.emplace(o.entry("phase", k), std::move(of_entry[k]));
   if (by.empty()) return;
   doc.section("overlap", "Overlap of compute with communication");
   Lines l;

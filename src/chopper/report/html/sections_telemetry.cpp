@@ -49,10 +49,13 @@ using PerRank = std::map<int64_t, Samples>;
 
 PerRank samples_of(const View<kTelemetryTable>& t, const std::vector<size_t>& rows) {
   PerRank per;
+  Samples* s = nullptr;
+  int64_t rank = 0;
   for (size_t r : rows) {
-    Samples& s = per[t.i(r, "rank")];
-    s.t.push_back(t.i(r, "t_ns"));
-    s.v.push_back(t.d(r, "value"));
+    const int64_t rk = t.i(r, "rank");
+    if (s == nullptr || rk != rank) s = &per[rk], rank = rk;  // a rank's rows come together
+    s->t.push_back(t.i(r, "t_ns"));
+    s->v.push_back(t.d(r, "value"));
   }
   return per;
 }
@@ -375,6 +378,10 @@ std::vector<Fold> heat_folds(const std::vector<GpuRow>& rows) {
   return f;
 }
 
+std::string_view view(const fmt::format_int& f) {
+  return {f.data(), f.size()};
+}
+
 void heatmap_figure(Doc& doc, const View<kTelemetryTable>& t,
                     const std::map<std::string, std::vector<size_t>>& by_metric, const HeatSpec& sp,
                     const TimeAxis& ax, const Grid& g, const Anchor& anchor,
@@ -404,6 +411,7 @@ void heatmap_figure(Doc& doc, const View<kTelemetryTable>& t,
                    : Csv({"rank", "node", "bin", "start_ns", "end_ns", "mean", "samples",
                           "throttle_reasons"});
   bool flagged = false;
+  std::map<uint32_t, std::pair<std::string, std::string>> mask_words;  // names, data attribute
   std::string rows_words = "Each row a GPU (rows grouped by node, telemetry_alignment)";
   for (const Fold& f : folds) {
     const GpuRow& a = gpus[f.first];
@@ -426,6 +434,11 @@ void heatmap_figure(Doc& doc, const View<kTelemetryTable>& t,
                               z.rank, one_node ? a.node : -1, n);
     }
     row.group = a.node;
+    // the fold's CSV fields that every bin repeats
+    const std::string ranks_s =
+                          folded ? fmt::format("{}-{}", a.rank, z.rank) : std::to_string(a.rank),
+                      node_s = one_node ? std::to_string(a.node) : std::string(),
+                      gpus_s = std::to_string(n);
     for (size_t b = 0; b < g.bins; ++b) {
       // the row's value: the GPU's mean, or the worst of the fold's GPUs' means and whose it is
       double v = std::nan("");
@@ -441,21 +454,23 @@ void heatmap_figure(Doc& doc, const View<kTelemetryTable>& t,
       }
       row.values.push_back(v);
       if (folded) row.at_rank.push_back(at);
-      row.flags.push_back(m ? throttle_names(m) : std::string());
-      row.flag_attrs.push_back(m ? fmt::format(" data-mask=\"{}\"", m) : std::string());
+      if (m != 0 && !mask_words.count(m))  // a few distinct masks: named once each
+        mask_words.emplace(m, std::pair(throttle_names(m), fmt::format(" data-mask=\"{}\"", m)));
+      row.flags.push_back(m ? mask_words.at(m).first : std::string());
+      row.flag_attrs.push_back(m ? mask_words.at(m).second : std::string());
       flagged = flagged || m != 0;
       if (!std::isnan(v) || m != 0) {
-        const std::string start = std::to_string(g.t0 + static_cast<int64_t>(b) * g.bin_ns),
-                          end = std::to_string(g.t0 + static_cast<int64_t>(b + 1) * g.bin_ns),
-                          node = one_node ? std::to_string(a.node) : std::string(),
-                          reasons = m ? row.flags.back() : std::string();
+        const fmt::format_int start(g.t0 + static_cast<int64_t>(b) * g.bin_ns),
+            end(g.t0 + static_cast<int64_t>(b + 1) * g.bin_ns), bin(b), at_s(at), with_s(with),
+            samples_s(a.samples[b]);
+        const std::string value = num(v);
+        const std::string_view reasons = m ? std::string_view(row.flags.back()) : "";
         if (folded)
-          csv.add({fmt::format("{}-{}", a.rank, z.rank), node, std::to_string(n), std::to_string(b),
-                   start, end, num(v), at >= 0 ? std::to_string(at) : std::string(),
-                   std::to_string(with), reasons});
+          csv.add_views({ranks_s, node_s, gpus_s, view(bin), view(start), view(end), value,
+                         at >= 0 ? view(at_s) : "", view(with_s), reasons});
         else
-          csv.add({std::to_string(a.rank), node, std::to_string(b), start, end, num(v),
-                   num(static_cast<double>(a.samples[b])), reasons});
+          csv.add_views({ranks_s, node_s, view(bin), view(start), view(end), value, view(samples_s),
+                         reasons});
       }
     }
     h.rows.push_back(std::move(row));
@@ -531,35 +546,6 @@ void memory_figure(Doc& doc, const View<kTelemetryTable>& t,
        "Alignment", csv,
        gpus > kLineRanks ? "the bands drawn, one table per panel"
                          : "the samples drawn, one table per panel"});
-}
-
-// power_energy's whole-window rows as a rank × iteration heatmap of one column.
-Heatmap window_heatmap(const View<kPowerEnergyTable>& pe, View<kPowerEnergyTable>::Col col,
-                       const char* label, double scale) {
-  std::vector<int64_t> ranks, iters;
-  for (size_t r = 0; r < pe.rows(); ++r)
-    if (!pe.null(r, "iteration") && pe.null(r, "phase"))
-      ranks.push_back(pe.i(r, "rank")), iters.push_back(pe.i(r, "iteration"));
-  ranks = sorted_unique(ranks);
-  iters = sorted_unique(iters);
-  Heatmap h = rank_iter_grid(ranks, iters, label, scale);
-  for (size_t r = 0; r < pe.rows(); ++r) {
-    if (pe.null(r, "iteration") || !pe.null(r, "phase")) continue;
-    const size_t ri = static_cast<size_t>(
-        std::lower_bound(ranks.begin(), ranks.end(), pe.i(r, "rank")) - ranks.begin());
-    const size_t ci = static_cast<size_t>(
-        std::lower_bound(iters.begin(), iters.end(), pe.i(r, "iteration")) - iters.begin());
-    h.values[ri][ci] = pe.d(r, col);
-  }
-  return h;
-}
-
-double heat_max(const Heatmap& h) {
-  double m = -std::numeric_limits<double>::infinity();
-  for (const auto& r : h.values)
-    for (double v : r)
-      if (!std::isnan(v)) m = std::max(m, v);
-  return m;
 }
 
 void burst_figure(Doc& doc, const TableStore& ts, const DeviceSpec* dev) {
@@ -745,7 +731,8 @@ void telemetry_figures(Doc& doc, const TableStore& ts, const ReportInfo& info) {
   std::vector<size_t> unnamed;  // a NULL metric: read as "", as an empty name would be
   for (size_t r = 0; r < t.rows(); ++r) {
     (mc[r] != Table::kNoText ? of_entry[mc[r]] : unnamed).push_back(r);
-    ranks.push_back(t.i(r, "rank"));
+    if (const int64_t rk = t.i(r, "rank"); ranks.empty() || ranks.back() != rk)
+      ranks.push_back(rk);  // once per run of a rank's rows (sorted_unique does the rest)
   }
   std::map<std::string, std::vector<size_t>> by_metric;
   for (uint32_t k = 0; k < of_entry.size(); ++k)

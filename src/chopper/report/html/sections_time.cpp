@@ -542,8 +542,11 @@ void launch_section(Doc& doc, const TableStore& ts) {
   std::vector<std::vector<double>> sums(n_ops + 1);
   std::vector<int64_t> ranks, iters;
   for (size_t r = 0; r < l.rows(); ++r) {
-    ranks.push_back(l.i(r, "rank"));
-    if (!l.null(r, "iteration")) iters.push_back(l.i(r, "iteration"));
+    // a rank's rows come together: its value once per run of rows (sorted_unique does the rest)
+    if (const int64_t rk = l.i(r, "rank"); ranks.empty() || ranks.back() != rk) ranks.push_back(rk);
+    if (!l.null(r, "iteration"))
+      if (const int64_t it = l.i(r, "iteration"); iters.empty() || iters.back() != it)
+        iters.push_back(it);
     auto& v = sums[opc[r] == Table::kNoText ? n_ops : opc[r]];
     v.resize(parts.size() + 2);
     for (size_t k = 0; k < parts.size(); ++k) v[k] += l.d(r, part_cols[k]);

@@ -16,7 +16,7 @@ namespace {
 constexpr double kMarginLeft = 90, kMarginTop = 14, kMarginBottom = 46, kLegend = 170;
 
 std::string px(double v) {
-  return fmt::format("{:.1f}", v);
+  return fmt::format(FMT_COMPILE("{:.1f}"), v);
 }
 
 // A linear (or log10) map from values to pixels.
@@ -208,17 +208,20 @@ std::string esc(std::string_view s) {
 std::string num(double v) {
   if (std::isnan(v)) return "";
   if (std::isinf(v)) return v > 0 ? "inf" : "-inf";
-  if (v == std::floor(v) && std::fabs(v) < 9e15) return fmt::format("{}", static_cast<int64_t>(v));
-  return fmt::format("{}", v);
+  if (v == std::floor(v) && std::fabs(v) < 9e15) {
+    const fmt::format_int f(static_cast<int64_t>(v));
+    return std::string(f.data(), f.size());
+  }
+  return fmt::format(FMT_COMPILE("{}"), v);
 }
 
 std::string label_num(double v) {
   if (std::isnan(v)) return "–";
   if (v == 0) return "0";  // −0 too
   const double a = std::fabs(v);
-  if (a != 0 && (a < 1e-3 || a >= 1e9)) return fmt::format("{:.3g}", v);
-  std::string s = fmt::format("{:.4g}", v);
-  if (s.find('e') != std::string::npos) s = fmt::format("{:.0f}", v);
+  if (a != 0 && (a < 1e-3 || a >= 1e9)) return fmt::format(FMT_COMPILE("{:.3g}"), v);
+  std::string s = fmt::format(FMT_COMPILE("{:.4g}"), v);
+  if (s.find('e') != std::string::npos) s = fmt::format(FMT_COMPILE("{:.0f}"), v);
   return s;
 }
 
@@ -269,6 +272,20 @@ std::string_view palette(size_t i) {
   return k[i % k.size()];
 }
 
+namespace {
+// "#rrggbb" of three channels in 0..255 (a heatmap formats one per cell: no format string).
+std::string hex_color(int r, int g, int b) {
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string s(7, '#');
+  int k = 1;
+  for (int v : {r, g, b}) {
+    s[static_cast<size_t>(k++)] = kHex[(v >> 4) & 15];
+    s[static_cast<size_t>(k++)] = kHex[v & 15];
+  }
+  return s;
+}
+}  // namespace
+
 std::string sequential(double t) {
   // viridis at 5 stops, linear between them
   static constexpr std::array<std::array<double, 3>, 5> k = {
@@ -280,7 +297,7 @@ std::string sequential(double t) {
   auto c = [&](size_t j) {
     return static_cast<int>(std::lround(k[i][j] + (k[i + 1][j] - k[i][j]) * f));
   };
-  return fmt::format("#{:02x}{:02x}{:02x}", c(0), c(1), c(2));
+  return hex_color(c(0), c(1), c(2));
 }
 
 std::string diverging(double t) {
@@ -294,7 +311,7 @@ std::string diverging(double t) {
   auto c = [&](size_t j) {
     return static_cast<int>(std::lround(k[i][j] + (k[i + 1][j] - k[i][j]) * f));
   };
-  return fmt::format("#{:02x}{:02x}{:02x}", c(0), c(1), c(2));
+  return hex_color(c(0), c(1), c(2));
 }
 
 double quantile(const std::vector<double>& v, double q) {
@@ -367,11 +384,16 @@ std::string stacked_bars(const StackedBars& c) {
                        px(x1), px(p)) +
            y_tick(x0, p, y1, label_num(t));
   }
+  // escaped once, not once a bar (esc of a tooltip is the concatenation of its parts' escapes)
+  std::vector<std::string> series_esc, names_esc;
+  for (const std::string& k : c.series) series_esc.push_back(esc(k));
+  for (const std::string& k : names) names_esc.push_back(esc(k));
   for (size_t i = 0; i < n; ++i) {
     const double b0 = (c.horizontal ? y0 : x0) + band * static_cast<double>(i);
     const double bw = std::max(1.0, band * 0.8);
     const std::string& attrs = i < c.cat_attrs.size() ? c.cat_attrs[i] : std::string();
-    s += fmt::format("<g class=\"bar\" data-category=\"{}\"{}>", esc(c.categories[i]), attrs);
+    const std::string cat = esc(c.categories[i]), b0s = px(b0), bws = px(bw);
+    s += fmt::format("<g class=\"bar\" data-category=\"{}\"{}>", cat, attrs);
     double pos = 0, neg = 0;
     for (size_t k = 0; k < c.series.size() && i < c.values.size() && k < c.values[i].size(); ++k) {
       const double v = c.values[i][k];
@@ -380,16 +402,17 @@ std::string stacked_bars(const StackedBars& c) {
       double& base = d >= 0 ? pos : neg;
       const double a = val(base), b = val(base + d);
       base += d;
-      const std::string tip = fmt::format("{} · {}: {}", c.categories[i], names[k], label_num(d));
-      // Thousands of bars at many ranks: a compiled format, in place (px() is "{:.1f}").
-      const double x = c.horizontal ? std::min(a, b) : b0, y = c.horizontal ? b0 : std::min(a, b);
-      const double bar_w = c.horizontal ? std::fabs(b - a) : bw,
-                   bar_h = c.horizontal ? bw : std::fabs(b - a);
-      fmt::format_to(
-          std::back_inserter(s),
-          FMT_COMPILE("<rect x=\"{:.1f}\" y=\"{:.1f}\" width=\"{:.1f}\" height=\"{:.1f}\" "
-                      "fill=\"{}\" data-series=\"{}\" data-value=\"{}\"><title>{}</title></rect>"),
-          x, y, bar_w, bar_h, colors[k], esc(c.series[k]), num(v), esc(tip));
+      // Thousands of bars at many ranks: a compiled format, in place (px() is "{:.1f}"); the
+      // tooltip "category · series: value" (label_num writes nothing to escape).
+      // the bar's position and thickness are the category's (formatted once, above)
+      const std::string at = px(std::min(a, b)), len = px(std::fabs(b - a));
+      fmt::format_to(std::back_inserter(s),
+                     FMT_COMPILE("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
+                                 "fill=\"{}\" data-series=\"{}\" data-value=\"{}\"><title>{} · {}: "
+                                 "{}</title></rect>"),
+                     c.horizontal ? at : b0s, c.horizontal ? b0s : at, c.horizontal ? len : bws,
+                     c.horizontal ? bws : len, colors[k], series_esc[k], num(v), cat, names_esc[k],
+                     label_num(d));
     }
     s += "</g>";
     if (i % label_every == 0) {
@@ -416,7 +439,8 @@ std::string stacked_bars(const StackedBars& c) {
   }
   if (c.series.size() > 1 || !c.series.empty())
     s += legend(x1 + 16, y0 + 4, names, colors, leg - 20);
-  return s + "</svg>";
+  s += "</svg>";
+  return s;
 }
 
 std::string waterfall(const Waterfall& c) {
@@ -493,7 +517,8 @@ std::string waterfall(const Waterfall& c) {
         "<g class=\"legend\"><line x1=\"{0}\" x2=\"{1}\" y1=\"{2}\" y2=\"{2}\" stroke=\"#333\"/>"
         "{3}</g>",
         px(x0), px(x0 + 20), px(h - 9), text(x0 + 24, h - 5, c.spread_label, "start"));
-  return s + "</svg>";
+  s += "</svg>";
+  return s;
 }
 
 std::string heatmap(const Heatmap& c) {
@@ -559,7 +584,8 @@ std::string heatmap(const Heatmap& c) {
   // the colour scale's ends, in the table's unit (a test checks they are anchored, not fitted)
   s += fmt::format("<g class=\"colour-scale\" data-lo=\"{}\" data-hi=\"{}\"></g>",
                    num(lo * c.scale), num(hi * c.scale));
-  return s + "</svg>";
+  s += "</svg>";
+  return s;
 }
 
 std::string box_plot(const BoxPlot& c) {
@@ -639,7 +665,8 @@ std::string box_plot(const BoxPlot& c) {
     for (size_t i = 0; i < c.legend.size(); ++i) cols.emplace_back(palette(i));
     s += legend(x1 + 16, y0 + 4, c.legend, cols);
   }
-  return s + "</svg>";
+  s += "</svg>";
+  return s;
 }
 
 namespace {
@@ -800,7 +827,8 @@ std::string lines(const Lines& c) {
   s += axis_title_x(x0, x1, h - 10, c.x_label);
   s += axis_title_y(y0, y1, c.y_label, h);
   s += legend(x1 + 16, y0 + 4, names, colors);
-  return s + "</svg>";
+  s += "</svg>";
+  return s;
 }
 
 namespace {
@@ -884,7 +912,8 @@ std::string roofline(const Roofline& c) {
     for (size_t i = 0; i < c.legend.size(); ++i) cols.emplace_back(palette(i));
     s += legend(x1 + 16, y0 + 4, c.legend, cols);
   }
-  return s + "</svg>";
+  s += "</svg>";
+  return s;
 }
 
 std::string violins(const Violins& c) {
@@ -976,7 +1005,8 @@ std::string violins(const Violins& c) {
     s += "</g>";
   }
   s += axis_title_y(kMarginTop, h - kMarginBottom, c.value_label + " (log scale)", h);
-  return s + "</svg>";
+  s += "</svg>";
+  return s;
 }
 
 }  // namespace chopper::html
@@ -1014,6 +1044,9 @@ std::string time_heatmap(const TimeHeatmap& c) {
   s += fmt::format("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" fill=\"#dddddd\"/>", px(x0),
                    px(y0), px(x1 - x0), px(plot_h));
   const size_t row_every = std::max<size_t>(1, static_cast<size_t>(std::ceil(14 / cell_h)));
+  // every row's cells share their columns' x: formatted once a column, not once a cell
+  std::vector<std::string> xs(nb);
+  for (size_t k = 0; k < nb; ++k) xs[k] = px(x0 + cell_w * static_cast<double>(k));
   const double flag_h = std::clamp(cell_h * 0.2, 1.0, 3.0);  // a thin underline: the colour shows
   double y = y0;
   for (size_t i = 0; i < nr; ++i) {
@@ -1031,17 +1064,17 @@ std::string time_heatmap(const TimeHeatmap& c) {
       if (k < r.at_rank.size() && r.at_rank[k] >= 0)  // a row of several GPUs: whose value
         fmt::format_to(
             std::back_inserter(s),
-            FMT_COMPILE("<rect x=\"{:.1f}\" {} fill=\"{}\" data-bin=\"{}\" data-value=\"{}\" "
+            FMT_COMPILE("<rect x=\"{}\" {} fill=\"{}\" data-bin=\"{}\" data-value=\"{}\" "
                         "data-at-rank=\"{}\"><title>{}: {} (rank {})</title></rect>"),
-            x0 + cell_w * static_cast<double>(k), cell_yhw, sequential((v - c.lo) / range), k,
-            num(v), r.at_rank[k], row_title, label_num(v / c.scale), r.at_rank[k]);
+            xs[k], cell_yhw, sequential((v - c.lo) / range), k, num(v), r.at_rank[k], row_title,
+            label_num(v / c.scale), r.at_rank[k]);
       else
         fmt::format_to(
             std::back_inserter(s),
-            FMT_COMPILE("<rect x=\"{:.1f}\" {} fill=\"{}\" data-bin=\"{}\" data-value=\"{}\">"
+            FMT_COMPILE("<rect x=\"{}\" {} fill=\"{}\" data-bin=\"{}\" data-value=\"{}\">"
                         "<title>{}: {}</title></rect>"),
-            x0 + cell_w * static_cast<double>(k), cell_yhw, sequential((v - c.lo) / range), k,
-            num(v), row_title, label_num(v / c.scale));
+            xs[k], cell_yhw, sequential((v - c.lo) / range), k, num(v), row_title,
+            label_num(v / c.scale));
     }
     const std::string flag_yhw =
         fmt::format("y=\"{}\" width=\"{}\" height=\"{}\"", px(y + cell_h - flag_h),
@@ -1051,9 +1084,9 @@ std::string time_heatmap(const TimeHeatmap& c) {
         const std::string reasons = esc(r.flags[k]);
         fmt::format_to(
             std::back_inserter(s),
-            "<rect class=\"flag\" x=\"{:.1f}\" {} fill=\"#111\" data-bin=\"{}\" "
-            "data-reasons=\"{}\"{}><title>{}: {}</title></rect>",
-            x0 + cell_w * static_cast<double>(k), flag_yhw, k, reasons,
+            FMT_COMPILE("<rect class=\"flag\" x=\"{}\" {} fill=\"#111\" data-bin=\"{}\" "
+                        "data-reasons=\"{}\"{}><title>{}: {}</title></rect>"),
+            xs[k], flag_yhw, k, reasons,
             k < r.flag_attrs.size() ? std::string_view(r.flag_attrs[k]) : std::string_view(),
             row_title, reasons);
       }
@@ -1101,7 +1134,8 @@ std::string time_heatmap(const TimeHeatmap& c) {
                    px(lx + 14), px(ly + 22), px(ly + 22));
   s += text(lx + 18, ly + 26, "iteration start", "start");
   s += "</g>";
-  return s + "</svg>";
+  s += "</svg>";
+  return s;
 }
 
 }  // namespace chopper::html
