@@ -332,9 +332,8 @@ const std::string& script_hash() {
   return h;
 }
 
-// The page around the sections: the strict Content-Security-Policy, the style, the script that
-// records errors, the table of contents.
-// The page before its sections: head, style, script, header and the table of contents.
+// The page before its sections: the strict Content-Security-Policy, the style, the script that
+// records errors, the header and the table of contents.
 std::string page_head(const char* heading, const ReportInfo& info,
                       const std::vector<std::pair<std::string, std::string>>& toc) {
   std::string nav;
@@ -355,7 +354,8 @@ constexpr std::string_view kPageEnd =
     "</section>\n</main>\n<footer><pre id=\"chopper-errors\" hidden></pre><pre "
     "id=\"chopper-load-ms\" hidden></pre></footer>\n</body></html>\n";
 
-std::string page(Doc& doc, const char* heading, const ReportInfo& info,
+// The whole page around `doc`'s sections.
+std::string page(const Doc& doc, const char* heading, const ReportInfo& info,
                  std::vector<std::string>* figure_ids) {
   std::string html = page_head(heading, info, doc.toc);
   html.reserve(html.size() + doc.body.size() + kPageEnd.size());

@@ -402,9 +402,9 @@ std::string stacked_bars(const StackedBars& c) {
       double& base = d >= 0 ? pos : neg;
       const double a = val(base), b = val(base + d);
       base += d;
-      // Thousands of bars at many ranks: a compiled format, in place (px() is "{:.1f}"); the
-      // tooltip "category · series: value" (label_num writes nothing to escape).
-      // the bar's position and thickness are the category's (formatted once, above)
+      // Thousands of bars at many ranks: a compiled format, in place. The bar's position across
+      // and its thickness are its category's (formatted once, above); its tooltip is "category ·
+      // series: value" (label_num writes nothing to escape).
       const std::string at = px(std::min(a, b)), len = px(std::fabs(b - a));
       fmt::format_to(std::back_inserter(s),
                      FMT_COMPILE("<rect x=\"{}\" y=\"{}\" width=\"{}\" height=\"{}\" "
