@@ -163,6 +163,20 @@ std::string base64_decode(std::string_view in) {
   return out;
 }
 
+// A trace with host operations only (hta_cpu_only_rank34) has no table to draw the time figures
+// from: the section says so, as the waterfall and hardware sections do, instead of a heading over
+// nothing.
+TEST(ReportHtml, TimeSectionWithoutGpuTimeSaysWhy) {
+  TableStore ts(report_tables());
+  const std::string s = render_report(ts, ReportInfo{});
+  const size_t at = s.find("<section id=\"time\"");
+  ASSERT_NE(at, std::string::npos);
+  const size_t end = s.find("</section>", at);
+  const std::string section = s.substr(at, end - at);
+  EXPECT_NE(section.find("No iteration time to split"), std::string::npos) << section;
+  EXPECT_EQ(section.find("<figure"), std::string::npos);
+}
+
 TEST(ReportHtml, EndToEndFigureAndSelfContained) {
   TableStore ts(report_tables());
   Table e({"end_to_end",

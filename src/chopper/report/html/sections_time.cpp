@@ -366,10 +366,15 @@ RankIterations split_figure(Doc& doc, const TableStore& ts, const ReportInfo& in
 
 void time_section(Doc& doc, const TableStore& ts, const ReportInfo& info) {
   doc.section("time", "Where the iteration time goes");
+  const size_t figures = doc.ids.size();
   end_to_end_figure(doc, ts);
   rank_components_figure(doc, ts, info);
   const RankIterations ri = split_figure(doc, ts, info);
   idle_figures(doc, ts, info, ri.ranks, ri.iters);
+  if (doc.ids.size() == figures)  // a heading over nothing read as a page that failed to draw
+    doc.empty_note(
+        "No iteration time to split: no GPU activity ran in an iteration (temporal_breakdown, "
+        "rank_components and end_to_end are empty; the run summary above says why).");
 }
 
 void throughput_section(Doc& doc, const TableStore& ts) {
