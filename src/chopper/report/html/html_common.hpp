@@ -132,15 +132,13 @@ std::vector<size_t> all_rows(const V& v) {
 struct Csv {
   std::string text;
   explicit Csv(const std::vector<std::string>& header) { add(header); }
-  void add(const std::vector<std::string>& cells) {
-    for (size_t i = 0; i < cells.size(); ++i) {
-      if (i) text += ',';
-      append_csv_field(text, cells[i]);
-    }
-    text += '\n';
-  }
+  void add(const std::vector<std::string>& cells) { add_fields(cells); }
   // The same from views (a figure with a row per heatmap cell builds no strings per row).
-  void add_views(std::initializer_list<std::string_view> cells) {
+  void add_views(std::initializer_list<std::string_view> cells) { add_fields(cells); }
+
+ private:
+  template <class Fields>
+  void add_fields(const Fields& cells) {
     bool first = true;
     for (std::string_view c : cells) {
       if (!first) text += ',';

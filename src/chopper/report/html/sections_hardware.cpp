@@ -24,18 +24,8 @@ namespace chopper::html {
 namespace {
 
 // The whole-window rows' energy_j as a rank × iteration heatmap, its colour scale from 0 J.
-Heatmap whole_window_heatmap(const View<kPowerEnergyTable>& pe, const std::vector<size_t>& whole) {
-  std::vector<int64_t> ranks, iters;
-  for (size_t r : whole) ranks.push_back(pe.i(r, "rank")), iters.push_back(pe.i(r, "iteration"));
-  ranks = sorted_unique(ranks);
-  iters = sorted_unique(iters);
-  Heatmap h = rank_iter_grid(ranks, iters, "energy (J)", 1);
-  for (size_t r : whole)
-    h.values[static_cast<size_t>(std::lower_bound(ranks.begin(), ranks.end(), pe.i(r, "rank")) -
-                                 ranks.begin())]
-            [static_cast<size_t>(
-                std::lower_bound(iters.begin(), iters.end(), pe.i(r, "iteration")) -
-                iters.begin())] = pe.d(r, "energy_j");
+Heatmap energy_heatmap(const View<kPowerEnergyTable>& pe) {
+  Heatmap h = window_heatmap(pe, "energy_j", "energy (J)", 1);
   h.lo = 0;
   h.lo_name = "0 J";
   return h;
@@ -89,12 +79,11 @@ void energy_figure(Doc& doc, const View<kPowerEnergyTable>& pe, bool many) {
                 "Energy model (`power_energy`, `kernel_hw.energy_j`)", csv_of(pe.table(), rows),
                 ""});
   } else {
-    doc.figure({"fig-energy", "power_energy", "Energy per iteration per GPU",
-                heatmap(whole_window_heatmap(pe, whole)),
-                "∫ power dt of each rank's GPU over each iteration window (power_energy, "
-                "whole-window rows).",
-                "Energy model (`power_energy`, `kernel_hw.energy_j`)", csv_of(pe.table(), whole),
-                ""});
+    doc.figure(
+        {"fig-energy", "power_energy", "Energy per iteration per GPU", heatmap(energy_heatmap(pe)),
+         "∫ power dt of each rank's GPU over each iteration window (power_energy, "
+         "whole-window rows).",
+         "Energy model (`power_energy`, `kernel_hw.energy_j`)", csv_of(pe.table(), whole), ""});
   }
 }
 

@@ -454,10 +454,18 @@ void heatmap_figure(Doc& doc, const View<kTelemetryTable>& t,
       }
       row.values.push_back(v);
       if (folded) row.at_rank.push_back(at);
-      if (m != 0 && !mask_words.count(m))  // a few distinct masks: named once each
-        mask_words.emplace(m, std::pair(throttle_names(m), fmt::format(" data-mask=\"{}\"", m)));
-      row.flags.push_back(m ? mask_words.at(m).first : std::string());
-      row.flag_attrs.push_back(m ? mask_words.at(m).second : std::string());
+      if (m != 0) {  // a few distinct masks: named once each
+        auto it = mask_words.find(m);
+        if (it == mask_words.end())
+          it = mask_words
+                   .emplace(m, std::pair(throttle_names(m), fmt::format(" data-mask=\"{}\"", m)))
+                   .first;
+        row.flags.push_back(it->second.first);
+        row.flag_attrs.push_back(it->second.second);
+      } else {
+        row.flags.emplace_back();
+        row.flag_attrs.emplace_back();
+      }
       flagged = flagged || m != 0;
       if (!std::isnan(v) || m != 0) {
         const fmt::format_int start(g.t0 + static_cast<int64_t>(b) * g.bin_ns),
